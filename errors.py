@@ -1,0 +1,74 @@
+"""capplan's one exception hierarchy; the CLI maps InputError to exit code 2, the UI to st.error.
+
+    CapplanError                   anything capplan raises on purpose
+     +-- InputError                bad user input: names the file, the field and the value
+     |    +-- UnknownFormatError   a file no importer recognises (lists what was looked for)
+     |    +-- SchemaVersionError   a RunFile written by a newer capplan
+     |    +-- FileTooLargeError    a file over the size limit
+     |    +-- ScenarioError        a scenario YAML/dict that does not validate
+     +-- StoreError                the database refused or is not at the expected revision
+     +-- PlanningError             the planner cannot answer (no curve, no fit, nothing meets the SLA)
+"""
+
+from __future__ import annotations
+
+
+class CapplanError(Exception):
+    """Base of every error capplan raises on purpose."""
+
+
+class InputError(CapplanError):
+    """Bad input, with the file, field and value that were wrong and what was expected."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        field: str | None = None,
+        value: object = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.field = field
+        self.value = value
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        if self.file:
+            parts.append(str(self.file))
+        if self.field:
+            parts.append(f"field {self.field!r}")
+        where = ": ".join(parts)
+        got = "" if self.value is None else f" (got {_short_repr(self.value)})"
+        return f"{where}: {self.message}{got}" if where else f"{self.message}{got}"
+
+
+class UnknownFormatError(InputError):
+    """No importer recognised the file."""
+
+
+class SchemaVersionError(InputError):
+    """A RunFile whose schema_version this capplan cannot read."""
+
+
+class FileTooLargeError(InputError):
+    """A file over the configured size limit."""
+
+
+class ScenarioError(InputError):
+    """A scenario that does not validate (unknown keys, bad values)."""
+
+
+class StoreError(CapplanError):
+    """The database could not be used (wrong revision, locked too long, refused a write)."""
+
+
+class PlanningError(CapplanError):
+    """The planner cannot answer the question it was asked."""
+
+
+def _short_repr(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,333 @@
+"""RunFile v1: the one interchange format every source (probe, importers, demo data) produces.
+
+A RunFile is one deployment measured under one workload at one or more load levels. Every
+number carries its origin: what the tool reported, what capplan recomputed from per-request
+samples, or what was derived from other numbers. Nothing unknown is ever filled with 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from errors import InputError, SchemaVersionError
+
+SCHEMA_VERSION = 1
+MAX_RUN_FILE_BYTES = 200 * 1024 * 1024
+
+
+class Source(StrEnum):
+    """Which tool produced the numbers."""
+
+    PROBE = "probe"
+    VLLM_BENCH = "vllm-bench"
+    TRTLLM_BENCH = "trtllm-bench"
+    AIPERF = "aiperf"
+    GENAI_PERF = "genai-perf"
+    GUIDELLM = "guidellm"
+    LLMPERF = "llmperf"
+    INFERENCE_PERF = "inference-perf"
+    CURVE_CSV = "curve-csv"
+    PUBLISHED = "published"
+
+
+class Provenance(StrEnum):
+    """How capplan came by the run: measured by our probe, imported from a tool, or published."""
+
+    MEASURED = "measured"
+    IMPORTED = "imported"
+    PUBLISHED = "published"
+
+
+class Origin(StrEnum):
+    """Where one number came from."""
+
+    REPORTED = "reported"  # printed by the tool that made the file
+    RECOMPUTED = "recomputed"  # computed by capplan from the per-request samples (canonical definitions)
+    DERIVED = "derived"  # computed from other numbers (e.g. 1000 / tpot), never measured directly
+
+
+class LoadKind(StrEnum):
+    """Closed loop (fixed in-flight requests) or open loop (request arrival rate)."""
+
+    CONCURRENCY = "concurrency"
+    RATE = "rate"
+
+
+# Canonical metric names: `<stat>_<metric>_<unit>`; a bare `<metric>_<unit>` means the source did not
+# say which statistic it is (e.g. the silicon sample's "unspecified" TTFT).
+# ttft: first token chunk - send; tpot: (e2e - ttft) / (output_tokens - 1); itl: gap per token (a
+# chunk carrying k tokens spreads its gap over k); icl: gap between streamed chunks (vLLM's "itl");
+# e2e: last token - send; e2e_per_token: e2e / output_tokens (llmperf's "inter_token_latency").
+LATENCY_METRICS = ("ttft", "tpot", "itl", "icl", "e2e", "e2e_per_token")
+LATENCY_STATS = ("mean", "p50", "p90", "p95", "p99", "std", "min", "max")
+RATE_METRICS = ("output_tok_s", "total_tok_s", "input_tok_s", "request_s", "stream_tok_s")
+
+
+def latency_metric_names() -> tuple[str, ...]:
+    """Every canonical latency metric name, bare (stat not stated) and with a statistic."""
+    bare = tuple(f"{m}_ms" for m in LATENCY_METRICS)
+    with_stat = tuple(f"{s}_{m}_ms" for m in LATENCY_METRICS for s in LATENCY_STATS)
+    return bare + with_stat
+
+
+CANONICAL_METRICS: frozenset[str] = frozenset(
+    RATE_METRICS
+    + latency_metric_names()
+    + ("max_output_tok_s", "goodput_request_s", "max_concurrent_requests")
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {value!r}")
+    return value
+
+
+class Deployment(_Model):
+    """What was served, on what hardware; facts a file lacks stay None (never guessed)."""
+
+    engine: str = Field(description="Serving engine: vllm, tensorrt-llm, sglang, other")
+    engine_version: str | None = Field(None, description="Engine version string as reported")
+    model: str = Field(description="Model name or path as served")
+    precision: str | None = Field(None, description="Weight precision: fp8, bf16, fp16, int4, ...")
+    gpu: str | None = Field(None, description="GPU SKU, e.g. H100-SXM-80GB, H200-SXM-141GB")
+    gpu_count: int | None = Field(None, ge=1, description="GPUs used by one replica")
+    tp: int | None = Field(None, ge=1, description="Tensor-parallel size")
+    pp: int | None = Field(None, ge=1, description="Pipeline-parallel size")
+    launch_command: str | None = Field(None, description="Command line that started the server")
+    engine_args: dict[str, str] = Field(default_factory=dict, description="Engine arguments")
+
+    @field_validator("engine")
+    @classmethod
+    def _engine_lower(cls, value: str) -> str:
+        value = value.strip().lower()
+        if not value:
+            raise ValueError("engine must not be empty")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model_not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("model must not be empty")
+        return value.strip()
+
+
+class Workload(_Model):
+    """The requests sent: token lengths (means when they vary), dataset and EOS handling."""
+
+    isl: int | None = Field(None, ge=1, description="Input (prompt) length in tokens, mean")
+    osl: int | None = Field(None, ge=1, description="Output length in tokens, mean")
+    isl_distribution: str | None = Field(None, description="fixed | normal(...) | lognormal(...) ...")
+    osl_distribution: str | None = Field(None, description="fixed | normal(...) | ...")
+    dataset: str | None = Field(None, description="Dataset name: random, sharegpt, ...")
+    ignore_eos: bool | None = Field(None, description="Whether EOS was ignored (fixed OSL)")
+
+
+class Environment(_Model):
+    """Where the measurement ran and with which client."""
+
+    host: str | None = None
+    gpu_name: str | None = Field(None, description="GPU name as nvidia-smi reports it")
+    gpu_driver: str | None = None
+    cuda_version: str | None = None
+    client: str | None = Field(None, description="Client tool name, e.g. vllm bench serve")
+    client_version: str | None = None
+
+
+class Startup(_Model):
+    """Engine start-up facts, all optional."""
+
+    cold_start_s: Annotated[float, Field(ge=0)] | None = Field(
+        None, description="Launch to first successful completion, seconds"
+    )
+    engine_build_s: Annotated[float, Field(ge=0)] | None = Field(
+        None, description="Ahead-of-time engine build (trtllm-build), seconds"
+    )
+    vram_idle_gb: Annotated[float, Field(ge=0)] | None = Field(
+        None, description="GPU memory in use with the model loaded and idle, GB"
+    )
+
+
+CapabilityStatus = Literal["supported", "unsupported", "failed", "not_checked"]
+
+
+class CapabilityCheck(_Model):
+    """One capability check and what the server answered."""
+
+    status: CapabilityStatus = "not_checked"
+    detail: str | None = None
+
+
+class Capabilities(_Model):
+    """Features the seed article weighs when choosing an engine."""
+
+    structured_output: CapabilityCheck = CapabilityCheck()
+    tool_calling: CapabilityCheck = CapabilityCheck()
+    lora: CapabilityCheck = CapabilityCheck()
+
+
+class Metric(_Model):
+    """One number for a load level, under its canonical name, with where it came from."""
+
+    name: str = Field(description="Canonical name, e.g. output_tok_s, p99_ttft_ms")
+    value: float = Field(description="Value in the unit the canonical name states")
+    origin: Origin = Origin.REPORTED
+    source_key: str | None = Field(None, description="The key or column in the source file")
+    source_value: float | None = Field(None, description="The value as the source wrote it")
+
+    @field_validator("name")
+    @classmethod
+    def _known_name(cls, value: str) -> str:
+        if value not in CANONICAL_METRICS:
+            raise ValueError(f"unknown metric name {value!r}")
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _finite_value(cls, value: float) -> float:
+        _finite(value)
+        if value < 0:
+            raise ValueError(f"must not be negative, got {value!r}")
+        return value
+
+
+class RequestSample(_Model):
+    """One request as the client saw it; times relative to the level's start, seconds/ms."""
+
+    send_s: float | None = Field(None, description="Send time relative to level start, seconds")
+    ttft_ms: Annotated[float, Field(ge=0)] | None = None
+    e2e_ms: Annotated[float, Field(ge=0)] | None = None
+    input_tokens: Annotated[int, Field(ge=0)] | None = None
+    output_tokens: Annotated[int, Field(ge=0)] | None = None
+    chunk_gaps_ms: tuple[float, ...] = Field((), description="Gaps between streamed chunks, ms")
+    http_status: int | None = None
+    error: str | None = Field(None, description="Error text; None when the request succeeded")
+
+    @property
+    def ok(self) -> bool:
+        """True when the request completed without error."""
+        return self.error is None
+
+
+class Level(_Model):
+    """One load level: a concurrency or a request rate, its counts, metrics and samples."""
+
+    load_kind: LoadKind
+    load_value: float = Field(gt=0, description="Concurrency (streams) or rate (requests/s)")
+    duration_s: Annotated[float, Field(gt=0)] | None = Field(None, description="Measured span")
+    window_start_s: float | None = Field(None, description="Steady-state window start, seconds")
+    window_end_s: float | None = Field(None, description="Steady-state window end, seconds")
+    requests_sent: Annotated[int, Field(ge=0)] | None = None
+    completed: Annotated[int, Field(ge=0)] | None = None
+    failed: Annotated[int, Field(ge=0)] | None = None
+    incomplete: Annotated[int, Field(ge=0)] | None = None
+    input_tokens_total: Annotated[int, Field(ge=0)] | None = None
+    output_tokens_total: Annotated[int, Field(ge=0)] | None = None
+    metrics: tuple[Metric, ...] = ()
+    samples: tuple[RequestSample, ...] = ()
+    notes: str | None = None
+
+    @field_validator("load_value")
+    @classmethod
+    def _finite_load(cls, value: float) -> float:
+        _finite(value)
+        return value
+
+    def value(self, name: str, origin: Origin | None = None) -> float | None:
+        """The value of a canonical metric: reported first, then recomputed, then derived."""
+        order = (origin,) if origin else (Origin.REPORTED, Origin.RECOMPUTED, Origin.DERIVED)
+        for wanted in order:
+            for metric in self.metrics:
+                if metric.name == name and metric.origin == wanted:
+                    return metric.value
+        return None
+
+    def failure_rate(self) -> float | None:
+        """Failed / (completed + failed), or None when the counts are unknown."""
+        if self.completed is None or self.failed is None or self.completed + self.failed == 0:
+            return None
+        return self.failed / (self.completed + self.failed)
+
+
+class RunFile(_Model):
+    """One deployment x workload, measured at one or more load levels."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    source: Source
+    provenance: Provenance
+    deployment: Deployment
+    workload: Workload = Workload()
+    environment: Environment = Environment()
+    startup: Startup = Startup()
+    capabilities: Capabilities = Capabilities()
+    levels: tuple[Level, ...] = Field(min_length=1)
+    started_at: datetime | None = Field(None, description="UTC start of the measurement")
+    complete: bool = Field(True, description="False when the sweep stopped early")
+    label: str | None = Field(None, description="Short human label: publication, experiment, probe")
+    notes: str | None = None
+    origin_file: str | None = Field(None, description="File name the run was imported from")
+    source_sha256: str | None = Field(
+        None, description="Content key used to deduplicate: sha256 of the source bytes (+ part)"
+    )
+
+
+def read_run_file(path: Path) -> RunFile:
+    """Read and validate a RunFile JSON; refuse newer schema versions with a clear message."""
+    name = str(path)
+    if path.stat().st_size > MAX_RUN_FILE_BYTES:
+        raise InputError("run file is larger than the limit", file=name, value=path.stat().st_size)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a JSON document: {exc}", file=name) from exc
+    return run_file_from_dict(raw, name)
+
+
+def run_file_from_dict(raw: object, name: str = "<run file>") -> RunFile:
+    """Validate a decoded RunFile document."""
+    if not isinstance(raw, dict):
+        raise InputError("expected a JSON object", file=name, value=type(raw).__name__)
+    version = raw.get("schema_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"written by a newer capplan (schema_version {version}); this capplan reads "
+            f"version {SCHEMA_VERSION}: upgrade capplan to read it",
+            file=name,
+            field="schema_version",
+            value=version,
+        )
+    if version != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"expected schema_version {SCHEMA_VERSION}", file=name, field="schema_version",
+            value=version,
+        )
+    try:
+        return RunFile.model_validate(raw)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, name) from exc
+
+
+def write_run_file(run: RunFile, path: Path) -> None:
+    """Write a RunFile atomically (temp file + rename), so a crash never leaves half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(run.model_dump_json(indent=2), encoding="utf-8")
+    tmp.replace(path)
+
+
+def input_error_from_validation(exc: ValidationError, name: str) -> InputError:
+    """Turn pydantic's first error into an InputError naming the field and the value."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"])
+    return InputError(first["msg"], file=name, field=field, value=first.get("input"))
