@@ -1,13 +1,13 @@
 """capplan's one exception hierarchy; the CLI maps InputError to exit code 2, the UI to st.error.
 
-    CapplanError                   anything capplan raises on purpose
-     +-- InputError                bad user input: names the file, the field and the value
-     |    +-- UnknownFormatError   a file no importer recognises (lists what was looked for)
-     |    +-- SchemaVersionError   a RunFile written by a newer capplan
-     |    +-- FileTooLargeError    a file over the size limit
-     |    +-- ScenarioError        a scenario YAML/dict that does not validate
-     +-- StoreError                the database refused or is not at the expected revision
-     +-- PlanningError             the planner cannot answer (no curve, no fit, nothing meets the SLA)
+CapplanError                   anything capplan raises on purpose
+ +-- InputError                bad user input: names the file, the field and the value
+ |    +-- UnknownFormatError   a file no importer recognises (lists what was looked for)
+ |    +-- SchemaVersionError   a RunFile written by a newer capplan
+ |    +-- FileTooLargeError    a file over the size limit
+ |    +-- ScenarioError        a scenario YAML/dict that does not validate
+ +-- StoreError                the database refused or is not at the expected revision
+ +-- PlanningError             the planner cannot answer (no curve, no fit, nothing meets the SLA)
 """
 
 from __future__ import annotations

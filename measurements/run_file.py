@@ -49,7 +49,9 @@ class Origin(StrEnum):
     """Where one number came from."""
 
     REPORTED = "reported"  # printed by the tool that made the file
-    RECOMPUTED = "recomputed"  # computed by capplan from the per-request samples (canonical definitions)
+    RECOMPUTED = (
+        "recomputed"  # computed by capplan from the per-request samples (canonical definitions)
+    )
     DERIVED = "derived"  # computed from other numbers (e.g. 1000 / tpot), never measured directly
 
 
@@ -60,11 +62,12 @@ class LoadKind(StrEnum):
     RATE = "rate"
 
 
-# Canonical metric names: `<stat>_<metric>_<unit>`; a bare `<metric>_<unit>` means the source did not
-# say which statistic it is (e.g. the silicon sample's "unspecified" TTFT).
-# ttft: first token chunk - send; tpot: (e2e - ttft) / (output_tokens - 1); itl: gap per token (a
-# chunk carrying k tokens spreads its gap over k); icl: gap between streamed chunks (vLLM's "itl");
-# e2e: last token - send; e2e_per_token: e2e / output_tokens (llmperf's "inter_token_latency").
+# Canonical metric names: `<stat>_<metric>_<unit>`; a bare `<metric>_<unit>` means the source
+# did not say which statistic it is (e.g. the silicon sample's "unspecified" TTFT).
+# ttft: first token chunk - send; tpot: (e2e - ttft) / (output_tokens - 1);
+# itl: gap per token (a chunk carrying k tokens spreads its gap over k);
+# icl: gap between streamed chunks (what vLLM calls "itl"); e2e: last token - send;
+# e2e_per_token: e2e / output_tokens (what llmperf calls "inter_token_latency").
 LATENCY_METRICS = ("ttft", "tpot", "itl", "icl", "e2e", "e2e_per_token")
 LATENCY_STATS = ("mean", "p50", "p90", "p95", "p99", "std", "min", "max")
 RATE_METRICS = ("output_tok_s", "total_tok_s", "input_tok_s", "request_s", "stream_tok_s")
@@ -85,7 +88,8 @@ CANONICAL_METRICS: frozenset[str] = frozenset(
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: NaN/inf anywhere in a run is bad input, never a stored number.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _finite(value: float | None) -> float | None:
@@ -129,7 +133,9 @@ class Workload(_Model):
 
     isl: int | None = Field(None, ge=1, description="Input (prompt) length in tokens, mean")
     osl: int | None = Field(None, ge=1, description="Output length in tokens, mean")
-    isl_distribution: str | None = Field(None, description="fixed | normal(...) | lognormal(...) ...")
+    isl_distribution: str | None = Field(
+        None, description="fixed | normal(...) | lognormal(...) ..."
+    )
     osl_distribution: str | None = Field(None, description="fixed | normal(...) | ...")
     dataset: str | None = Field(None, description="Dataset name: random, sharegpt, ...")
     ignore_eos: bool | None = Field(None, description="Whether EOS was ignored (fixed OSL)")
@@ -310,7 +316,9 @@ def run_file_from_dict(raw: object, name: str = "<run file>") -> RunFile:
         )
     if version != SCHEMA_VERSION:
         raise SchemaVersionError(
-            f"expected schema_version {SCHEMA_VERSION}", file=name, field="schema_version",
+            f"expected schema_version {SCHEMA_VERSION}",
+            file=name,
+            field="schema_version",
             value=version,
         )
     try:

@@ -1,0 +1,220 @@
+"""Importers: files from other benchmark tools (and capplan RunFiles) -> RunFiles.
+
+`import_bytes` decodes the bytes, asks each importer's `sniff` in IMPORTERS order (or the one
+named) and calls its `parse`; whatever goes wrong surfaces as an InputError naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from errors import FileTooLargeError, InputError, UnknownFormatError
+from measurements.importers import (
+    curve_csv,
+    inferencex_agg,
+    runfile,
+    vllm_bench,
+    vllm_nightly_table,
+)
+from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides, content_key
+from measurements.run_file import Provenance, RunFile, input_error_from_validation
+
+__all__ = [
+    "IMPORTERS",
+    "MAX_IMPORT_BYTES",
+    "DeploymentOverrides",
+    "ImportedFile",
+    "Importer",
+    "import_bytes",
+    "import_path",
+]
+
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+class Importer(Protocol):
+    """What every importer module provides (modules satisfy this protocol structurally)."""
+
+    FORMAT_ID: str
+    DESCRIPTION: str
+
+    def sniff(self, name: str, doc: object) -> str | None:
+        """The detected variant in words when `doc` is this format, else None."""
+
+    def parse(
+        self,
+        name: str,
+        doc: object,
+        data: bytes,
+        overrides: DeploymentOverrides,
+        provenance: Provenance,
+    ) -> list[RunFile]:
+        """The runs in `doc`; `data` is the raw bytes (for the dedupe key)."""
+
+
+# Sniff order: the most specific signatures first; the curve CSV is the only text format.
+IMPORTERS: dict[str, Importer] = {
+    runfile.FORMAT_ID: runfile,
+    vllm_nightly_table.FORMAT_ID: vllm_nightly_table,
+    inferencex_agg.FORMAT_ID: inferencex_agg,
+    vllm_bench.FORMAT_ID: vllm_bench,
+    curve_csv.FORMAT_ID: curve_csv,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedFile:
+    """One imported file: which format was detected and the runs it yielded."""
+
+    name: str
+    format_id: str
+    detected: str  # human text, e.g. "vLLM bench serve (new, --save-detailed)"
+    runs: tuple[RunFile, ...]
+
+
+def import_path(
+    path: Path,
+    *,
+    format_id: str = "auto",
+    overrides: DeploymentOverrides = NO_OVERRIDES,
+    provenance: Provenance = Provenance.IMPORTED,
+) -> ImportedFile:
+    """Import one file from disk (see import_bytes); the file name becomes the runs' origin_file."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMPORT_BYTES:
+            raise _too_large(str(path), size)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+    return import_bytes(
+        path.name, data, format_id=format_id, overrides=overrides, provenance=provenance
+    )
+
+
+def import_bytes(
+    name: str,
+    data: bytes,
+    *,
+    format_id: str = "auto",
+    overrides: DeploymentOverrides = NO_OVERRIDES,
+    provenance: Provenance = Provenance.IMPORTED,
+) -> ImportedFile:
+    """Detect the format of `data` (or use `format_id`) and turn it into RunFiles."""
+    if len(data) > MAX_IMPORT_BYTES:
+        raise _too_large(name, len(data))
+    doc = decode(name, data)
+    importer, detected = _choose(name, doc, format_id)
+    try:
+        runs = importer.parse(name, doc, data, overrides, provenance)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, name) from exc
+    stamped = tuple(_stamp(run, name, data) for run in runs)
+    if not stamped:
+        raise InputError("the file holds no load levels", file=name)
+    return ImportedFile(name=name, format_id=importer.FORMAT_ID, detected=detected, runs=stamped)
+
+
+def decode(name: str, data: bytes) -> object:
+    """Bytes -> parsed JSON (object, list, or a list of JSON lines) or, for anything else, text."""
+    text = _text(name, data)
+    if not text.strip():
+        raise InputError("the file is empty", file=name)
+    if text.lstrip()[:1] not in ("{", "["):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and _starts_with_json_line(text):
+            return _json_lines(name, text)
+        raise _bad_json(name, exc) from exc
+    except (ValueError, RecursionError) as exc:  # over-long integers, absurd nesting
+        raise InputError(f"JSON that cannot be read: {exc}", file=name) from exc
+
+
+def _text(name: str, data: bytes) -> str:
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 (or UTF-16 with a byte-order mark) text: {exc.reason} at byte "
+            f"{exc.start}; save the file as UTF-8",
+            file=name,
+        ) from exc
+
+
+def _starts_with_json_line(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _json_lines(name: str, text: str) -> list[object]:
+    """--append-result files: one JSON document per line."""
+    docs: list[object] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            docs.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise _bad_json(name, exc, line=number) from exc
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"line {number}: JSON that cannot be read: {exc}", file=name) from exc
+    return docs
+
+
+def _bad_json(name: str, exc: json.JSONDecodeError, line: int | None = None) -> InputError:
+    where = f"line {line or exc.lineno} column {exc.colno}"
+    return InputError(f"not valid JSON at {where}: {exc.msg} (truncated file?)", file=name)
+
+
+def _choose(name: str, doc: object, format_id: str) -> tuple[Importer, str]:
+    if format_id == "auto":
+        for importer in IMPORTERS.values():
+            detected = importer.sniff(name, doc)
+            if detected is not None:
+                return importer, detected
+        looked_for = "; ".join(f"{fid} ({imp.DESCRIPTION})" for fid, imp in IMPORTERS.items())
+        raise UnknownFormatError(
+            f"not a format capplan can import; looked for: {looked_for}. If it is one of these, "
+            f"pass --format to see what does not match",
+            file=name,
+        )
+    if format_id not in IMPORTERS:
+        known = ", ".join(["auto", *IMPORTERS])
+        raise InputError(f"unknown format; expected one of {known}", file=name, value=format_id)
+    importer = IMPORTERS[format_id]
+    detected = importer.sniff(name, doc)
+    if detected is None:
+        raise InputError(
+            f"does not look like {format_id}: expected {importer.DESCRIPTION}", file=name
+        )
+    return importer, detected
+
+
+def _stamp(run: RunFile, name: str, data: bytes) -> RunFile:
+    # Importers set the key themselves when a file holds several runs (sha256 + "#part").
+    update: dict[str, object] = {}
+    if run.origin_file != name:
+        update["origin_file"] = name
+    if not run.source_sha256 or not run.source_sha256.startswith(content_key(data)):
+        update["source_sha256"] = content_key(data)
+    return run.model_copy(update=update) if update else run
+
+
+def _too_large(name: str, size: int) -> FileTooLargeError:
+    limit_mib = MAX_IMPORT_BYTES / (1024 * 1024)
+    return FileTooLargeError(
+        f"the file is {size} bytes, over the {limit_mib:g} MiB import limit", file=name, value=size
+    )

@@ -1,0 +1,209 @@
+"""Database URL, engine and session factory, and Alembic upgrades run from code.
+
+SQLite gets WAL, foreign keys, a busy timeout and writes that start with BEGIN IMMEDIATE, so
+two processes (CLI import + app) never deadlock on a lock upgrade.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError as AlembicError
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from errors import StoreError
+
+# Engine is re-exported so cli/ui can annotate with db.engine.Engine without importing sqlalchemy.
+__all__ = [
+    "DB_URL_ENV",
+    "DEFAULT_DB_URL",
+    "MIGRATIONS_DIR",
+    "Engine",
+    "alembic_config",
+    "current_revision",
+    "downgrade",
+    "ensure_schema",
+    "head_revision",
+    "make_engine",
+    "redact",
+    "resolve_db_url",
+    "session_scope",
+    "upgrade",
+]
+
+DEFAULT_DB_URL = "sqlite:///data/capplan.db"
+DB_URL_ENV = "CAPPLAN_DB"
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# Execution option naming the BEGIN flavour; reads ask for DEFERRED so they never queue
+# behind a writer (WAL lets readers run alongside one writer).
+BEGIN_OPTION = "capplan_sqlite_begin"
+_SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA busy_timeout=5000",
+    "PRAGMA synchronous=NORMAL",
+)
+
+
+def resolve_db_url(cli_value: str | None) -> str:
+    """The database URL: `--db` if given, else $CAPPLAN_DB, else sqlite:///data/capplan.db."""
+    if cli_value and cli_value.strip():
+        return cli_value.strip()
+    from_env = os.environ.get(DB_URL_ENV, "").strip()
+    return from_env or DEFAULT_DB_URL
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ***, safe to print or log."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        # Not parseable as a URL: still hide whatever sits between "user:" and "@".
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def make_engine(url: str) -> Engine:
+    """An Engine for the URL; for SQLite also creates the folder and sets the pragmas above."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {redact(url)!r} ({exc})") from exc
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(parsed, pool_pre_ping=True)
+    database = parsed.database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(parsed)
+    event.listen(engine, "connect", _sqlite_on_connect)
+    event.listen(engine, "begin", _sqlite_on_begin)
+    return engine
+
+
+def _sqlite_on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+    # isolation_level=None stops pysqlite from issuing its own (deferred, DML-only) BEGIN;
+    # _sqlite_on_begin issues ours instead (SQLAlchemy docs, "sqlite_transactions").
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        for pragma in _SQLITE_PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()
+
+
+def _sqlite_on_begin(connection: Connection) -> None:
+    mode = connection.get_execution_options().get(BEGIN_OPTION, "IMMEDIATE")
+    connection.exec_driver_sql("BEGIN DEFERRED" if mode == "DEFERRED" else "BEGIN IMMEDIATE")
+
+
+@contextmanager
+def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
+    """A Session in one transaction: commit on success, roll back on any error.
+
+    write=False starts a deferred (read) transaction on SQLite; database errors become StoreError.
+    """
+    bind = engine if write else engine.execution_options(**{BEGIN_OPTION: "DEFERRED"})
+    try:
+        with Session(bind, expire_on_commit=False) as session, session.begin():
+            yield session
+    except DBAPIError as exc:
+        raise _store_error(engine, exc) from exc
+
+
+def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
+    detail = str(exc.orig) if exc.orig is not None else str(exc)
+    hint = ""
+    if "no such table" in detail or "does not exist" in detail:
+        hint = "; create or upgrade the schema with `capplan db upgrade`"
+    elif "locked" in detail:
+        hint = "; another process holds the write lock, try again"
+    url = engine.url.render_as_string(hide_password=True)
+    return StoreError(f"database {url} refused the operation: {detail}{hint}")
+
+
+def alembic_config(url: str | None = None) -> Config:
+    """An Alembic Config pointing at db/migrations, built in code (no alembic.ini needed)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        # ConfigParser treats % as interpolation; URL-encoded passwords contain it.
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration revision this capplan ships."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise StoreError(f"no Alembic migrations found in {MIGRATIONS_DIR}")
+    return head
+
+
+def current_revision(url: str) -> str | None:
+    """The revision the database is at, or None for an empty database."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    except DBAPIError as exc:
+        raise _store_error(engine, exc) from exc
+    finally:
+        engine.dispose()
+
+
+def upgrade(url: str, revision: str = "head") -> str | None:
+    """Run Alembic `upgrade` (default: to head) on the database at url; returns the revision."""
+    _run_alembic(url, lambda config: command.upgrade(config, revision))
+    return current_revision(url)
+
+
+def downgrade(url: str, revision: str) -> str | None:
+    """Run Alembic `downgrade` to a revision ("base" removes every table); returns the revision."""
+    _run_alembic(url, lambda config: command.downgrade(config, revision))
+    return current_revision(url)
+
+
+def ensure_schema(url: str) -> None:
+    """Upgrade to head unless already there; refuse a database newer than this capplan."""
+    current, head = current_revision(url), head_revision()
+    if current == head:
+        return
+    if current is not None and not _known_revision(current):
+        raise StoreError(
+            f"database {redact(url)} is at revision {current!r}, which this capplan does not "
+            "know: it was written by a newer capplan; upgrade capplan"
+        )
+    upgrade(url)
+
+
+def _known_revision(revision: str) -> bool:
+    try:
+        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+    except AlembicError:
+        return False
+
+
+def _run_alembic(url: str, action: Callable[[Config], None]) -> None:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            config = alembic_config(url)
+            # env.py runs on this connection, so the pragmas and BEGIN IMMEDIATE apply.
+            config.attributes["connection"] = connection
+            action(config)
+    except DBAPIError as exc:
+        raise _store_error(engine, exc) from exc
+    finally:
+        engine.dispose()

@@ -1,0 +1,515 @@
+"""The only place that builds queries: runs (save, list, load, delete), the price catalog and
+saved scenarios. Callers get RunFile, PriceEntry and the frozen dataclasses below, never rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from pydantic import ValidationError
+from sqlalchemy import ColumnElement, Engine, delete, func, insert, select, true
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from db.engine import session_scope
+from db.models import Deployment as DeploymentRow
+from db.models import LevelMetric, LoadLevel, Price, Run, Scenario
+from db.models import RequestSample as SampleRow
+from errors import InputError, StoreError
+from measurements.run_file import (
+    Capabilities,
+    Deployment,
+    Environment,
+    Level,
+    Metric,
+    Origin,
+    Provenance,
+    RequestSample,
+    RunFile,
+    Source,
+    Startup,
+    Workload,
+)
+from planner.prices import PriceEntry
+
+MAX_SCENARIO_NAME_CHARS = 200
+_LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metrics", "samples"))
+_PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))
+_PerLevel = TypeVar("_PerLevel", Metric, RequestSample)
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResult:
+    """What save_run did: the run's id, whether it was written now, and a line for people."""
+
+    run_id: int
+    created: bool
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One stored run as the run list shows it (no levels loaded, counts only)."""
+
+    run_id: int
+    source: Source
+    provenance: Provenance
+    label: str | None
+    engine: str
+    engine_version: str | None
+    model: str
+    precision: str | None
+    gpu: str | None
+    gpu_count: int | None
+    tp: int | None
+    isl: int | None
+    osl: int | None
+    levels: int
+    samples: int
+    imported_at: datetime
+    started_at: datetime | None
+    origin_file: str | None
+    complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A run read back from the store, with its id and when it was stored."""
+
+    run_id: int
+    imported_at: datetime
+    run: RunFile
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioRecord:
+    """A saved scenario YAML and when it was created and last changed (UTC)."""
+
+    scenario_id: int
+    name: str
+    yaml_text: str
+    created_at: datetime
+    updated_at: datetime
+
+
+# ---------------------------------------------------------------- runs: write
+
+
+def run_content_sha256(run: RunFile) -> str:
+    """The dedupe key: the run's source_sha256, else sha256 of the run's JSON."""
+    if run.source_sha256:
+        return run.source_sha256
+    return hashlib.sha256(run.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def save_run(engine: Engine, run: RunFile) -> SaveResult:
+    """Store one run in one transaction; a run already stored (same sha256) is not written again."""
+    with session_scope(engine) as session:
+        return _save(session, run)
+
+
+def save_runs(engine: Engine, runs: Iterable[RunFile]) -> list[SaveResult]:
+    """Store many runs in ONE transaction: if any fails, none is stored."""
+    with session_scope(engine) as session:
+        return [_save(session, run) for run in runs]
+
+
+def _save(session: Session, run: RunFile) -> SaveResult:
+    sha = run_content_sha256(run)
+    existing = session.scalar(select(Run.id).where(Run.content_sha256 == sha))
+    if existing is not None:
+        return SaveResult(
+            existing,
+            False,
+            f"already stored as run {existing} (same content sha256 {sha[:12]}…); nothing written",
+        )
+    _check_metrics_unique(run)
+    row = _run_row(run, sha, _deployment_id(session, run.deployment))
+    session.add(row)
+    session.flush()
+    for position, level in enumerate(run.levels):
+        _insert_level(session, row.id, position, level)
+    samples = sum(len(level.samples) for level in run.levels)
+    return SaveResult(
+        row.id, True, f"stored as run {row.id} ({len(run.levels)} levels, {samples} samples)"
+    )
+
+
+def _check_metrics_unique(run: RunFile) -> None:
+    # The store keeps one value per (metric, origin) and level; say so before the database does.
+    for index, level in enumerate(run.levels):
+        seen: set[tuple[str, Origin]] = set()
+        for metric in level.metrics:
+            key = (metric.name, metric.origin)
+            if key in seen:
+                raise InputError(
+                    f"metric {metric.name!r} with origin {metric.origin.value!r} appears twice "
+                    f"in level {index} (load {level.load_value:g}); keep one value per origin",
+                    file=run.origin_file,
+                    field=f"levels[{index}].metrics",
+                    value=metric.name,
+                )
+            seen.add(key)
+
+
+def _deployment_key(deployment: Deployment) -> str:
+    canonical = json.dumps(deployment.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _deployment_id(session: Session, deployment: Deployment) -> int:
+    key = _deployment_key(deployment)
+    found = session.scalar(select(DeploymentRow.id).where(DeploymentRow.identity_key == key))
+    if found is not None:
+        return found
+    row = DeploymentRow(identity_key=key, **deployment.model_dump(mode="json"))
+    session.add(row)
+    session.flush()
+    return row.id
+
+
+def _run_row(run: RunFile, sha: str, deployment_id: int) -> Run:
+    return Run(
+        deployment_id=deployment_id,
+        schema_version=run.schema_version,
+        source=run.source.value,
+        provenance=run.provenance.value,
+        label=run.label,
+        content_sha256=sha,
+        source_sha256=run.source_sha256,
+        origin_file=run.origin_file,
+        started_at=run.started_at,
+        imported_at=datetime.now(UTC),
+        complete=run.complete,
+        notes=run.notes,
+        isl=run.workload.isl,
+        osl=run.workload.osl,
+        workload_extra=run.workload.model_dump(mode="json", exclude={"isl", "osl"}),
+        environment=run.environment.model_dump(mode="json"),
+        cold_start_s=run.startup.cold_start_s,
+        engine_build_s=run.startup.engine_build_s,
+        vram_idle_gb=run.startup.vram_idle_gb,
+        capabilities=run.capabilities.model_dump(mode="json"),
+    )
+
+
+def _insert_level(session: Session, run_id: int, position: int, level: Level) -> None:
+    columns = level.model_dump(mode="json", exclude={"metrics", "samples"})
+    row = LoadLevel(run_id=run_id, position=position, **columns)
+    session.add(row)
+    session.flush()
+    if level.metrics:
+        metrics = [
+            {"level_id": row.id, "position": index, **metric.model_dump(mode="json")}
+            for index, metric in enumerate(level.metrics)
+        ]
+        session.execute(insert(LevelMetric), metrics)
+    if level.samples:
+        samples = [
+            {"level_id": row.id, "position": index, **sample.model_dump(mode="json")}
+            for index, sample in enumerate(level.samples)
+        ]
+        session.execute(insert(SampleRow), samples)
+
+
+def delete_run(engine: Engine, run_id: int) -> bool:
+    """Delete a run with its levels, metrics and samples; False when there was no such run."""
+    with session_scope(engine) as session:
+        deployment_id = session.scalar(select(Run.deployment_id).where(Run.id == run_id))
+        if deployment_id is None:
+            return False
+        session.execute(delete(Run).where(Run.id == run_id))
+        still_used = select(Run.id).where(Run.deployment_id == deployment_id).exists()
+        session.execute(delete(DeploymentRow).where(DeploymentRow.id == deployment_id, ~still_used))
+        return True
+
+
+# ---------------------------------------------------------------- runs: read
+
+
+def list_runs(engine: Engine) -> list[RunSummary]:
+    """Every stored run with level and sample counts, oldest first, in one query."""
+    levels = select(func.count(LoadLevel.id)).where(LoadLevel.run_id == Run.id).scalar_subquery()
+    samples = (
+        select(func.count(SampleRow.id))
+        .join(LoadLevel, SampleRow.level_id == LoadLevel.id)
+        .where(LoadLevel.run_id == Run.id)
+        .scalar_subquery()
+    )
+    query = (
+        select(Run, DeploymentRow, levels, samples)
+        .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
+        .order_by(Run.id)
+    )
+    with session_scope(engine, write=False) as session:
+        rows = session.execute(query).all()
+    return [
+        _summary(run, deployment, n_levels, n_samples)
+        for run, deployment, n_levels, n_samples in rows
+    ]
+
+
+def _summary(run: Run, deployment: DeploymentRow, levels: int, samples: int) -> RunSummary:
+    return RunSummary(
+        run_id=run.id,
+        source=Source(run.source),
+        provenance=Provenance(run.provenance),
+        label=run.label,
+        engine=deployment.engine,
+        engine_version=deployment.engine_version,
+        model=deployment.model,
+        precision=deployment.precision,
+        gpu=deployment.gpu,
+        gpu_count=deployment.gpu_count,
+        tp=deployment.tp,
+        isl=run.isl,
+        osl=run.osl,
+        levels=levels,
+        samples=samples,
+        imported_at=run.imported_at,
+        started_at=run.started_at,
+        origin_file=run.origin_file,
+        complete=run.complete,
+    )
+
+
+def get_run(engine: Engine, run_id: int, with_samples: bool = True) -> StoredRun:
+    """One stored run, samples included unless with_samples=False; InputError if absent."""
+    return load_runs(engine, [run_id], with_samples=with_samples)[0]
+
+
+def load_runs(
+    engine: Engine, run_ids: Sequence[int] | None = None, with_samples: bool = False
+) -> list[StoredRun]:
+    """Runs with levels and metrics (and samples if asked) in four queries, whatever the count.
+
+    run_ids=None loads every run, oldest first; otherwise runs come back in the order asked.
+    """
+    wanted = None if run_ids is None else list(dict.fromkeys(run_ids))
+    with session_scope(engine, write=False) as session:
+        runs = _select_runs(session, wanted)
+        levels = _select_levels(session, wanted)
+        metrics = _select_metrics(session, wanted)
+        samples = _select_samples(session, wanted) if with_samples else {}
+    by_id = {
+        run.id: StoredRun(
+            run.id,
+            run.imported_at,
+            _run_file(run, deployment, levels[run.id], metrics, samples),
+        )
+        for run, deployment in runs
+    }
+    if wanted is None:
+        return list(by_id.values())
+    missing = [run_id for run_id in wanted if run_id not in by_id]
+    if missing:
+        listed = ", ".join(str(run_id) for run_id in missing)
+        raise InputError(
+            f"no run with id {listed} (`capplan runs` lists the stored runs)", field="run_id"
+        )
+    return [by_id[run_id] for run_id in wanted]
+
+
+def _wanted(column: InstrumentedAttribute[int], wanted: list[int] | None) -> ColumnElement[bool]:
+    return column.in_(wanted) if wanted is not None else true()
+
+
+def _select_runs(session: Session, wanted: list[int] | None) -> list[tuple[Run, DeploymentRow]]:
+    query = (
+        select(Run, DeploymentRow)
+        .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
+        .where(_wanted(Run.id, wanted))
+        .order_by(Run.id)
+    )
+    return [(run, deployment) for run, deployment in session.execute(query)]
+
+
+def _select_levels(session: Session, wanted: list[int] | None) -> dict[int, list[LoadLevel]]:
+    query = (
+        select(LoadLevel)
+        .where(_wanted(LoadLevel.run_id, wanted))
+        .order_by(LoadLevel.run_id, LoadLevel.position)
+    )
+    grouped: dict[int, list[LoadLevel]] = defaultdict(list)
+    for level in session.scalars(query):
+        grouped[level.run_id].append(level)
+    return grouped
+
+
+def _select_metrics(session: Session, wanted: list[int] | None) -> dict[int, list[Metric]]:
+    return _select_per_level(session, wanted, LevelMetric, Metric)
+
+
+def _select_samples(session: Session, wanted: list[int] | None) -> dict[int, list[RequestSample]]:
+    return _select_per_level(session, wanted, SampleRow, RequestSample)
+
+
+def _select_per_level(
+    session: Session,
+    wanted: list[int] | None,
+    table: type[LevelMetric | SampleRow],
+    model: type[_PerLevel],
+) -> dict[int, list[_PerLevel]]:
+    # Columns are named like the pydantic fields. Plain rows, not ORM objects: building tens of
+    # thousands of instances costs more than the query itself.
+    names = list(model.model_fields)
+    query = (
+        select(table.level_id, *(getattr(table, name) for name in names))
+        .join(LoadLevel, table.level_id == LoadLevel.id)
+        .where(_wanted(LoadLevel.run_id, wanted))
+        .order_by(table.level_id, table.position)
+    )
+    grouped: dict[int, list[_PerLevel]] = defaultdict(list)
+    for level_id, *values in session.execute(query):
+        grouped[level_id].append(model.model_validate(dict(zip(names, values, strict=True))))
+    return grouped
+
+
+def _run_file(
+    run: Run,
+    deployment: DeploymentRow,
+    levels: list[LoadLevel],
+    metrics: dict[int, list[Metric]],
+    samples: dict[int, list[RequestSample]],
+) -> RunFile:
+    try:
+        return RunFile(
+            source=Source(run.source),
+            provenance=Provenance(run.provenance),
+            deployment=Deployment.model_validate(_fields(deployment, Deployment.model_fields)),
+            workload=Workload.model_validate(
+                {**run.workload_extra, "isl": run.isl, "osl": run.osl}
+            ),
+            environment=Environment.model_validate(run.environment),
+            startup=Startup.model_validate(_fields(run, Startup.model_fields)),
+            capabilities=Capabilities.model_validate(run.capabilities),
+            levels=tuple(_level(row, metrics, samples) for row in levels),
+            started_at=run.started_at,
+            complete=run.complete,
+            label=run.label,
+            notes=run.notes,
+            origin_file=run.origin_file,
+            source_sha256=run.source_sha256,
+        )
+    except (ValidationError, ValueError) as exc:
+        raise StoreError(f"stored run {run.id} does not read back as a RunFile v1: {exc}") from exc
+
+
+def _level(
+    row: LoadLevel, metrics: dict[int, list[Metric]], samples: dict[int, list[RequestSample]]
+) -> Level:
+    columns = _fields(row, _LEVEL_COLUMNS)
+    return Level.model_validate(
+        {**columns, "metrics": metrics.get(row.id, ()), "samples": samples.get(row.id, ())}
+    )
+
+
+def _fields(row: object, names: Iterable[str]) -> dict[str, object]:
+    """The row's attributes of these names (model columns are named like the fields)."""
+    return {name: getattr(row, name) for name in names}
+
+
+# ---------------------------------------------------------------- prices
+
+
+def list_prices(engine: Engine) -> list[PriceEntry]:
+    """The stored price catalog, in the order it was saved."""
+    with session_scope(engine, write=False) as session:
+        rows = session.scalars(select(Price).order_by(Price.id)).all()
+    return [_price_entry(row) for row in rows]
+
+
+def count_prices(engine: Engine) -> int:
+    """How many price entries the catalog holds."""
+    with session_scope(engine, write=False) as session:
+        return session.scalar(select(func.count(Price.id))) or 0
+
+
+def prices_updated_at(engine: Engine) -> datetime | None:
+    """When the stored catalog was last replaced (UTC), or None when it is empty."""
+    with session_scope(engine, write=False) as session:
+        return session.scalar(select(func.max(Price.updated_at)))
+
+
+def replace_prices(engine: Engine, entries: Iterable[PriceEntry]) -> int:
+    """Replace the whole catalog with entries in one transaction; returns how many were stored."""
+    now = datetime.now(UTC)
+    rows = [_price_row(entry, now) for entry in entries]
+    with session_scope(engine) as session:
+        session.execute(delete(Price))
+        if rows:
+            session.execute(insert(Price), rows)
+    return len(rows)
+
+
+def _price_row(entry: PriceEntry, now: datetime) -> dict[str, object]:
+    return {**_fields(entry, _PRICE_FIELDS), "updated_at": now}
+
+
+def _price_entry(row: Price) -> PriceEntry:
+    return PriceEntry(*(getattr(row, name) for name in _PRICE_FIELDS))
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def save_scenario(engine: Engine, name: str, yaml_text: str) -> ScenarioRecord:
+    """Insert a scenario, or replace the YAML of the one with the same name."""
+    clean = _scenario_name(name)
+    now = datetime.now(UTC)
+    with session_scope(engine) as session:
+        row = session.scalar(select(Scenario).where(Scenario.name == clean))
+        if row is None:
+            row = Scenario(name=clean, yaml_text=yaml_text, created_at=now, updated_at=now)
+            session.add(row)
+        else:
+            row.yaml_text = yaml_text
+            row.updated_at = now
+        session.flush()
+        return _scenario_record(row)
+
+
+def list_scenarios(engine: Engine) -> list[ScenarioRecord]:
+    """Every saved scenario, by name."""
+    with session_scope(engine, write=False) as session:
+        rows = session.scalars(select(Scenario).order_by(Scenario.name)).all()
+    return [_scenario_record(row) for row in rows]
+
+
+def get_scenario(engine: Engine, name: str) -> ScenarioRecord:
+    """The saved scenario with this name; InputError when there is none."""
+    with session_scope(engine, write=False) as session:
+        row = session.scalar(select(Scenario).where(Scenario.name == name.strip()))
+    if row is None:
+        raise InputError(f"no saved scenario named {name!r}", field="name")
+    return _scenario_record(row)
+
+
+def delete_scenario(engine: Engine, name: str) -> bool:
+    """Delete the scenario with this name; False when there was none."""
+    with session_scope(engine) as session:
+        found = session.scalar(select(Scenario.id).where(Scenario.name == name.strip()))
+        if found is None:
+            return False
+        session.execute(delete(Scenario).where(Scenario.id == found))
+        return True
+
+
+def _scenario_name(name: str) -> str:
+    clean = name.strip()
+    if not clean or len(clean) > MAX_SCENARIO_NAME_CHARS:
+        raise InputError(
+            f"a scenario name must be 1 to {MAX_SCENARIO_NAME_CHARS} characters",
+            field="name",
+            value=name,
+        )
+    return clean
+
+
+def _scenario_record(row: Scenario) -> ScenarioRecord:
+    return ScenarioRecord(row.id, row.name, row.yaml_text, row.created_at, row.updated_at)

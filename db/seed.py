@@ -1,0 +1,49 @@
+"""Demo data for a new store: the published runs and the shipped GPU price catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from db import repository
+from measurements.demo import demo_runs
+from planner.prices import load_catalog_csv
+
+
+@dataclass(frozen=True, slots=True)
+class DemoLoadResult:
+    """What loading the demo data changed."""
+
+    runs_created: int
+    runs_already_present: int
+    prices_loaded: int
+
+    def message(self) -> str:
+        """One line for people: what was stored and what was already there."""
+        prices = (
+            f"{self.prices_loaded} price entries loaded"
+            if self.prices_loaded
+            else "price catalog kept as it was"
+        )
+        return (
+            f"demo data: {self.runs_created} runs stored, "
+            f"{self.runs_already_present} already present; {prices}"
+        )
+
+
+def load_demo_data(engine: Engine, *, reset_prices: bool = False) -> DemoLoadResult:
+    """Store the published demo runs (deduplicated) and the price catalog if it is empty."""
+    results = repository.save_runs(engine, demo_runs())
+    created = sum(1 for result in results if result.created)
+    prices_loaded = 0
+    if reset_prices or repository.count_prices(engine) == 0:
+        prices_loaded = repository.replace_prices(engine, load_catalog_csv())
+    return DemoLoadResult(created, len(results) - created, prices_loaded)
+
+
+def ensure_demo_data(engine: Engine) -> DemoLoadResult | None:
+    """Load the demo data into a store that has neither runs nor prices (a first start)."""
+    if repository.count_prices(engine) == 0 and not repository.list_runs(engine):
+        return load_demo_data(engine)
+    return None

@@ -1,0 +1,268 @@
+"""The hand-made curve CSV (columns as in measurements/data/*.csv): one row per load level.
+
+Rows sharing (source, engine, engine_version, model, precision, gpu, gpu_count, tp, isl, osl) form
+one run; `#` lines are comments (the runs' notes); a blank cell is unknown, never 0."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from errors import InputError
+from measurements.importers.common import (
+    DeploymentOverrides,
+    MetricSet,
+    content_key,
+    join_notes,
+    normalise_engine,
+    resolve_deployment,
+)
+from measurements.run_file import (
+    Level,
+    LoadKind,
+    Origin,
+    Provenance,
+    RunFile,
+    Source,
+    Workload,
+    input_error_from_validation,
+)
+
+FORMAT_ID = "curve-csv"
+IDENTITY = ("source", "engine", "engine_version", "model", "precision", "gpu", "gpu_count", "tp")
+GROUP_COLUMNS = (*IDENTITY, "isl", "osl")
+REQUIRED = (*GROUP_COLUMNS, "load_type", "concurrency_or_rate")
+OPTIONAL = (
+    *("output_tok_s", "total_tok_s", "request_s", "ttft_ms", "ttft_stat", "ttft_ms_p50"),
+    *("ttft_ms_p99", "tpot_ms", "tpot_stat", "tpot_ms_p99", "itl_ms", "e2e_latency_ms"),
+    *("e2e_stat", "derived_output_tok_s", "notes"),
+)
+DESCRIPTION = (
+    "capplan curve CSV: a header row with " + ", ".join(REQUIRED) + " and metric columns "
+    "(output_tok_s, ttft_ms, tpot_ms, ...); lines starting with # are comments"
+)
+# (value column, canonical metric, stat column or the fixed statistic)
+_LATENCY = (
+    ("ttft_ms", "ttft", "ttft_stat"),
+    ("ttft_ms_p50", "ttft", "p50"),
+    ("ttft_ms_p99", "ttft", "p99"),
+    ("tpot_ms", "tpot", "tpot_stat"),
+    ("tpot_ms_p99", "tpot", "p99"),
+    ("itl_ms", "itl", ""),
+    ("e2e_latency_ms", "e2e", "e2e_stat"),
+)
+_STATS = {"mean": "mean", "avg": "mean", "average": "mean", "median": "p50"} | {
+    f"p{p}": f"p{p}" for p in (50, 90, 95, 99)
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One data row: its line number in the file and its cells by column."""
+
+    file: str
+    line: int
+    cells: dict[str, str]
+
+    def get(self, column: str) -> str:
+        return self.cells.get(column, "").strip()
+
+    def fail(self, column: str, message: str, value: object = None) -> InputError:
+        return InputError(f"row {self.line}: {message}", file=self.file, field=column, value=value)
+
+    def number(self, column: str, *, positive: bool = False) -> float | None:
+        text = self.get(column)
+        if not text:
+            return None
+        try:
+            value = float(text)
+        except ValueError as exc:
+            raise self.fail(column, "not a number", text) from exc
+        if not math.isfinite(value):
+            raise self.fail(column, "must be a finite number", text)
+        if value < 0 or (positive and value == 0):
+            raise self.fail(column, "must be greater than 0" if positive else "is negative", text)
+        return value
+
+    def whole(self, column: str) -> int | None:
+        value = self.number(column, positive=True)
+        if value is not None and not value.is_integer():
+            raise self.fail(column, "expected a whole number", self.get(column))
+        return None if value is None else int(value)
+
+
+def sniff(name: str, doc: object) -> str | None:
+    """Describe a curve CSV (a header with most of the required columns), else None."""
+    if not isinstance(doc, str):
+        return None
+    try:
+        header = next(csv.reader(_data_lines(doc)[1][:1]), [])
+    except csv.Error:
+        return None
+    columns = {cell.strip() for cell in header}
+    # Half the required columns is enough to say "a curve CSV", so parse can name what is missing.
+    if len(columns & set(REQUIRED)) < len(REQUIRED) // 2:
+        return None
+    return f"capplan curve CSV ({len(columns)} columns)"
+
+
+def parse(
+    name: str,
+    doc: object,
+    data: bytes,
+    overrides: DeploymentOverrides,
+    provenance: Provenance,
+) -> list[RunFile]:
+    """One run per group of rows sharing the deployment and workload columns."""
+    text = doc if isinstance(doc, str) else ""
+    comments, rows = _rows(name, text)
+    groups: dict[tuple[str, ...], list[_Row]] = {}
+    for row in rows:
+        key = tuple(row.get(c) for c in GROUP_COLUMNS)
+        groups.setdefault((key[0], normalise_engine(key[1]), *key[2:]), []).append(row)
+    several = len(groups) > 1
+    notes = join_notes(comments, "\n")
+    return [
+        _run(
+            members,
+            data,
+            overrides=overrides,
+            provenance=provenance,
+            comments=notes,
+            part="|".join(key) if several else None,
+        )
+        for key, members in groups.items()
+    ]
+
+
+def _data_lines(text: str) -> tuple[list[str], list[str], list[int]]:
+    """(comments, non-comment non-blank lines, their 1-based line numbers)."""
+    comments, lines, numbers = [], [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            comments.append(line.lstrip()[1:].strip())
+        elif line.strip():
+            lines.append(line)
+            numbers.append(number)
+    return comments, lines, numbers
+
+
+def _rows(name: str, text: str) -> tuple[list[str], list[_Row]]:
+    comments, lines, numbers = _data_lines(text)
+    reader = csv.reader(lines)
+    try:
+        header = [cell.strip() for cell in next(reader, [])]
+        _check_header(name, header)
+        rows = []
+        for cells in reader:
+            line = numbers[reader.line_num - 1]
+            if len(cells) != len(header):
+                message = f"row {line}: has {len(cells)} values, the header has {len(header)}"
+                raise InputError(message, file=name)
+            rows.append(_Row(name, line, dict(zip(header, cells, strict=True))))
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV: {exc}", file=name) from exc
+    if not rows:
+        raise InputError("the CSV has a header but no data rows", file=name)
+    return comments, rows
+
+
+def _check_header(name: str, header: Sequence[str]) -> None:
+    for column in REQUIRED:
+        if column not in header:
+            raise InputError("the required column is missing", file=name, field=column)
+    unknown = [column for column in header if column not in REQUIRED + OPTIONAL]
+    if unknown:
+        allowed = ", ".join(REQUIRED + OPTIONAL)
+        raise InputError(f"unknown column (allowed: {allowed})", file=name, field=unknown[0])
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise InputError("the column appears more than once", file=name, field=repeated[0])
+
+
+def _run(
+    rows: Sequence[_Row],
+    data: bytes,
+    *,
+    overrides: DeploymentOverrides,
+    provenance: Provenance,
+    comments: str | None,
+    part: str | None,
+) -> RunFile:
+    first = rows[0]
+    stated = DeploymentOverrides.model_validate(
+        {column: first.get(column) or None for column in IDENTITY[1:6]}
+        | {"gpu_count": first.whole("gpu_count"), "tp": first.whole("tp")}
+    )
+    hint = f" (row {first.line})"
+    deployment, notes = resolve_deployment(first.file, stated, overrides, hint=hint)
+    return RunFile(
+        source=Source.CURVE_CSV,
+        provenance=provenance,
+        deployment=deployment,
+        workload=Workload(isl=first.whole("isl"), osl=first.whole("osl")),
+        levels=_levels(rows),
+        label=first.get("source") or None,
+        notes=join_notes([comments or "", *notes], "\n"),
+        origin_file=first.file,
+        source_sha256=content_key(data, part),
+    )
+
+
+def _levels(rows: Sequence[_Row]) -> tuple[Level, ...]:
+    seen: dict[tuple[LoadKind, float], int] = {}
+    levels = []
+    for row in rows:
+        level = _level(row)
+        earlier = seen.setdefault((level.load_kind, level.load_value), row.line)
+        if earlier != row.line:
+            message = f"the same load level as row {earlier} in the same run"
+            raise row.fail("concurrency_or_rate", message, row.get("concurrency_or_rate"))
+        levels.append(level)
+    return tuple(levels)
+
+
+def _level(row: _Row) -> Level:
+    kind_text = row.get("load_type").lower()
+    if kind_text not in {kind.value for kind in LoadKind}:
+        raise row.fail("load_type", "expected concurrency or rate", row.get("load_type"))
+    value = row.number("concurrency_or_rate", positive=True)
+    if value is None:
+        raise row.fail("concurrency_or_rate", "is blank: every row needs its load level")
+    metrics = MetricSet()
+    notes = [row.get("notes"), *_metrics(row, metrics), *metrics.notes]
+    try:
+        return Level(
+            load_kind=LoadKind(kind_text),
+            load_value=value,
+            metrics=metrics.metrics(),
+            notes=join_notes(notes),
+        )
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, row.file) from exc
+
+
+def _metrics(row: _Row, metrics: MetricSet) -> list[str]:
+    for column in ("output_tok_s", "total_tok_s", "request_s"):
+        _add(row, metrics, column, column)
+    for column, metric, stat in _LATENCY:
+        stat_name = _STATS.get(row.get(stat).lower() if stat.endswith("_stat") else stat)
+        _add(row, metrics, column, f"{stat_name}_{metric}_ms" if stat_name else f"{metric}_ms")
+    derived = row.number("derived_output_tok_s")
+    if derived is None:
+        return []
+    if row.get("output_tok_s"):
+        return [f"derived_output_tok_s {derived:g} not used: output_tok_s is given"]
+    source = ("derived_output_tok_s", derived)
+    metrics.add("output_tok_s", derived, origin=Origin.DERIVED, source=source)
+    return []
+
+
+def _add(row: _Row, metrics: MetricSet, column: str, name: str) -> None:
+    value = row.number(column)
+    if value is not None:
+        metrics.add(name, value, source=(column, value))

@@ -1,0 +1,179 @@
+"""Store fixtures: a migrated SQLite file per test (copied from one migrated template) and a
+RunFile that sets every field the store keeps."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from db.engine import make_engine, upgrade
+from measurements.run_file import (
+    Capabilities,
+    CapabilityCheck,
+    Deployment,
+    Environment,
+    Level,
+    LoadKind,
+    Metric,
+    Origin,
+    Provenance,
+    RequestSample,
+    RunFile,
+    Source,
+    Startup,
+    Workload,
+)
+
+TABLES = ("deployments", "runs", "load_levels", "level_metrics", "request_samples")
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One database file migrated to head by Alembic; tests copy it instead of re-migrating."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture
+def db_path(tmp_path: Path, migrated_template: Path) -> Path:
+    """A fresh migrated database file for this test."""
+    path = tmp_path / "store" / "capplan.db"
+    path.parent.mkdir()
+    shutil.copyfile(migrated_template, path)
+    return path
+
+
+@pytest.fixture
+def db_url(db_path: Path) -> str:
+    """URL of this test's migrated database."""
+    return f"sqlite:///{db_path}"
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    """An engine on this test's database, disposed afterwards."""
+    made = make_engine(db_url)
+    yield made
+    made.dispose()
+
+
+def row_counts(path: Path) -> dict[str, int]:
+    """Rows per run table, read with the stdlib driver (independent of the code under test)."""
+    with sqlite3.connect(path) as connection:
+        return {
+            table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in TABLES
+        }
+
+
+def full_run(label: str = "full run", source_sha256: str | None = "ab" * 32) -> RunFile:
+    """A RunFile setting every field, with awkward values (float tails, unicode, 0.1 + 0.2)."""
+    return RunFile(
+        source=Source.PROBE,
+        provenance=Provenance.MEASURED,
+        deployment=Deployment(
+            engine="vllm",
+            engine_version="0.32.0",
+            model="meta-llama/Llama-3.1-70B-Instruct",
+            precision="fp8",
+            gpu="H100-SXM-80GB",
+            gpu_count=8,
+            tp=8,
+            pp=1,
+            launch_command="vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 8",
+            engine_args={"max_num_seqs": "256", "kv_cache_dtype": "fp8"},
+        ),
+        workload=Workload(
+            isl=3000,
+            osl=300,
+            isl_distribution="normal(3000, 300)",
+            osl_distribution="fixed",
+            dataset="random",
+            ignore_eos=True,
+        ),
+        environment=Environment(
+            host="gpu-box-1",
+            gpu_name="NVIDIA H100 80GB HBM3",
+            gpu_driver="550.54.15",
+            cuda_version="12.4",
+            client="capplan probe",
+            client_version="0.1.0",
+        ),
+        startup=Startup(cold_start_s=18.25, engine_build_s=840.0, vram_idle_gb=71.5),
+        capabilities=Capabilities(
+            structured_output=CapabilityCheck(status="supported", detail="json_schema honoured"),
+            tool_calling=CapabilityCheck(status="failed", detail="HTTP 400: tool_choice"),
+            lora=CapabilityCheck(status="unsupported", detail="--enable-lora not set"),
+        ),
+        levels=(_closed_loop_level(), _open_loop_level()),
+        started_at=datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC),
+        complete=False,
+        label=label,
+        notes="sweep stopped at c=32: Grüße ✓ 𝔘",
+        origin_file="probe-2025-03-04.json",
+        source_sha256=source_sha256,
+    )
+
+
+def _closed_loop_level() -> Level:
+    return Level(
+        load_kind=LoadKind.CONCURRENCY,
+        load_value=4,
+        duration_s=61.123456789,
+        window_start_s=5.0,
+        window_end_s=55.5,
+        requests_sent=12,
+        completed=10,
+        failed=1,
+        incomplete=1,
+        input_tokens_total=36000,
+        output_tokens_total=3000,
+        metrics=(
+            Metric(
+                name="output_tok_s",
+                value=1234.5678901234567,
+                origin=Origin.REPORTED,
+                source_key="output_throughput",
+                source_value=1234.5678901234567,
+            ),
+            Metric(name="output_tok_s", value=1230.0000000000002, origin=Origin.RECOMPUTED),
+            Metric(
+                name="p99_ttft_ms",
+                value=0.30000000000000004 * 1000,
+                origin=Origin.REPORTED,
+                source_key="p99_ttft_s",
+                source_value=0.30000000000000004,
+            ),
+            Metric(name="stream_tok_s", value=1e-300, origin=Origin.DERIVED),
+        ),
+        samples=(
+            RequestSample(
+                send_s=0.1 + 0.2,
+                ttft_ms=123.456,
+                e2e_ms=4567.891,
+                input_tokens=3000,
+                output_tokens=300,
+                chunk_gaps_ms=(15.1, 14.999999999999998, 16.0, 1e-9),
+                http_status=200,
+                error="none: kept to prove the column round-trips",
+            ),
+            RequestSample(send_s=0.5, ttft_ms=99.0, e2e_ms=4000.0, output_tokens=300),
+            RequestSample(send_s=0.75, http_status=500, error="HTTPStatusError: 500 from /v1"),
+        ),
+        notes="steady state 5-55.5 s",
+    )
+
+
+def _open_loop_level() -> Level:
+    return Level(
+        load_kind=LoadKind.RATE,
+        load_value=2.5,
+        metrics=(Metric(name="request_s", value=2.49, origin=Origin.REPORTED),),
+    )

@@ -1,0 +1,142 @@
+"""Engine factory, URL handling and transactions on real SQLite files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from db.engine import (
+    DEFAULT_DB_URL,
+    make_engine,
+    redact,
+    resolve_db_url,
+    session_scope,
+)
+from db.repository import list_runs
+from errors import StoreError
+
+
+def test_cli_value_beats_environment_beats_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CAPPLAN_DB", raising=False)
+    assert resolve_db_url(None) == DEFAULT_DB_URL == "sqlite:///data/capplan.db"
+    monkeypatch.setenv("CAPPLAN_DB", "postgresql://team@db/capplan")
+    assert resolve_db_url(None) == "postgresql://team@db/capplan"
+    assert resolve_db_url("sqlite:///cli.db") == "sqlite:///cli.db"
+
+
+def test_blank_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAPPLAN_DB", "  ")
+    assert resolve_db_url("") == DEFAULT_DB_URL
+
+
+def test_redact_hides_the_password_and_keeps_the_rest() -> None:
+    shown = redact("postgresql+psycopg://alice:s3cr%40t@db.example:5432/capplan")
+    assert "s3cr" not in shown
+    assert shown == "postgresql+psycopg://alice:***@db.example:5432/capplan"
+    assert redact("sqlite:///data/capplan.db") == "sqlite:///data/capplan.db"
+
+
+def test_redact_hides_the_password_of_an_unparseable_url() -> None:
+    shown = redact("not a url://bob:hunter2@host")
+    assert "hunter2" not in shown
+    assert "bob" in shown
+
+
+def test_make_engine_creates_the_parent_folder(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "capplan.db"
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("select 1"))
+    finally:
+        engine.dispose()
+    assert path.is_file()
+
+
+def test_sqlite_pragmas_are_set_on_every_connection(engine: Engine) -> None:
+    with engine.connect() as connection:
+        pragmas = {
+            name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()
+            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+        }
+    # synchronous: 1 is NORMAL in SQLite's numbering.
+    assert pragmas == {
+        "journal_mode": "wal",
+        "foreign_keys": 1,
+        "busy_timeout": 5000,
+        "synchronous": 1,
+    }
+
+
+def test_write_transaction_takes_the_write_lock_at_begin(engine: Engine, db_path: Path) -> None:
+    other = sqlite3.connect(db_path, timeout=0, isolation_level=None)
+    try:
+        with session_scope(engine) as session:
+            session.execute(text("select count(*) from runs"))  # a read only, yet the lock is held
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+        other.execute("BEGIN IMMEDIATE")  # released at commit
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+def test_read_transaction_does_not_block_a_writer(engine: Engine, db_path: Path) -> None:
+    other = sqlite3.connect(db_path, timeout=0, isolation_level=None)
+    try:
+        with session_scope(engine, write=False) as session:
+            session.execute(text("select count(*) from runs"))
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+def test_session_scope_rolls_back_on_error(engine: Engine, db_path: Path) -> None:
+    class InjectedError(RuntimeError):
+        pass
+
+    with pytest.raises(InjectedError), session_scope(engine) as session:
+        session.execute(
+            text(
+                "insert into scenarios (name, yaml_text, created_at, updated_at) "
+                "values ('x', 'y', '2025-01-01', '2025-01-01')"
+            )
+        )
+        raise InjectedError
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("select count(*) from scenarios").fetchone()[0] == 0
+
+
+def test_missing_schema_is_a_store_error_that_says_what_to_run(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    engine = make_engine(url)
+    try:
+        with pytest.raises(StoreError, match="capplan db upgrade"):
+            list_runs(engine)
+    finally:
+        engine.dispose()
+
+
+def test_concurrent_writers_from_separate_engines_all_succeed(db_url: str, db_path: Path) -> None:
+    # With deferred BEGIN, a reader-turned-writer fails at once with "database is locked";
+    # BEGIN IMMEDIATE makes the others wait on busy_timeout instead.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from db.repository import save_run
+    from tests.db.conftest import full_run, row_counts
+
+    def writer(worker: int) -> list[bool]:
+        own = make_engine(db_url)
+        try:
+            return [save_run(own, full_run(f"{worker}-{i}", None)).created for i in range(5)]
+        finally:
+            own.dispose()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        created = [flag for flags in pool.map(writer, range(4)) for flag in flags]
+    assert created == [True] * 20
+    assert row_counts(db_path)["runs"] == 20

@@ -1,0 +1,398 @@
+"""Repository on real SQLite files: round trips, dedupe, all-or-nothing writes, cascades."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from sqlalchemy import Engine, event
+
+from db import repository
+from db.repository import (
+    count_prices,
+    delete_run,
+    delete_scenario,
+    get_run,
+    get_scenario,
+    list_prices,
+    list_runs,
+    list_scenarios,
+    load_runs,
+    prices_updated_at,
+    replace_prices,
+    save_run,
+    save_runs,
+    save_scenario,
+)
+from errors import InputError, StoreError
+from measurements.run_file import Level, LoadKind, Metric, Origin, RunFile
+from planner.prices import PriceEntry, load_catalog_csv
+from tests.db.conftest import full_run, row_counts
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+class InjectedError(RuntimeError):
+    """Raised on purpose half-way through a write."""
+
+
+@pytest.fixture
+def statements(engine: Engine) -> Iterator[list[str]]:
+    """SQL statements the engine sends (BEGIN/COMMIT left out), to pin query counts."""
+    seen: list[str] = []
+
+    def record(*args: object) -> None:
+        statement = str(args[2])
+        if not statement.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+            seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(engine, "before_cursor_execute", record)
+
+
+def _unset_fields(model: BaseModel) -> list[str]:
+    return [name for name in type(model).model_fields if getattr(model, name) in (None, (), {})]
+
+
+# ---------------------------------------------------------------- round trip
+
+
+def test_every_field_of_the_full_run_is_set_so_the_round_trip_covers_every_column() -> None:
+    run = full_run()
+    level = run.levels[0]
+    parts = (
+        run,
+        run.deployment,
+        run.workload,
+        run.environment,
+        run.startup,
+        level,
+        level.metrics[0],
+    )
+    assert [name for part in parts for name in _unset_fields(part)] == []
+    assert _unset_fields(level.samples[0]) == []
+
+
+def test_a_saved_run_reads_back_equal(engine: Engine) -> None:
+    run = full_run()
+    saved = save_run(engine, run)
+    stored = get_run(engine, saved.run_id)
+    assert stored.run == run
+    assert stored.run.started_at is not None
+    assert stored.run.started_at.tzinfo is not None
+    assert stored.run.started_at.utcoffset() == timedelta(0)
+    assert stored.imported_at.tzinfo is not None
+    assert abs(datetime.now(UTC) - stored.imported_at) < timedelta(minutes=1)
+
+
+def test_a_run_without_source_sha_reads_back_equal(engine: Engine) -> None:
+    run = full_run(source_sha256=None)
+    assert get_run(engine, save_run(engine, run).run_id).run == run
+
+
+def test_started_at_comes_back_as_the_same_instant_in_utc(engine: Engine) -> None:
+    local = datetime(2025, 3, 4, 7, 6, 7, tzinfo=timezone(timedelta(hours=2)))
+    run = full_run().model_copy(update={"started_at": local})
+    stored = get_run(engine, save_run(engine, run).run_id).run
+    assert stored.started_at == local
+    assert stored.started_at is not None
+    assert stored.started_at.tzinfo == UTC
+    assert stored.started_at.hour == 5
+
+
+def test_a_naive_started_at_is_taken_as_utc(engine: Engine) -> None:
+    run = full_run().model_copy(update={"started_at": datetime(2025, 1, 2, 3, 4, 5)})
+    stored = get_run(engine, save_run(engine, run).run_id).run
+    assert stored.started_at == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def test_get_run_without_samples_keeps_metrics_and_drops_samples(engine: Engine) -> None:
+    run = full_run()
+    stored = get_run(engine, save_run(engine, run).run_id, with_samples=False).run
+    assert [level.samples for level in stored.levels] == [(), ()]
+    assert [level.metrics for level in stored.levels] == [level.metrics for level in run.levels]
+
+
+def _imported(path: Path) -> tuple[RunFile, ...]:
+    try:
+        from measurements.importers import import_path
+    except ImportError as exc:
+        pytest.skip(f"measurements.importers is not importable yet: {exc}")
+    return import_path(path).runs
+
+
+@pytest.mark.parametrize(
+    "path", sorted((FIXTURES / "vllm-cpu-real").glob("*.json")), ids=lambda path: path.name
+)
+def test_imported_real_vllm_fixture_reads_back_equal(engine: Engine, path: Path) -> None:
+    runs = _imported(path)
+    results = save_runs(engine, runs)
+    assert [get_run(engine, result.run_id).run for result in results] == list(runs)
+    assert not any(result.created for result in save_runs(engine, runs))
+
+
+def test_sample_count_of_the_detailed_fixture_matches_the_tool_output(engine: Engine) -> None:
+    path = FIXTURES / "vllm-cpu-real" / "c2-detailed.json"
+    save_runs(engine, _imported(path))
+    # The expected count comes from the tool's own per-request arrays, not from our code.
+    printed = json.loads(path.read_text(encoding="utf-8"))
+    (summary,) = list_runs(engine)
+    assert summary.samples == len(printed["ttfts"]) == printed["num_prompts"]
+
+
+# ---------------------------------------------------------------- dedupe and atomicity
+
+
+def test_saving_the_same_run_twice_stores_it_once_and_says_so(
+    engine: Engine, db_path: Path
+) -> None:
+    first = save_run(engine, full_run())
+    counts = row_counts(db_path)
+    second = save_run(engine, full_run())
+    assert first.created
+    assert first.message.startswith(f"stored as run {first.run_id}")
+    assert not second.created
+    assert second.run_id == first.run_id
+    assert second.message.startswith(f"already stored as run {first.run_id}")
+    assert "nothing written" in second.message
+    assert row_counts(db_path) == counts
+
+
+def test_runs_of_the_same_deployment_share_one_deployment_row(
+    engine: Engine, db_path: Path
+) -> None:
+    save_runs(engine, [full_run("a"), full_run("b", source_sha256="cd" * 32)])
+    assert row_counts(db_path)["deployments"] == 1
+    assert row_counts(db_path)["runs"] == 2
+
+
+def test_a_failure_after_the_first_level_leaves_the_database_unchanged(
+    engine: Engine, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save_run(engine, full_run("already there", source_sha256=None))
+    before = row_counts(db_path)
+    real_insert = repository._insert_level
+
+    def insert_then_fail(*args: object, **kwargs: object) -> None:
+        real_insert(*args, **kwargs)  # type: ignore[arg-type]
+        raise InjectedError
+
+    monkeypatch.setattr(repository, "_insert_level", insert_then_fail)
+    changed = full_run("new deployment").model_copy(
+        update={"deployment": full_run().deployment.model_copy(update={"gpu": "H200-SXM-141GB"})}
+    )
+    with pytest.raises(InjectedError):
+        save_run(engine, changed)
+    assert row_counts(db_path) == before
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic warns when dumping the bad level
+def test_a_database_constraint_violated_midway_rolls_back_and_raises_store_error(
+    engine: Engine, db_path: Path
+) -> None:
+    good = full_run()
+    # load_value None violates the column's NOT NULL; model_construct skips pydantic's check.
+    no_load: float = None  # type: ignore[assignment]
+    bad_level = Level.model_construct(load_kind=LoadKind.RATE, load_value=no_load)
+    broken = RunFile.model_construct(**{**dict(good), "levels": (good.levels[0], bad_level)})
+    before = row_counts(db_path)
+    with pytest.raises(StoreError, match="NOT NULL"):
+        save_run(engine, broken)
+    assert row_counts(db_path) == before
+
+
+def test_a_metric_twice_with_the_same_origin_is_refused_naming_the_level(
+    engine: Engine, db_path: Path
+) -> None:
+    twice = Metric(name="output_tok_s", value=1.0, origin=Origin.REPORTED)
+    level = full_run().levels[1].model_copy(update={"metrics": (twice, twice)})
+    run = full_run().model_copy(update={"levels": (full_run().levels[0], level)})
+    with pytest.raises(InputError) as caught:
+        save_run(engine, run)
+    assert caught.value.field == "levels[1].metrics"
+    assert caught.value.file == "probe-2025-03-04.json"
+    assert "output_tok_s" in str(caught.value)
+    assert row_counts(db_path)["runs"] == 0
+
+
+def test_save_runs_is_all_or_nothing(
+    engine: Engine, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_insert = repository._insert_level
+    calls: list[int] = []
+
+    def fail_on_third_run(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) > 4:  # two levels per run: runs 1 and 2 are fully written first
+            raise InjectedError
+        real_insert(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repository, "_insert_level", fail_on_third_run)
+    runs = [full_run(f"run {i}", source_sha256=None) for i in range(3)]
+    with pytest.raises(InjectedError):
+        save_runs(engine, runs)
+    assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
+    monkeypatch.undo()
+    results = save_runs(engine, [*runs, runs[0]])
+    assert [result.created for result in results] == [True, True, True, False]
+    assert results[3].run_id == results[0].run_id
+
+
+# ---------------------------------------------------------------- list, load, delete
+
+
+def test_list_runs_counts_levels_and_samples_in_one_query(
+    engine: Engine, statements: list[str]
+) -> None:
+    run = full_run()
+    small = full_run("small", source_sha256=None).model_copy(update={"levels": run.levels[1:]})
+    first, second = save_runs(engine, [run, small])
+    statements.clear()
+    summaries = list_runs(engine)
+    assert len(statements) == 1
+    assert [(s.run_id, s.levels, s.samples) for s in summaries] == [
+        (first.run_id, 2, 3),
+        (second.run_id, 1, 0),
+    ]
+    top = summaries[0]
+    assert (top.engine, top.gpu, top.tp, top.isl, top.osl) == (
+        "vllm",
+        "H100-SXM-80GB",
+        8,
+        3000,
+        300,
+    )
+    assert (top.source, top.provenance, top.complete) == ("probe", "measured", False)
+    assert top.started_at == run.started_at
+
+
+def test_load_runs_uses_the_same_few_queries_for_one_run_or_many(
+    engine: Engine, statements: list[str]
+) -> None:
+    saved = save_runs(engine, [full_run(f"run {i}", source_sha256=None) for i in range(6)])
+    statements.clear()
+    load_runs(engine, [saved[0].run_id], with_samples=True)
+    one = len(statements)
+    statements.clear()
+    loaded = load_runs(engine, None, with_samples=True)
+    assert len(statements) == one == 4
+    assert [stored.run_id for stored in loaded] == [result.run_id for result in saved]
+    assert all(stored.run == full_run(f"run {i}", None) for i, stored in enumerate(loaded))
+
+
+def test_load_runs_returns_runs_in_the_order_asked(engine: Engine) -> None:
+    ids = [r.run_id for r in save_runs(engine, [full_run(str(i), None) for i in range(3)])]
+    wanted = [ids[2], ids[0], ids[2]]
+    assert [stored.run_id for stored in load_runs(engine, wanted)] == [ids[2], ids[0]]
+
+
+def test_asking_for_a_missing_run_names_its_id(engine: Engine) -> None:
+    saved = save_run(engine, full_run())
+    with pytest.raises(InputError, match="no run with id 999") as caught:
+        get_run(engine, 999)
+    assert caught.value.field == "run_id"
+    with pytest.raises(InputError, match="no run with id 998, 999"):
+        load_runs(engine, [saved.run_id, 998, 999])
+
+
+def test_delete_run_cascades_to_levels_metrics_samples_and_orphan_deployment(
+    engine: Engine, db_path: Path
+) -> None:
+    saved = save_run(engine, full_run())
+    assert row_counts(db_path) == {
+        "deployments": 1,
+        "runs": 1,
+        "load_levels": 2,
+        "level_metrics": 5,
+        "request_samples": 3,
+    }
+    assert delete_run(engine, saved.run_id)
+    assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
+    assert not delete_run(engine, saved.run_id)
+
+
+def test_delete_run_keeps_a_deployment_other_runs_still_use(engine: Engine, db_path: Path) -> None:
+    first, second = save_runs(engine, [full_run("a", None), full_run("b", None)])
+    delete_run(engine, first.run_id)
+    assert row_counts(db_path)["deployments"] == 1
+    assert get_run(engine, second.run_id).run == full_run("b", None)
+
+
+def test_a_deleted_run_can_be_stored_again(engine: Engine) -> None:
+    first = save_run(engine, full_run())
+    delete_run(engine, first.run_id)
+    again = save_run(engine, full_run())
+    assert again.created
+    assert again.run_id != first.run_id
+
+
+# ---------------------------------------------------------------- prices
+
+
+def test_replace_prices_round_trips_the_shipped_catalog(engine: Engine) -> None:
+    catalog = load_catalog_csv()
+    assert count_prices(engine) == 0
+    assert prices_updated_at(engine) is None
+    assert replace_prices(engine, catalog) == len(catalog) > 0
+    assert list_prices(engine) == catalog
+    assert count_prices(engine) == len(catalog)
+    edited_at = prices_updated_at(engine)
+    assert edited_at is not None
+    assert edited_at.tzinfo is not None
+
+
+def test_replace_prices_replaces_the_whole_catalog(engine: Engine) -> None:
+    replace_prices(engine, load_catalog_csv())
+    one = PriceEntry(
+        provider="Acme",
+        sku="8xH200",
+        gpu="H200-SXM-141GB",
+        gpus_per_instance=8,
+        pricing_type="reserved_1y",
+        usd_per_gpu_hour=2.5,
+        usd_per_instance_hour=None,
+        region="",
+        as_of="2026-01",
+        source="quote",
+        confidence="low",
+        notes="",
+        is_default=True,
+    )
+    assert replace_prices(engine, [one]) == 1
+    assert list_prices(engine) == [one]
+    assert replace_prices(engine, []) == 0
+    assert count_prices(engine) == 0
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def test_save_scenario_inserts_then_updates_by_name(engine: Engine) -> None:
+    first = save_scenario(engine, "agent-platform", "name: agent-platform\n")
+    second = save_scenario(engine, " agent-platform ", "name: agent-platform\nbudget: {}\n")
+    assert second.scenario_id == first.scenario_id
+    assert second.created_at == first.created_at
+    assert second.updated_at >= first.updated_at
+    assert get_scenario(engine, "agent-platform").yaml_text == "name: agent-platform\nbudget: {}\n"
+    save_scenario(engine, "chat", "name: chat\n")
+    assert [record.name for record in list_scenarios(engine)] == ["agent-platform", "chat"]
+
+
+def test_delete_scenario_and_missing_names(engine: Engine) -> None:
+    save_scenario(engine, "chat", "name: chat\n")
+    assert delete_scenario(engine, "chat")
+    assert not delete_scenario(engine, "chat")
+    with pytest.raises(InputError, match="no saved scenario named 'chat'"):
+        get_scenario(engine, "chat")
+
+
+def test_a_blank_scenario_name_is_refused(engine: Engine) -> None:
+    with pytest.raises(InputError) as caught:
+        save_scenario(engine, "   ", "name: x\n")
+    assert caught.value.field == "name"
+    assert list_scenarios(engine) == []
