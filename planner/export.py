@@ -1,0 +1,252 @@
+"""A Plan as JSON-safe data, a flat options table, CSV and XLSX (inputs, options, curves).
+
+The only place planner data leaves as plain dicts; everything needed to reproduce the plan
+(scenario, prices, catalog version, run ids, fit summaries) goes into plan_to_dict.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import asdict
+
+from openpyxl import Workbook  # type: ignore[import-untyped]
+
+from planner.capacity import Option, Plan
+from planner.families import family_formula
+from planner.fit import CurveFit, FitResult, predict
+from planner.scenario import scenario_to_yaml
+
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+Cell = str | float | int | None
+PLAN_SCHEMA = "capplan-plan/1"
+_FIT_SLOTS = ("throughput", "ttft_p50", "ttft_p99", "tpot", "e2e_p99")
+
+
+def options_table(plan: Plan) -> list[dict[str, Cell]]:
+    """One row per option, units in the column names."""
+    choice = plan.recommendation.choice
+    return [_option_row(option, option is choice) for option in plan.options]
+
+
+def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
+    return {
+        "recommended": recommended,
+        "engine": option.engine,
+        "gpu": option.gpu,
+        "tp": option.tp,
+        "curve": option.curve.label_text(),
+        "run_id": option.curve.run_id,
+        "provenance": option.curve.provenance,
+        "meets_sla": option.meets_sla,
+        "within_budget": option.within_budget,
+        "concurrency_per_replica": option.concurrency_per_replica,
+        "binding_constraint": option.binding_constraint,
+        "output_tok_s_per_replica": _finite(option.output_tok_s_per_replica),
+        "replicas": option.replicas,
+        "gpus_per_replica": option.gpus_per_replica,
+        "gpus": option.gpus,
+        "replicas_per_node": option.replicas_per_node,
+        "nodes": option.nodes,
+        "usd_per_gpu_hour": option.usd_per_gpu_hour,
+        "price_source": option.price_source,
+        "monthly_cost_usd": _finite(option.monthly_cost_usd),
+        "ops_cost_usd": _finite(option.ops_cost_usd),
+        "total_monthly_cost_usd": _finite(option.total_monthly_cost_usd),
+        "monthly_output_tokens": _finite(option.monthly_output_tokens),
+        "usd_per_million_output_tokens": _finite(option.usd_per_million_output_tokens),
+        "budget_capacity": _finite(option.budget_capacity),
+        "budget_capacity_unit": option.budget_capacity_unit,
+        "rejected_reason": option.rejected_reason,
+        "flags": "; ".join(option.flags),
+        "notes": "; ".join(option.notes),
+    }
+
+
+def plan_to_dict(plan: Plan) -> dict[str, object]:
+    """Everything needed to reproduce the plan, JSON-safe (no inf/NaN, no objects)."""
+    rec = plan.recommendation
+    document: dict[str, JsonValue] = {
+        "schema": PLAN_SCHEMA,
+        "scenario": plan.scenario.model_dump(mode="json"),
+        "scenario_yaml": scenario_to_yaml(plan.scenario),
+        "catalog_version": plan.catalog_version,
+        "prices_used": [_json(asdict(entry)) for entry in plan.prices_used],
+        "recommendation": {
+            "choice": rec.choice.title() if rec.choice else None,
+            "choice_run_id": rec.choice.curve.run_id if rec.choice else None,
+            "runner_up": rec.runner_up.title() if rec.runner_up else None,
+            "reason": rec.reason,
+            "margin_usd": _finite(rec.margin_usd),
+            "margin_pct": _finite(rec.margin_pct),
+        },
+        "warnings": list(plan.warnings),
+        "run_ids": [_json(run_id) for run_id in _run_ids(plan)],
+        "options": [_option_dict(option, option is rec.choice) for option in plan.options],
+    }
+    return dict(document)
+
+
+def _run_ids(plan: Plan) -> list[int]:
+    return sorted({o.curve.run_id for o in plan.options if o.curve.run_id is not None})
+
+
+def _option_dict(option: Option, recommended: bool) -> JsonValue:
+    row: dict[str, JsonValue] = dict(_option_row(option, recommended))
+    row["flags"] = list(option.flags)
+    row["notes"] = list(option.notes)
+    row["failed_targets"] = list(option.failed_targets)
+    row["curve_key"] = _json(asdict(option.curve.key))
+    row["points"] = [_json(asdict(point)) for point in option.curve.points]
+    row["fits"] = _fits_dict(option.fit)
+    return row
+
+
+def _fits_dict(fit: CurveFit) -> JsonValue:
+    out: dict[str, JsonValue] = {}
+    for slot in _FIT_SLOTS:
+        result: FitResult | None = getattr(fit, slot)
+        if result is None:
+            out[slot] = None
+            continue
+        summary: dict[str, JsonValue] = {k: _json(v) for k, v in result.summary().items()}
+        summary["formula"] = family_formula(result.family)
+        out[slot] = summary
+    out["series"] = {
+        "ttft_p50": fit.ttft_p50_stat,
+        "ttft_p99": fit.ttft_p99_stat,
+        "tpot": fit.tpot_stat,
+    }
+    out["flags"] = list(fit.flags)
+    return out
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is None or math.isfinite(value) else None
+
+
+def _json(value: object) -> JsonValue:
+    """Recursively make a value JSON-safe: tuples -> lists, inf/NaN -> None."""
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, float):
+        return _finite(value)
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    return str(value)
+
+
+def plan_to_csv(plan: Plan) -> str:
+    """The options table as CSV text."""
+    rows = options_table(plan)
+    buffer = io.StringIO()
+    if not rows:
+        return ""
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def plan_to_xlsx(plan: Plan) -> bytes:
+    """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers)."""
+    book = Workbook()
+    inputs = book.active
+    inputs.title = "inputs"
+    inputs.append(["input", "value"])
+    for key, value in _flatten(plan.scenario.model_dump(mode="json")):
+        inputs.append([key, value])
+    inputs.append(["price_catalog_version", plan.catalog_version])
+    for entry in plan.prices_used:
+        inputs.append([f"catalog_price_usd_per_gpu_hour.{entry.gpu}", entry.usd_per_gpu_hour])
+        inputs.append([f"catalog_price_source.{entry.gpu}", f"{entry.describe()} {entry.source}"])
+    inputs.append(["recommendation", plan.recommendation.reason])
+    rows = options_table(plan)
+    options = book.create_sheet("options")
+    if rows:
+        options.append(list(rows[0]))
+        for row in rows:
+            options.append([_cell(v) for v in row.values()])
+    curves = book.create_sheet("curves")
+    curves.append(list(_CURVE_COLUMNS))
+    for option in plan.options:
+        for line in _curve_rows(option):
+            curves.append(line)
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def _cell(value: Cell) -> Cell:
+    return value if not isinstance(value, bool) else ("yes" if value else "no")
+
+
+def _flatten(value: object, prefix: str = "") -> list[tuple[str, Cell]]:
+    if isinstance(value, dict):
+        out: list[tuple[str, Cell]] = []
+        for key, item in value.items():
+            out.extend(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list):
+        return [(prefix, ", ".join(str(v) for v in value))]
+    if value is None or isinstance(value, str | int | float):
+        return [(prefix, _cell(value))]
+    return [(prefix, str(value))]
+
+
+_CURVE_COLUMNS = (
+    "option",
+    "run_id",
+    "concurrency",
+    "is_measured_level",
+    "extrapolated",
+    "measured_output_tok_s",
+    "fitted_output_tok_s",
+    "fitted_output_tok_s_lo",
+    "fitted_output_tok_s_hi",
+    "measured_p99_ttft_ms",
+    "fitted_p99_ttft_ms",
+    "fitted_p99_ttft_ms_lo",
+    "fitted_p99_ttft_ms_hi",
+    "measured_tpot_ms",
+    "fitted_tpot_ms",
+    "fitted_tpot_ms_lo",
+    "fitted_tpot_ms_hi",
+)
+
+
+def _curve_rows(option: Option) -> list[list[Cell]]:
+    """Measured points and fitted values (at each level and at the chosen concurrency)."""
+    by_c = {point.concurrency: point for point in option.curve.points}
+    extra = [] if option.concurrency_per_replica is None else [option.concurrency_per_replica]
+    xs = sorted(set(by_c) | set(extra))
+    rows: list[list[Cell]] = []
+    for prediction in predict(option.fit, xs):
+        point = by_c.get(prediction.concurrency)
+        ttft = None if point is None else (point.p99_ttft_ms or point.ttft_ms)
+        tpot = None if point is None else (point.p99_tpot_ms or point.tpot_ms or point.p50_tpot_ms)
+        rows.append(
+            [
+                option.title(),
+                option.curve.run_id,
+                prediction.concurrency,
+                "yes" if point is not None else "no",
+                "yes" if prediction.extrapolated else "no",
+                None if point is None else point.output_tok_s,
+                prediction.output_tok_s,
+                prediction.output_tok_s_lo,
+                prediction.output_tok_s_hi,
+                ttft,
+                prediction.p99_ttft_ms,
+                prediction.p99_ttft_ms_lo,
+                prediction.p99_ttft_ms_hi,
+                tpot,
+                prediction.tpot_ms,
+                prediction.tpot_ms_lo,
+                prediction.tpot_ms_hi,
+            ]
+        )
+    return rows

@@ -1,0 +1,203 @@
+"""Curve families: throughput T(c) and latency y(c) vs concurrency, with Jacobians and starts.
+
+Throughput: the step-time law c/(a + b c), its c^g extension and a saturating exponential.
+Latency: linear, power and a queueing blow-up. Each family knows its physical parameter range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+Model = Callable[..., Array]
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """A model family: function, Jacobian, start values and physical parameter range."""
+
+    name: str
+    param_names: tuple[str, ...]
+    func: Model
+    jac: Model
+    init: Callable[[Array, Array], Array | None]
+    valid: Callable[[Array, float], bool]
+
+
+def _columns(*columns: Array) -> Array:
+    """Jacobian (n, p) from its columns (np.stack is several times slower on tiny arrays)."""
+    return np.array(columns, dtype=np.float64).T
+
+
+def _step(c: Array, a: float, b: float) -> Array:
+    return c / (a + b * c)
+
+
+def _step_jac(c: Array, a: float, b: float) -> Array:
+    d = a + b * c
+    return _columns(-c / d**2, -(c**2) / d**2)
+
+
+def _step_power(c: Array, a: float, b: float, g: float) -> Array:
+    return c / (a + b * c**g)
+
+
+def _step_power_jac(c: Array, a: float, b: float, g: float) -> Array:
+    cg = c**g
+    d2 = (a + b * cg) ** 2
+    return _columns(-c / d2, -c * cg / d2, -c * b * cg * np.log(c) / d2)
+
+
+def _saturating(c: Array, t_max: float, c0: float) -> Array:
+    return t_max * (1.0 - np.exp(-c / c0))
+
+
+def _saturating_jac(c: Array, t_max: float, c0: float) -> Array:
+    e = np.exp(-c / c0)
+    return _columns(1.0 - e, -t_max * e * c / c0**2)
+
+
+def _linear(c: Array, y0: float, k: float) -> Array:
+    return y0 + k * c
+
+
+def _linear_jac(c: Array, y0: float, k: float) -> Array:
+    return _columns(np.ones_like(c), c)
+
+
+def _power(c: Array, y0: float, k: float, g: float) -> Array:
+    return y0 + k * c**g
+
+
+def _power_jac(c: Array, y0: float, k: float, g: float) -> Array:
+    cg = c**g
+    return _columns(np.ones_like(c), cg, k * cg * np.log(c))
+
+
+def _queueing(c: Array, y0: float, k: float, inv_c_sat: float) -> Array:
+    # Past saturation (c >= 1/inv_c_sat) the queue grows without bound: inf, not a negative time.
+    d = 1.0 - inv_c_sat * c
+    return np.where(d > 0, y0 + k * c / np.where(d > 0, d, 1.0), np.inf)
+
+
+def _queueing_jac(c: Array, y0: float, k: float, inv_c_sat: float) -> Array:
+    d = 1.0 - inv_c_sat * c
+    return _columns(np.ones_like(c), c / d, k * c**2 / d**2)
+
+
+def _weighted_line(x: Array, y: Array) -> tuple[float, float]:
+    """Intercept and slope minimising relative residuals (weights 1/y)."""
+    design = np.stack([np.ones_like(x), x], axis=1) / y[:, None]
+    (intercept, slope), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
+    return float(intercept), float(slope)
+
+
+def _step_init(c: Array, t: Array) -> Array | None:
+    # c/T = a + b c is linear: its relative-residual line is the start point.
+    a, b = _weighted_line(c, c / t)
+    if a <= 0:
+        a = float(np.min(c / t))
+    return np.array([a, max(b, 1e-12)])
+
+
+def _step_power_init(c: Array, t: Array) -> Array | None:
+    start = _step_init(c, t)
+    return None if start is None else np.array([start[0], start[1], 1.0])
+
+
+def _saturating_init(c: Array, t: Array) -> Array | None:
+    t_max = float(np.max(t)) * 1.2
+    ratio = np.clip(t / t_max, 1e-6, 1 - 1e-6)
+    c0 = float(np.median(-c / np.log1p(-ratio)))
+    return np.array([t_max, max(c0, 1e-6)])
+
+
+def _linear_init(c: Array, y: Array) -> Array | None:
+    return np.array(_weighted_line(c, y))
+
+
+def _power_init(c: Array, y: Array) -> Array | None:
+    y0, k = _weighted_line(c, y)
+    return np.array([max(y0, 0.5 * float(np.min(y))), max(k, 1e-9), 1.0])
+
+
+def _queueing_init(c: Array, y: Array) -> Array | None:
+    inv_c_sat = 0.5 / float(np.max(c))
+    y0, k = _weighted_line(c / (1.0 - inv_c_sat * c), y)
+    return np.array([y0, max(k, 1e-9), inv_c_sat])
+
+
+def _positive_params(params: Array, x_max: float) -> bool:
+    return bool(params[0] > 0 and params[1] >= 0)
+
+
+def _step_power_valid(params: Array, x_max: float) -> bool:
+    return _positive_params(params, x_max) and 0.2 <= params[2] <= 4.0
+
+
+def _saturating_valid(params: Array, x_max: float) -> bool:
+    return bool(params[0] > 0 and params[1] > 0)
+
+
+def _linear_valid(params: Array, x_max: float) -> bool:
+    return bool(params[0] + min(params[1], 0.0) * x_max > 0)
+
+
+def _power_valid(params: Array, x_max: float) -> bool:
+    return bool(params[0] >= 0 and params[1] >= 0 and 0.1 <= params[2] <= 8.0)
+
+
+def _queueing_valid(params: Array, x_max: float) -> bool:
+    return bool(params[0] >= 0 and params[1] >= 0 and 0 <= params[2] * x_max < 0.999)
+
+
+THROUGHPUT_FAMILIES: tuple[str, ...] = ("step-time", "saturating", "step-time-power")
+LATENCY_FAMILIES: tuple[str, ...] = ("linear", "power", "queueing")
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family("step-time", ("a", "b"), _step, _step_jac, _step_init, _positive_params),
+        Family(
+            "step-time-power",
+            ("a", "b", "g"),
+            _step_power,
+            _step_power_jac,
+            _step_power_init,
+            _step_power_valid,
+        ),
+        Family(
+            "saturating",
+            ("t_max", "c0"),
+            _saturating,
+            _saturating_jac,
+            _saturating_init,
+            _saturating_valid,
+        ),
+        Family("linear", ("y0", "k"), _linear, _linear_jac, _linear_init, _linear_valid),
+        Family("power", ("y0", "k", "g"), _power, _power_jac, _power_init, _power_valid),
+        Family(
+            "queueing",
+            ("y0", "k", "inv_c_sat"),
+            _queueing,
+            _queueing_jac,
+            _queueing_init,
+            _queueing_valid,
+        ),
+    )
+}
+
+
+def family_formula(name: str) -> str:
+    """The formula of a family, for reports."""
+    return {
+        "step-time": "T(c) = c / (a + b c)",
+        "step-time-power": "T(c) = c / (a + b c^g)",
+        "saturating": "T(c) = t_max (1 - exp(-c / c0))",
+        "linear": "y(c) = y0 + k c",
+        "power": "y(c) = y0 + k c^g",
+        "queueing": "y(c) = y0 + k c / (1 - c * inv_c_sat)",
+    }[name]

@@ -1,0 +1,220 @@
+"""The planning scenario (YAML): model, workload, demand, SLA, budget, candidates, prices, options.
+
+The CLI and the app read and write the same file; unknown keys are refused, never ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from errors import ScenarioError
+from planner.curves import canonical_engine, canonical_gpu
+
+DemandKind = Literal["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
+DEMAND_KINDS: tuple[DemandKind, ...] = (
+    "peak_requests_per_s",
+    "peak_concurrent_streams",
+    "monthly_output_tokens",
+)
+DEMAND_UNITS: dict[DemandKind, str] = {
+    "peak_requests_per_s": "requests/s at peak",
+    "peak_concurrent_streams": "concurrent streams at peak",
+    "monthly_output_tokens": "output tokens per month",
+}
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WorkloadSpec(_Spec):
+    """Mean prompt and output lengths of the requests to serve."""
+
+    isl: int = Field(ge=1, description="Input (prompt) length, tokens")
+    osl: int = Field(ge=1, description="Output length, tokens")
+
+
+class DemandSpec(_Spec):
+    """Expected demand: exactly one of the three measures, plus the peak-to-average ratio."""
+
+    peak_requests_per_s: float | None = Field(None, gt=0, description="Peak request rate, 1/s")
+    peak_concurrent_streams: float | None = Field(None, gt=0, description="Peak open streams")
+    monthly_output_tokens: float | None = Field(None, gt=0, description="Output tokens per month")
+    peak_to_average: float = Field(1.0, ge=1.0, description="Peak load / average load")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> DemandSpec:
+        given = [kind for kind in DEMAND_KINDS if getattr(self, kind) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one of {', '.join(DEMAND_KINDS)}; got {len(given)}: {given}"
+            )
+        return self
+
+    @property
+    def kind(self) -> DemandKind:
+        """Which of the three demand measures the scenario uses."""
+        return next(kind for kind in DEMAND_KINDS if getattr(self, kind) is not None)
+
+    @property
+    def amount(self) -> float:
+        """The demand figure in its own unit (see `unit`)."""
+        value = getattr(self, self.kind)
+        return float(value)
+
+    @property
+    def unit(self) -> str:
+        """Human unit of `amount`."""
+        return DEMAND_UNITS[self.kind]
+
+
+class SlaSpec(_Spec):
+    """Service-level targets; every target given must hold, absent ones are not checked."""
+
+    ttft_p50_ms: float | None = Field(None, gt=0, description="Median time to first token, ms")
+    ttft_p99_ms: float | None = Field(None, gt=0, description="p99 time to first token, ms")
+    tpot_p99_ms: float | None = Field(None, gt=0, description="p99 time per output token, ms")
+    min_stream_tok_s: float | None = Field(None, gt=0, description="Min per-user decode tok/s")
+    e2e_p99_ms: float | None = Field(None, gt=0, description="p99 end-to-end latency, ms")
+
+    def targets(self) -> dict[str, float]:
+        """The targets that are set, by field name."""
+        return {name: value for name, value in self.model_dump().items() if value is not None}
+
+
+class BudgetSpec(_Spec):
+    """Monthly spend limit."""
+
+    monthly_usd: float = Field(gt=0, description="Monthly budget, USD")
+
+
+class CandidatesSpec(_Spec):
+    """Which engines, GPUs and tensor-parallel sizes to consider (None = every TP measured)."""
+
+    engines: tuple[str, ...] = Field(("vllm", "tensorrt-llm"), min_length=1)
+    gpus: tuple[str, ...] = Field(("H100-SXM-80GB", "H200-SXM-141GB"), min_length=1)
+    tp: tuple[int, ...] | None = Field(None, min_length=1)
+
+    @field_validator("engines")
+    @classmethod
+    def _engines(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(canonical_engine(engine) for engine in value)
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(canonical_gpu(gpu) for gpu in value)
+
+    @field_validator("tp")
+    @classmethod
+    def _tp(cls, value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if value is not None and any(tp < 1 for tp in value):
+            raise ValueError(f"tensor-parallel sizes must be >= 1, got {list(value)}")
+        return value
+
+
+class OptionsSpec(_Spec):
+    """Planning knobs: node size, utilisation headroom, redundancy, model churn, hours."""
+
+    gpus_per_node: int = Field(8, ge=1, description="GPUs per node")
+    target_utilization: float = Field(0.8, gt=0, le=1, description="Planned load / capacity")
+    redundancy_replicas: int = Field(1, ge=0, description="Spare replicas on top of demand")
+    model_updates_per_month: float = Field(0, ge=0, description="Model rollouts per month")
+    hours_per_month: float = Field(730, gt=0, le=744, description="Billed hours per month")
+
+
+class Scenario(_Spec):
+    """One planning question."""
+
+    name: str = Field(min_length=1)
+    model: str = Field(min_length=1, description="Model name as served or on Hugging Face")
+    precision: str | None = Field(None, description="fp8, bf16, ...; None = any")
+    workload: WorkloadSpec
+    demand: DemandSpec
+    sla: SlaSpec = SlaSpec()
+    budget: BudgetSpec | None = None
+    candidates: CandidatesSpec = CandidatesSpec()
+    pricing: dict[str, float] = Field(default_factory=dict, description="USD per GPU-hour by GPU")
+    options: OptionsSpec = OptionsSpec()
+
+    @field_validator("precision")
+    @classmethod
+    def _precision(cls, value: str | None) -> str | None:
+        return value.strip().lower() if value is not None and value.strip() else None
+
+    @field_validator("pricing")
+    @classmethod
+    def _pricing(cls, value: dict[str, float]) -> dict[str, float]:
+        for gpu, price in value.items():
+            if not price > 0:
+                raise ValueError(f"price for {gpu!r} must be > 0 USD per GPU-hour, got {price!r}")
+        return {canonical_gpu(gpu): price for gpu, price in value.items()}
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and validate a scenario YAML file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"cannot read scenario file: {exc}", file=str(path)) from exc
+    return scenario_from_yaml(text, str(path))
+
+
+def scenario_from_yaml(text: str, name: str) -> Scenario:
+    """Parse scenario YAML text; `name` (usually the file path) appears in error messages."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(f"not valid YAML{where}: {problem}", file=name) from exc
+    return scenario_from_dict(raw, name)
+
+
+def scenario_from_dict(raw: object, name: str = "<scenario>") -> Scenario:
+    """Validate a decoded scenario mapping."""
+    if not isinstance(raw, dict):
+        raise ScenarioError("expected a mapping of scenario keys", file=name, value=raw)
+    try:
+        return Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise _scenario_error(exc, name) from exc
+
+
+def scenario_to_yaml(scenario: Scenario) -> str:
+    """Write a scenario as YAML that `scenario_from_yaml` reads back to an equal Scenario."""
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def _scenario_error(exc: ValidationError, name: str) -> ScenarioError:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    value = first.get("input")
+    if first["type"] == "extra_forbidden":
+        parent = _model_at(first["loc"][:-1])
+        allowed = ", ".join(parent.model_fields) if parent else "see the scenario documentation"
+        message = f"unknown key {first['loc'][-1]!r}; expected one of: {allowed}"
+        return ScenarioError(message, file=name, field=field, value=value)
+    return ScenarioError(first["msg"], file=name, field=field, value=value)
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The pydantic model that sits at a key path inside Scenario (for the allowed-keys hint)."""
+    model: type[BaseModel] = Scenario
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        annotation = field.annotation if field else None
+        candidates = [
+            arg for arg in getattr(annotation, "__args__", (annotation,)) if isinstance(arg, type)
+        ]
+        nested = next((arg for arg in candidates if issubclass(arg, BaseModel)), None)
+        if nested is None:
+            return None
+        model = nested
+    return model

@@ -1,0 +1,152 @@
+"""SLA targets checked over a concurrency grid, on the conservative side of every fitted band.
+
+A target the curve never measured cannot be verified; it is never silently passed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.families import Array
+from planner.fit import CurveFit, FitResult, series, series_attr
+from planner.scenario import Scenario
+
+MEASURED_RANGE = "measured range"
+_TARGET_TEXT = {
+    "ttft_p50_ms": ("TTFT p50", "<=", "ms"),
+    "ttft_p99_ms": ("TTFT p99", "<=", "ms"),
+    "tpot_p99_ms": ("TPOT p99", "<=", "ms"),
+    "min_stream_tok_s": ("stream speed", ">=", "tok/s"),
+    "e2e_p99_ms": ("e2e p99", "<=", "ms"),
+}
+_SLOTS = {"ttft_p50_ms": "ttft_p50", "ttft_p99_ms": "ttft_p99", "tpot_p99_ms": "tpot"}
+
+
+@dataclass(frozen=True, slots=True)
+class SlaCheck:
+    """One SLA target evaluated over the concurrency grid (values None: cannot verify)."""
+
+    name: str
+    text: str
+    limit: float
+    upper: bool
+    values: Array | None
+    why_unverifiable: str | None
+    flags: tuple[str, ...]
+
+    def holds(self) -> Array:
+        """Per grid point: the target holds (False where the value is unknown)."""
+        if self.values is None:
+            return np.zeros(0, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            ok = self.values <= self.limit if self.upper else self.values >= self.limit
+        return np.asarray(ok & np.isfinite(self.values), dtype=bool)
+
+
+def target_text(name: str, limit: float) -> str:
+    """Human text of an SLA target, e.g. 'TTFT p99 <= 300 ms'."""
+    label, op, unit = _TARGET_TEXT[name]
+    return f"{label} {op} {limit:g} {unit}"
+
+
+def throughput_grid(fit: CurveFit) -> tuple[Array, Array]:
+    """Concurrencies to search (fine grid inside the measured range) and T's lower band there."""
+    c, t = series(fit.curve.points, "output_tok_s")
+    if c.size == 0:
+        return c, t
+    if fit.throughput is None:
+        return c, t  # too few points to fit: only the measured levels can be trusted
+    low, high = float(c.min()), float(c.max())
+    step = 0.5 if high - low < 32 else 1.0
+    grid = np.unique(np.concatenate([np.arange(math.ceil(low), high + 1e-9, step), [low, high]]))
+    grid = grid[(grid >= low) & (grid <= high)]
+    return grid, fit.throughput.eval_band(grid)[0]
+
+
+def sla_checks(scenario: Scenario, fit: CurveFit, grid: Array, t_lo: Array) -> list[SlaCheck]:
+    """Every SLA target of the scenario evaluated over the grid."""
+    checks: list[SlaCheck] = []
+    for name, limit in scenario.sla.targets().items():
+        text = target_text(name, limit)
+        if name == "min_stream_tok_s":
+            values = t_lo / np.where(grid > 0, grid, np.nan)
+            checks.append(SlaCheck(name, text, limit, False, values, None, ()))
+        elif name == "e2e_p99_ms":
+            checks.append(_e2e_check(scenario, fit, grid, text, limit))
+        else:
+            slot = _SLOTS[name]
+            checks.append(_latency_check(fit, slot, grid, name=name, text=text, limit=limit))
+    return checks
+
+
+def _latency_check(
+    fit: CurveFit, slot: str, grid: Array, *, name: str, text: str, limit: float
+) -> SlaCheck:
+    stat = {"ttft_p50": fit.ttft_p50_stat, "ttft_p99": fit.ttft_p99_stat, "tpot": fit.tpot_stat}[
+        slot
+    ]
+    wanted = "p50" if slot == "ttft_p50" else "p99"
+    if stat is None:
+        return SlaCheck(name, text, limit, True, None, "the curve has no such measurement", ())
+    if stat not in (wanted, "unstated"):
+        why = f"only {stat} values were measured, not {wanted}"
+        return SlaCheck(name, text, limit, True, None, why, ())
+    flags: tuple[str, ...] = ()
+    if stat == "unstated":
+        flags = (f"{text} checked against values whose statistic the source did not state",)
+    result = {"ttft_p50": fit.ttft_p50, "ttft_p99": fit.ttft_p99, "tpot": fit.tpot}[slot]
+    attr = series_attr(slot, stat)
+    values = _upper(result, fit, attr, grid)
+    return SlaCheck(name, text, limit, True, values, None, flags)
+
+
+def _e2e_check(scenario: Scenario, fit: CurveFit, grid: Array, text: str, limit: float) -> SlaCheck:
+    if any(point.p99_e2e_ms is not None for point in fit.curve.points):
+        values = _upper(fit.e2e_p99, fit, "p99_e2e_ms", grid)
+        return SlaCheck("e2e_p99_ms", text, limit, True, values, None, ())
+    ttft = _latency_check(fit, "ttft_p99", grid, name="e2e_p99_ms", text=text, limit=limit)
+    tpot = _latency_check(fit, "tpot", grid, name="e2e_p99_ms", text=text, limit=limit)
+    if ttft.values is None or tpot.values is None:
+        why = "no e2e p99, and TTFT p99 or TPOT p99 to estimate it from, was measured"
+        return SlaCheck("e2e_p99_ms", text, limit, True, None, why, ())
+    estimate = ttft.values + (scenario.workload.osl - 1) * tpot.values
+    flag = f"{text} estimated as TTFT p99 + (OSL - 1) x TPOT p99 (no e2e p99 measured)"
+    return SlaCheck(
+        "e2e_p99_ms", text, limit, True, estimate, None, (flag, *ttft.flags, *tpot.flags)
+    )
+
+
+def _upper(result: FitResult | None, fit: CurveFit, attr: str | None, grid: Array) -> Array:
+    """Upper band of a latency over the grid; measured values at exact levels when not fitted."""
+    if result is not None:
+        return result.eval_band(grid)[1]
+    measured: dict[float, float] = {}
+    if attr is not None:
+        xs, ys = series(fit.curve.points, attr)
+        measured = dict(zip(xs.tolist(), ys.tolist(), strict=True))
+    return np.array([measured.get(float(c), np.nan) for c in grid], dtype=np.float64)
+
+
+def never_holds_text(check: SlaCheck, grid: Array) -> str:
+    """Why a target fails everywhere, with its best conservative value."""
+    values = check.values if check.values is not None else np.zeros(0)
+    finite = np.isfinite(values)
+    if not finite.any():
+        return f"{check.text} cannot be checked at any measured concurrency"
+    best_index = int(np.nanargmin(values) if check.upper else np.nanargmax(values))
+    unit = _TARGET_TEXT[check.name][2]
+    return (
+        f"{check.text} fails at every measured concurrency (best {values[best_index]:,.1f} "
+        f"{unit} on the conservative side, at {grid[best_index]:g} streams)"
+    )
+
+
+def binding_constraint(checks: list[SlaCheck], index: int, size: int) -> str:
+    """The target that fails just above c* ('measured range' when c* is the top of the data)."""
+    if index == size - 1:
+        return MEASURED_RANGE
+    failing = [c.text for c in checks if not c.holds()[index + 1]]
+    return " and ".join(failing) if failing else MEASURED_RANGE

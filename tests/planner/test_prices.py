@@ -1,0 +1,74 @@
+"""Price catalog: the shipped CSV, its defaults (DESIGN's Nebius prices), ranges set apart."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from errors import InputError, PlanningError
+from planner.prices import (
+    catalog_version,
+    default_price,
+    load_catalog_csv,
+    parse_catalog,
+    skipped_rows,
+)
+
+
+def test_shipped_catalog_defaults_are_the_design_example_prices() -> None:
+    catalog = load_catalog_csv()
+    # DESIGN.md's scenario example: H100-SXM-80GB 2.95, H200-SXM-141GB 3.50 $/GPU-hour (Nebius).
+    h100 = default_price(catalog, "H100-SXM-80GB")
+    h200 = default_price(catalog, "H200 SXM")
+    assert (h100.provider, h100.usd_per_gpu_hour) == ("Nebius", 2.95)
+    assert (h200.provider, h200.usd_per_gpu_hour) == ("Nebius", 3.5)
+    assert sum(entry.is_default for entry in catalog) == 2
+
+
+def test_price_ranges_are_skipped_with_the_reason() -> None:
+    catalog = load_catalog_csv()
+    skipped = skipped_rows()
+    assert {row.value for row in skipped} == {"3.50-5.00", "4.50-7.00"}
+    assert all("range" in row.reason for row in skipped)
+    assert all("-" not in str(entry.usd_per_gpu_hour) for entry in catalog)
+    assert all(entry.gpu in {"H100-SXM-80GB", "H200-SXM-141GB"} for entry in catalog)
+
+
+def test_no_default_for_a_gpu_is_a_planning_error() -> None:
+    with pytest.raises(PlanningError, match="B200"):
+        default_price(load_catalog_csv(), "B200")
+
+
+def test_catalog_version_ignores_order_and_tracks_content() -> None:
+    catalog = load_catalog_csv()
+    assert catalog_version(catalog) == catalog_version(list(reversed(catalog)))
+    changed = [
+        replace(catalog[0], usd_per_gpu_hour=catalog[0].usd_per_gpu_hour + 0.01),
+        *catalog[1:],
+    ]
+    assert catalog_version(changed) != catalog_version(catalog)
+    assert len(catalog_version(catalog)) == 12
+
+
+def test_is_default_column_overrides_the_provider_rule() -> None:
+    text = (
+        "# my prices\n"
+        "provider,instance_or_sku,gpu,pricing_type,usd_per_gpu_hour,is_default\n"
+        "Acme,8x H100,H100-SXM-80GB,reserved,1.99,yes\n"
+        "Nebius,HGX H100,H100-SXM-80GB,on_demand,2.95,\n"
+    )
+    entries, skipped = parse_catalog(text, "mine.csv")
+    assert skipped == []
+    assert default_price(entries, "H100-SXM-80GB").provider == "Acme"
+
+
+def test_bad_number_names_file_line_and_field() -> None:
+    text = (
+        "provider,instance_or_sku,gpu,gpus_per_instance,pricing_type,usd_per_gpu_hour\n"
+        "Acme,x,H100-SXM-80GB,eight,on_demand,2.0\n"
+    )
+    with pytest.raises(InputError) as info:
+        parse_catalog(text, "bad.csv")
+    assert info.value.file == "bad.csv" and info.value.field == "gpus_per_instance"
+    assert "line 2" in str(info.value) and "eight" in str(info.value)

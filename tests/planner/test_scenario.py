@@ -1,0 +1,149 @@
+"""Scenario YAML: the DESIGN example reads, round-trips, and bad input names file, key and value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from errors import ScenarioError
+from planner.scenario import load_scenario, scenario_from_dict, scenario_from_yaml, scenario_to_yaml
+
+DESIGN_EXAMPLE = """\
+name: agent-platform
+model: meta-llama/Llama-3.1-70B-Instruct
+precision: fp8
+workload: {isl: 3000, osl: 300}
+demand: {peak_requests_per_s: 20}        # or peak_concurrent_streams, or monthly_output_tokens
+sla: {ttft_p99_ms: 300, tpot_p99_ms: 30}
+budget: {monthly_usd: 60000}              # optional
+candidates: {engines: [vllm, tensorrt-llm], gpus: [H100-SXM-80GB, H200-SXM-141GB]}
+pricing: {H100-SXM-80GB: 2.95, H200-SXM-141GB: 3.50}   # $/GPU-hour; else the catalog default
+options: {gpus_per_node: 8, target_utilization: 0.8, redundancy_replicas: 1,
+  model_updates_per_month: 2}
+"""
+
+
+def test_design_example_reads_with_its_values() -> None:
+    s = scenario_from_yaml(DESIGN_EXAMPLE, "design.yaml")
+    assert s.workload.isl == 3000 and s.workload.osl == 300
+    assert s.demand.kind == "peak_requests_per_s" and s.demand.amount == 20
+    assert s.sla.targets() == {"ttft_p99_ms": 300, "tpot_p99_ms": 30}
+    assert s.budget is not None and s.budget.monthly_usd == 60000
+    assert s.pricing == {"H100-SXM-80GB": 2.95, "H200-SXM-141GB": 3.5}
+    assert s.options.hours_per_month == 730 and s.options.model_updates_per_month == 2
+
+
+def test_design_example_round_trips() -> None:
+    s = scenario_from_yaml(DESIGN_EXAMPLE, "design.yaml")
+    assert scenario_from_yaml(scenario_to_yaml(s), "again.yaml") == s
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    isl=st.integers(1, 200_000),
+    osl=st.integers(1, 20_000),
+    demand_kind=st.sampled_from(
+        ["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
+    ),
+    amount=st.floats(0.01, 1e12, allow_nan=False),
+    ratio=st.floats(1.0, 20.0),
+    ttft=st.none() | st.floats(1.0, 1e5),
+    utilization=st.floats(0.01, 1.0),
+    tp=st.none() | st.lists(st.integers(1, 16), min_size=1, max_size=4),
+)
+def test_random_scenarios_round_trip(
+    *,
+    isl: int,
+    osl: int,
+    demand_kind: str,
+    amount: float,
+    ratio: float,
+    ttft: float | None,
+    utilization: float,
+    tp: list[int] | None,
+) -> None:
+    raw = {
+        "name": "random",
+        "model": "org/Model-7B",
+        "workload": {"isl": isl, "osl": osl},
+        "demand": {demand_kind: amount, "peak_to_average": ratio},
+        "sla": {} if ttft is None else {"ttft_p99_ms": ttft},
+        "candidates": {"tp": tp},
+        "options": {"target_utilization": utilization},
+    }
+    s = scenario_from_dict(raw, "random")
+    assert scenario_from_yaml(scenario_to_yaml(s), "random") == s
+
+
+@pytest.mark.parametrize(
+    ("text", "key_path", "value"),
+    [
+        (DESIGN_EXAMPLE.replace("ttft_p99_ms: 300", "ttft_p99: 300"), "sla.ttft_p99", "300"),
+        (DESIGN_EXAMPLE + "colour: blue\n", "colour", "blue"),
+        (
+            DESIGN_EXAMPLE.replace("gpus_per_node: 8", "gpu_per_node: 8"),
+            "options.gpu_per_node",
+            "8",
+        ),
+    ],
+)
+def test_unknown_key_is_rejected_naming_file_key_and_value(
+    text: str, key_path: str, value: str
+) -> None:
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_yaml(text, "plans/agent.yaml")
+    message = str(info.value)
+    assert "plans/agent.yaml" in message and key_path in message and value in message
+    assert "unknown key" in message
+    assert info.value.field == key_path
+
+
+def test_bad_yaml_names_the_line() -> None:
+    with pytest.raises(ScenarioError, match=r"bad\.yaml: not valid YAML at line 3"):
+        scenario_from_yaml("name: x\nmodel: y\n  bad: here\n", "bad.yaml")
+
+
+@pytest.mark.parametrize(
+    "demand",
+    [{}, {"peak_requests_per_s": 1, "peak_concurrent_streams": 4}, {"peak_to_average": 2}],
+)
+def test_demand_needs_exactly_one_measure(demand: dict[str, float]) -> None:
+    raw = {"name": "d", "model": "m", "workload": {"isl": 1, "osl": 1}, "demand": demand}
+    with pytest.raises(ScenarioError, match="exactly one"):
+        scenario_from_dict(raw, "d.yaml")
+
+
+@pytest.mark.parametrize("utilization", [0, -0.1, 1.01])
+def test_target_utilization_must_be_in_zero_one(utilization: float) -> None:
+    text = DESIGN_EXAMPLE.replace("target_utilization: 0.8", f"target_utilization: {utilization}")
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_yaml(text, "u.yaml")
+    assert info.value.field == "options.target_utilization"
+
+
+def test_gpu_and_engine_aliases_become_canonical() -> None:
+    text = DESIGN_EXAMPLE.replace(
+        "gpus: [H100-SXM-80GB, H200-SXM-141GB]", "gpus: [H100 SXM, h200_sxm]"
+    )
+    text = text.replace("engines: [vllm, tensorrt-llm]", "engines: [vLLM, TRTLLM]")
+    text = text.replace("pricing: {H100-SXM-80GB: 2.95", "pricing: {H100-SXM5-80GB: 2.95")
+    s = scenario_from_yaml(text, "alias.yaml")
+    assert s.candidates.gpus == ("H100-SXM-80GB", "H200-SXM-141GB")
+    assert s.candidates.engines == ("vllm", "tensorrt-llm")
+    assert s.pricing["H100-SXM-80GB"] == 2.95
+
+
+def test_load_scenario_reads_a_file_and_reports_a_missing_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(DESIGN_EXAMPLE, encoding="utf-8")
+    assert load_scenario(path).name == "agent-platform"
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load_scenario(tmp_path / "missing.yaml")
+
+
+def test_top_level_must_be_a_mapping() -> None:
+    with pytest.raises(ScenarioError, match="mapping"):
+        scenario_from_yaml("- just\n- a list\n", "list.yaml")

@@ -1,0 +1,69 @@
+"""Which curve backs each candidate: exact workload first, then provenance, then most levels."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from planner.curves import CurveKey, CurvePoint, LoadCurve
+from planner.selection import select_curves
+
+from .builders import scenario
+
+
+def _curve(
+    run_id: int, isl: int | None, osl: int | None, provenance: str = "measured", levels: int = 4
+) -> LoadCurve:
+    key = CurveKey(
+        "vllm", "0.8", "meta-llama/Llama-3.1-70B", "fp8", "H100-SXM-80GB", 2, 2, isl, osl
+    )
+    points = tuple(CurvePoint(float(2**i), output_tok_s=100.0 * 2**i) for i in range(levels))
+    return LoadCurve(key, points, run_id, provenance, None, None, None, 2, ())
+
+
+def _pick(*curves: LoadCurve) -> tuple[LoadCurve | None, tuple[str, ...], list[str]]:
+    sc = scenario(workload={"isl": 1000, "osl": 500}, candidates={"engines": ["vllm"]})
+    candidates, warnings = select_curves(sc, list(curves))
+    if not candidates:
+        return None, (), warnings
+    (only,) = candidates
+    return only.curve, only.flags, warnings
+
+
+def test_exact_workload_beats_better_provenance_and_more_levels() -> None:
+    chosen, flags, _ = _pick(_curve(1, 800, 400, "measured", 8), _curve(2, 1000, 500, "published"))
+    assert chosen is not None and chosen.run_id == 2
+    assert any("chosen from 2 runs" in f for f in flags)
+
+
+def test_measured_beats_imported_beats_published_then_most_levels() -> None:
+    chosen, _, _ = _pick(_curve(1, 1000, 500, "published", 9), _curve(2, 1000, 500, "imported"))
+    assert chosen is not None and chosen.run_id == 2
+    chosen, _, _ = _pick(_curve(3, 1000, 500, "measured", 4), _curve(4, 1000, 500, "measured", 6))
+    assert chosen is not None and chosen.run_id == 4
+
+
+def test_nearby_workload_is_used_but_flagged_and_far_workload_is_not() -> None:
+    chosen, flags, _ = _pick(_curve(1, 1500, 300))
+    assert chosen is not None
+    assert "measured at ISL/OSL 1500/300, scenario 1000/500: not adjusted" in flags
+    chosen, _, warnings = _pick(_curve(2, 1000, 2000))
+    assert chosen is None
+    assert any("measured at ISL/OSL 1000/2000" in w for w in warnings)
+
+
+def test_unknown_workload_is_usable_with_a_flag() -> None:
+    chosen, flags, _ = _pick(_curve(1, None, None))
+    assert chosen is not None and "workload not stated by source" in flags
+
+
+def test_other_precision_engine_and_tp_are_left_out_with_reasons() -> None:
+    base = _curve(1, 1000, 500)
+    bf16 = replace(base, key=replace(base.key, precision="bf16"))
+    sglang = replace(base, key=replace(base.key, engine="sglang"))
+    sc = scenario(workload={"isl": 1000, "osl": 500}, candidates={"tp": [4, 8]})
+    candidates, warnings = select_curves(sc, [bf16, sglang, base])
+    assert candidates == []
+    text = " | ".join(warnings)
+    assert "precision bf16 (scenario fp8)" in text
+    assert "engine sglang not among the candidates" in text
+    assert "TP 2 not among the candidate TP sizes" in text

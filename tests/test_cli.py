@@ -1,0 +1,214 @@
+"""The capplan CLI end to end on a real SQLite file: import, runs, fit, predict, plan, demo-data."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import openpyxl
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from measurements.importers import import_path
+from measurements.run_file import write_run_file
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+C8 = FIXTURES / "vllm-cpu-real" / "c8.json"
+SCENARIOS = ROOT / "docs" / "scenarios"
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'capplan.db'}"
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'capplan.db'}"
+    result = runner.invoke(app, ["demo-data", "--db", url, "--json"])
+    assert result.exit_code == 0, result.output
+    return url
+
+
+def _json(args: list[str]) -> object:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _runs(db: str) -> list[dict[str, object]]:
+    runs = _json(["runs", "--json", "--db", db])
+    assert isinstance(runs, list)
+    return runs
+
+
+def test_every_command_has_help_and_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = ["import", "runs", "fit", "predict", "plan", "demo-data", "app", "db upgrade"]
+    for command in commands:
+        result = runner.invoke(app, [*command.split(), "--help"])
+        assert result.exit_code == 0, command
+        assert "Usage" in result.output
+        assert f"capplan {command}" in readme, f"README does not document `capplan {command}`"
+
+
+def test_import_reports_the_tools_own_numbers_and_second_import_is_a_duplicate(db: str) -> None:
+    first = _json(["import", str(C8), "--db", db, "--json"])
+    assert isinstance(first, list) and first[0]["created"] is True
+    second = _json(["import", str(C8), "--db", db, "--json"])
+    assert isinstance(second, list) and second[0]["created"] is False
+    assert second[0]["run_id"] == first[0]["run_id"]
+    assert "already stored" in str(second[0]["message"])
+    runs = _runs(db)
+    assert len(runs) == 1
+    level = runs[0]["levels"][0]  # type: ignore[index]
+    # The numbers `vllm bench serve` printed for this run (c8.json).
+    assert level["output_tok_s"] == pytest.approx(4958.706048513109)
+    assert level["p99_ttft_ms"] == pytest.approx(53.6081785600561)
+    assert level["p50_ttft_ms"] == pytest.approx(17.928565000033814)
+    assert level["load_kind"] == "concurrency" and level["load_value"] == 8
+    assert runs[0]["deployment"]["engine"] == "vllm"  # type: ignore[index]
+
+
+def test_import_plain_output_says_duplicate(db: str) -> None:
+    runner.invoke(app, ["import", str(C8), "--db", db])
+    result = runner.invoke(app, ["import", str(C8), "--db", db])
+    assert result.exit_code == 0
+    assert "already stored" in result.stdout
+
+
+def test_bad_file_exits_2_names_the_file_and_stores_nothing(db: str, tmp_path: Path) -> None:
+    bad = tmp_path / "truncated.json"
+    bad.write_text(C8.read_text(encoding="utf-8")[:300], encoding="utf-8")
+    result = runner.invoke(app, ["import", str(C8), str(bad), "--db", db])
+    assert result.exit_code == 2
+    assert "truncated.json" in result.stderr
+    assert _runs(db) == []
+
+
+def test_unknown_format_lists_what_was_looked_for(db: str, tmp_path: Path) -> None:
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"hello": 1}', encoding="utf-8")
+    result = runner.invoke(app, ["import", str(odd), "--db", db])
+    assert result.exit_code == 2
+    assert "odd.json" in result.stderr and "vllm" in result.stderr.lower()
+
+
+def test_deployment_facts_come_from_flags(db: str) -> None:
+    args = ["import", str(C8), "--gpu", "H100-SXM-80GB", "--tp", "2", "--gpu-count", "2"]
+    _json([*args, "--engine-version", "0.32.0", "--db", db, "--json"])
+    deployment = _runs(db)[0]["deployment"]
+    assert deployment["gpu"] == "H100-SXM-80GB" and deployment["tp"] == 2  # type: ignore[index]
+    assert deployment["engine_version"] == "0.32.0"  # type: ignore[index]
+
+
+def test_demo_data_is_idempotent(demo_db: str) -> None:
+    again = _json(["demo-data", "--db", demo_db, "--json"])
+    assert isinstance(again, dict)
+    assert again["runs_created"] == 0 and again["runs_already_present"] > 100
+    labels = {run["label"] for run in _runs(demo_db)}
+    assert "seed-article" in labels and "aiconfigurator-silicon-sample" in labels
+
+
+def test_fit_reports_held_out_error_per_curve(demo_db: str) -> None:
+    fits = _json(["fit", "--json", "--db", demo_db])
+    assert isinstance(fits, list) and len(fits) > 50
+    fitted = [f for f in fits if f["throughput"]]
+    assert fitted, "at least some curves must get a throughput fit"
+    assert all("loo_mape_pct" in f["throughput"] for f in fitted)
+
+
+def test_predict_marks_extrapolation(demo_db: str) -> None:
+    seed = next(r for r in _runs(demo_db) if r["label"] == "seed-article")
+    document = _json(
+        [
+            "predict",
+            "--run",
+            str(seed["run_id"]),
+            "--concurrency",
+            "8,24,500",
+            "--db",
+            demo_db,
+            "--json",
+        ]
+    )
+    assert isinstance(document, dict)
+    flags = [p["extrapolated"] for p in document["predictions"]]
+    assert flags == [False, False, True]
+
+
+def test_predict_rejects_bad_concurrency_list(demo_db: str) -> None:
+    result = runner.invoke(app, ["predict", "--run", "1", "--concurrency", "8,x", "--db", demo_db])
+    assert result.exit_code == 2
+    assert "--concurrency" in result.stderr
+
+
+def test_plan_on_seed_article_prefers_tensorrt_llm_with_fewer_replicas(demo_db: str) -> None:
+    document = _json(["plan", str(SCENARIOS / "seed-article-h100.yaml"), "--db", demo_db, "--json"])
+    assert isinstance(document, dict)
+    text = json.dumps(document)
+    assert "tensorrt-llm" in text and "vllm" in text
+    result = runner.invoke(
+        app, ["plan", str(SCENARIOS / "seed-article-h100.yaml"), "--db", demo_db]
+    )
+    assert result.exit_code == 0
+    assert re.search(r"tensorrt-llm", result.stdout.split("\n")[0])
+
+
+def test_plan_exports_xlsx(demo_db: str, tmp_path: Path) -> None:
+    target = tmp_path / "plan.xlsx"
+    result = runner.invoke(
+        app,
+        ["plan", str(SCENARIOS / "agent-platform.yaml"), "--db", demo_db, "--export", str(target)],
+    )
+    assert result.exit_code == 0, result.output
+    book = openpyxl.load_workbook(target)
+    assert "options" in book.sheetnames
+
+
+def test_scenario_with_unknown_key_is_rejected(demo_db: str, tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.yaml"
+    text = (SCENARIOS / "agent-platform.yaml").read_text(encoding="utf-8")
+    scenario.write_text(text + "surprise: 1\n", encoding="utf-8")
+    result = runner.invoke(app, ["plan", str(scenario), "--db", demo_db])
+    assert result.exit_code == 2
+    assert "bad.yaml" in result.stderr and "surprise" in result.stderr
+
+
+def test_db_upgrade_reports_revision(db: str) -> None:
+    document = _json(["db", "upgrade", "--db", db, "--json"])
+    assert isinstance(document, dict) and document["revision"]
+
+
+def test_database_url_comes_from_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'env.db'}"
+    monkeypatch.setenv("CAPPLAN_DB", url)
+    _json(["import", str(C8), "--json"])
+    assert (tmp_path / "env.db").exists()
+    assert len(_runs(url)) == 1
+
+
+def test_runfile_written_by_capplan_imports_with_its_numbers(db: str, tmp_path: Path) -> None:
+    run = import_path(C8).runs[0]
+    target = tmp_path / "probe-run.json"
+    write_run_file(run, target)
+    document = _json(["import", str(target), "--db", db, "--json"])
+    assert isinstance(document, list) and document[0]["format"] == "runfile"
+    level = _runs(db)[0]["levels"][0]  # type: ignore[index]
+    assert level["output_tok_s"] == pytest.approx(4958.706048513109)
+
+
+def test_same_content_under_another_name_is_a_duplicate(db: str, tmp_path: Path) -> None:
+    _json(["import", str(C8), "--db", db, "--json"])
+    copy = tmp_path / "c8-copy.json"
+    shutil.copy(C8, copy)
+    again = _json(["import", str(copy), "--db", db, "--json"])
+    assert isinstance(again, list) and again[0]["created"] is False
