@@ -312,12 +312,45 @@ def plan_cmd(
     out.print(plan.recommendation.reason, markup=False, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
-    rows = options_table(plan)
-    if rows:
-        table = Table(*rows[0].keys())
-        for row in rows:
-            table.add_row(*(str(v) for v in row.values()))
-        out.print(table)
+    table = Table(*(title for title, _ in _PLAN_COLUMNS))
+    for row in options_table(plan):
+        table.add_row(*(_cell(row[key]) for _, key in _PLAN_COLUMNS))
+    out.print(table)
+    for option in plan.options:
+        if option.rejected_reason:
+            out.print(
+                f"not an option: {option.title()}: {option.rejected_reason}",
+                markup=False,
+                highlight=False,
+            )
+
+
+# The terminal shows the decision columns; --json and --export carry every column.
+_PLAN_COLUMNS = (
+    ("", "recommended"),
+    ("engine", "engine"),
+    ("GPU", "gpu"),
+    ("TP", "tp"),
+    ("SLA", "meets_sla"),
+    ("streams/replica", "concurrency_per_replica"),
+    ("limited by", "binding_constraint"),
+    ("tok/s/replica", "output_tok_s_per_replica"),
+    ("replicas", "replicas"),
+    ("GPUs", "gpus"),
+    ("nodes", "nodes"),
+    ("$/month", "total_monthly_cost_usd"),
+    ("$/1M tok", "usd_per_million_output_tokens"),
+)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() or value >= 100 else f"{value:,.2f}"
+    return str(value)
 
 
 def _write_export(plan: Plan, path: Path) -> None:

@@ -18,60 +18,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu  # noqa: E402
+from measurements.importers import import_path  # noqa: E402
+from measurements.run_file import Provenance  # noqa: E402
+from planner.curves import LoadCurve, canonical_gpu, curve_from_run  # noqa: E402
 from planner.fit import fit_curve, fit_latency, fit_throughput  # noqa: E402
 
 SILICON_CSV = ROOT / "measurements" / "data" / "silicon_sample_h100_h200.csv"
-GROUP_COLUMNS = ("engine", "engine_version", "model", "precision", "gpu", "gpu_count", "tp")
-
-
-def _number(text: str) -> float | None:
-    return float(text) if text.strip() else None
-
-
-def _int(text: str) -> int | None:
-    return int(text) if text.strip() else None
 
 
 def load_curves(path: Path = SILICON_CSV) -> list[LoadCurve]:
-    """Every concurrency curve of the silicon sample (output tok/s = the file's derived column)."""
-    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
-    groups: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
-    for row in csv.DictReader(lines):
-        if row["load_type"] == "concurrency":
-            groups[tuple(row[c] for c in (*GROUP_COLUMNS, "isl", "osl"))].append(row)
-    return [_curve(rows) for rows in groups.values()]
-
-
-def _curve(rows: list[dict[str, str]]) -> LoadCurve:
-    first = rows[0]
-    key = CurveKey(
-        engine=first["engine"],
-        engine_version=first["engine_version"] or None,
-        model=first["model"],
-        precision=first["precision"] or None,
-        gpu=canonical_gpu(first["gpu"]),
-        gpu_count=_int(first["gpu_count"]),
-        tp=_int(first["tp"]),
-        isl=_int(first["isl"]),
-        osl=_int(first["osl"]),
-    )
-    points = tuple(
-        sorted(
-            (
-                CurvePoint(
-                    concurrency=float(row["concurrency_or_rate"]),
-                    output_tok_s=_number(row["output_tok_s"] or row["derived_output_tok_s"]),
-                    ttft_ms=_number(row["ttft_ms"]),
-                    tpot_ms=_number(row["tpot_ms"]),
-                )
-                for row in rows
-            ),
-            key=lambda p: p.concurrency,
-        )
-    )
-    gpus = key.tp or key.gpu_count or 1
-    return LoadCurve(key, points, None, "published", "silicon sample", None, None, gpus, ())
+    """Every concurrency curve of the silicon sample, through the real curve-CSV importer."""
+    runs = import_path(path, provenance=Provenance.PUBLISHED).runs
+    curves = (curve_from_run(run) for run in runs)
+    return [curve for curve in curves if curve is not None]
 
 
 def held_out_errors(curve: LoadCurve) -> dict[str, list[float]]:
@@ -82,7 +41,7 @@ def held_out_errors(curve: LoadCurve) -> dict[str, list[float]]:
         ("ttft_ms", fit_latency),
         ("tpot_ms", fit_latency),
     ):
-        pairs = [(p.concurrency, getattr(p, metric)) for p in curve.points]
+        pairs = [(p.concurrency, getattr(p, metric)) for p in curve.points]  # bare stat columns
         pairs = [(c, v) for c, v in pairs if v is not None]
         for i, (c_out, v_out) in enumerate(pairs):
             rest = pairs[:i] + pairs[i + 1 :]
@@ -95,6 +54,35 @@ def held_out_errors(curve: LoadCurve) -> dict[str, list[float]]:
             else:
                 errors[metric].append(100.0)  # predicted blow-up past saturation: count as 100%
     return errors
+
+
+AIC_CSV = ROOT / "planner" / "data" / "aiconfigurator_vs_silicon.csv"
+AIC_BACKENDS = {"vllm": "vllm", "trtllm": "tensorrt-llm"}
+
+
+def aiconfigurator_errors(path: Path = AIC_CSV) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """AIConfigurator 0.12.0's absolute % errors on the same silicon points (its own file)."""
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    table: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in csv.DictReader(lines):
+        if row["model"] != "meta-llama/Llama-3.1-70B" or row["backend"] not in AIC_BACKENDS:
+            continue
+        key = (AIC_BACKENDS[row["backend"]], canonical_gpu(row["system"]))
+        for metric, column in (
+            ("output_tok_s", "tok_s_err_pct"),
+            ("ttft_ms", "ttft_err_pct"),
+            ("tpot_ms", "tpot_err_pct"),
+        ):
+            if row[column].strip():
+                table[key][metric].append(abs(float(row[column])))
+    return table
+
+
+def _cells(metrics: dict[str, list[float]]) -> list[str]:
+    return [
+        f"{np.mean(metrics[m]):>8.1f} ({np.median(metrics[m]):4.1f})" if metrics[m] else "-"
+        for m in ("output_tok_s", "ttft_ms", "tpot_ms")
+    ]
 
 
 def main() -> None:
@@ -111,13 +99,15 @@ def main() -> None:
     print(f"{len(curves)} Llama-3.1-70B curves from {SILICON_CSV.name}")
     print("held-out absolute % error, mean (median)")
     print(f"{'engine':<14}{'gpu':<17}{'output tok/s':>16}{'TTFT':>16}{'TPOT':>16}{'levels':>8}")
+    aic = aiconfigurator_errors()
     for (engine, gpu), metrics in sorted(table.items()):
-        cells = [
-            f"{np.mean(metrics[m]):>8.1f} ({np.median(metrics[m]):4.1f})" if metrics[m] else "-"
-            for m in ("output_tok_s", "ttft_ms", "tpot_ms")
-        ]
+        cells = _cells(metrics)
         n = len(metrics["output_tok_s"])
         print(f"{engine:<14}{gpu:<17}{cells[0]:>16}{cells[1]:>16}{cells[2]:>16}{n:>8}")
+        if (engine, gpu) in aic:
+            peer = _cells(aic[(engine, gpu)])
+            n_peer = len(aic[(engine, gpu)]["ttft_ms"])
+            print(f"{'  AIConfigurator':<31}{peer[0]:>16}{peer[1]:>16}{peer[2]:>16}{n_peer:>8}")
     everything = load_curves()
     start = time.perf_counter()
     for curve in everything:

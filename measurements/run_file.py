@@ -270,7 +270,7 @@ class Level(_Model):
 class RunFile(_Model):
     """One deployment x workload, measured at one or more load levels."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     source: Source
     provenance: Provenance
     deployment: Deployment

@@ -142,7 +142,8 @@ def _price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -> _Price
 
 def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
     fit = fit_curve(candidate.curve)
-    grid, throughput_lo = throughput_grid(fit)
+    cap = _stream_cap(scenario, candidate.curve)
+    grid, throughput_lo = throughput_grid(fit, cap)
     checks = sla_checks(scenario, fit, grid, throughput_lo)
     flags = [*candidate.flags, *fit.curve.flags, *fit.flags]
     for check in checks:
@@ -157,7 +158,12 @@ def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
         )
         return base.rejected(reason, ())
     if grid.size == 0:
-        return base.rejected("no output tok/s measured", ())
+        reason = (
+            f"max {cap:g} streams per replica is below every measured concurrency"
+            if cap is not None
+            else "no output tok/s measured"
+        )
+        return base.rejected(reason, ())
     if unverifiable:
         reason = "; ".join(f"cannot verify {c.text}: {c.why_unverifiable}" for c in unverifiable)
         return base.rejected(reason, tuple(c.name for c in unverifiable))
@@ -169,8 +175,16 @@ def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
         reason = "; ".join(never_holds_text(c, grid) for c in failing)
         return base.rejected(reason, tuple(c.name for c in failing))
     index = int(np.flatnonzero(ok)[-1])
-    binding = binding_constraint(checks, index, grid.size)
+    binding = binding_constraint(checks, index, grid.size, cap)
     return base.sized(float(grid[index]), float(throughput_lo[index]), binding)
+
+
+def _stream_cap(scenario: Scenario, curve: LoadCurve) -> float | None:
+    """The scenario's streams-per-replica cap when it cuts into the measured range."""
+    cap = scenario.options.max_streams_per_replica
+    if cap is None or cap >= max(curve.concurrencies()):
+        return None
+    return float(cap)
 
 
 def _ceil(value: float) -> int:

@@ -65,18 +65,16 @@ def _cost_key(option: Option) -> tuple[float, int, int]:
 
 
 def _sentence(option: Option) -> str:
-    c_star = f"{option.concurrency_per_replica:g}"
-    if option.binding_constraint == MEASURED_RANGE:
-        meets = (
-            f"meets every SLA target up to its highest measured concurrency "
-            f"({c_star} streams per replica)"
-        )
-    else:
-        meets = f"meets {option.binding_constraint} at {c_star} streams per replica"
+    limit = (
+        "its highest measured concurrency"
+        if option.binding_constraint == MEASURED_RANGE
+        else option.binding_constraint
+    )
     nodes = f"{option.nodes} node" + ("" if option.nodes == 1 else "s")
     return (
-        f"{option.title()} {meets}; {option.replicas} replicas on {nodes} "
-        f"cost ${_cost(option):,.0f}/month"
+        f"{option.title()} meets every SLA target at up to "
+        f"{option.concurrency_per_replica:g} streams per replica (limited by {limit}); "
+        f"{option.replicas} replicas on {nodes} cost ${_cost(option):,.0f}/month"
     )
 
 

@@ -125,6 +125,12 @@ class OptionsSpec(_Spec):
     redundancy_replicas: int = Field(1, ge=0, description="Spare replicas on top of demand")
     model_updates_per_month: float = Field(0, ge=0, description="Model rollouts per month")
     hours_per_month: float = Field(730, gt=0, le=744, description="Billed hours per month")
+    max_streams_per_replica: int | None = Field(
+        None,
+        ge=1,
+        description="Cap on concurrent streams per replica (vLLM --max-num-seqs, "
+        "TensorRT-LLM --max_batch_size); None = as many as the SLA allows",
+    )
 
 
 class Scenario(_Spec):

@@ -52,14 +52,19 @@ def target_text(name: str, limit: float) -> str:
     return f"{label} {op} {limit:g} {unit}"
 
 
-def throughput_grid(fit: CurveFit) -> tuple[Array, Array]:
-    """Concurrencies to search (fine grid inside the measured range) and T's lower band there."""
+def throughput_grid(fit: CurveFit, cap: float | None = None) -> tuple[Array, Array]:
+    """Concurrencies to search (fine grid inside the measured range, at most `cap`) and T's
+    lower band there."""
     c, t = series(fit.curve.points, "output_tok_s")
+    if cap is not None:
+        c, t = c[c <= cap], t[c <= cap]
     if c.size == 0:
         return c, t
     if fit.throughput is None:
         return c, t  # too few points to fit: only the measured levels can be trusted
     low, high = float(c.min()), float(c.max())
+    if cap is not None:
+        high = cap
     step = 0.5 if high - low < 32 else 1.0
     grid = np.unique(np.concatenate([np.arange(math.ceil(low), high + 1e-9, step), [low, high]]))
     grid = grid[(grid >= low) & (grid <= high)]
@@ -144,9 +149,12 @@ def never_holds_text(check: SlaCheck, grid: Array) -> str:
     )
 
 
-def binding_constraint(checks: list[SlaCheck], index: int, size: int) -> str:
-    """The target that fails just above c* ('measured range' when c* is the top of the data)."""
+def binding_constraint(
+    checks: list[SlaCheck], index: int, size: int, cap: float | None = None
+) -> str:
+    """The target that fails just above c* ('measured range' when c* is the top of the data,
+    the stream cap when the scenario's max streams per replica stopped the search)."""
     if index == size - 1:
-        return MEASURED_RANGE
+        return MEASURED_RANGE if cap is None else f"max {cap:g} streams per replica"
     failing = [c.text for c in checks if not c.holds()[index + 1]]
     return " and ".join(failing) if failing else MEASURED_RANGE

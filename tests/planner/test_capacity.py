@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
-import time
 
 import numpy as np
 import pytest
@@ -256,7 +256,8 @@ def test_scenario_prices_override_the_catalog_and_defaults_fill_the_rest() -> No
     assert option.usd_per_gpu_hour == 2.0 and option.price_source == "scenario pricing"
 
 
-def test_plan_over_the_whole_silicon_sample_is_fast() -> None:
+def test_plan_over_the_whole_silicon_sample_ranks_options_by_cost() -> None:
+    # Speed is measured in bench/bench_plan_latency.py, not asserted here.
     sc = scenario(
         workload={"isl": 1024, "osl": 1024},
         sla={"ttft_p99_ms": 1000, "tpot_p99_ms": 30},
@@ -264,13 +265,8 @@ def test_plan_over_the_whole_silicon_sample_is_fast() -> None:
     )
     curves = [*SILICON, *seed_curves()]
     assert len(curves) >= 150
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        plan = make_plan(sc, curves, CATALOG)
-        best = min(best, time.perf_counter() - start)
+    plan = make_plan(sc, curves, CATALOG)
     assert len(plan.options) >= 8
-    assert best < 0.1, f"make_plan took {best * 1000:.0f} ms"
     costs = [o.total_monthly_cost_usd for o in plan.options if o.meets_sla]
     assert costs == sorted(costs)
     assert np.all([o.meets_sla for o in plan.options[: len(costs)]])
@@ -281,7 +277,10 @@ def test_loose_sla_stops_at_the_top_of_the_measured_range() -> None:
     for option in plan.options:
         assert option.concurrency_per_replica == 128  # never beyond the highest measured level
         assert option.binding_constraint == "measured range"
-    assert "up to its highest measured concurrency (128 streams" in plan.recommendation.reason
+    assert (
+        "up to 128 streams per replica (limited by its highest measured concurrency)"
+        in plan.recommendation.reason
+    )
 
 
 def test_e2e_target_without_e2e_data_is_estimated_from_ttft_and_tpot_with_a_flag() -> None:
@@ -294,3 +293,26 @@ def test_e2e_target_without_e2e_data_is_estimated_from_ttft_and_tpot_with_a_flag
     assert option.meets_sla
     assert any("estimated as TTFT p99 + (OSL - 1) x TPOT p99" in f for f in option.flags)
     assert any("statistic the source did not state" in f for f in option.flags)
+
+
+def test_stream_cap_reproduces_the_seed_articles_64_stream_arithmetic() -> None:
+    # The article compares engines at 64 streams (2,840 vs 3,620 tok/s: +27%); capping
+    # max streams per replica at 64 makes the planner size both at that operating point.
+    sc = scenario(sla={}, options={"max_streams_per_replica": 64, "redundancy_replicas": 0})
+    options = _by_engine(make_plan(sc, seed_curves(), CATALOG).options)
+    vllm, trt = options["vllm"], options["tensorrt-llm"]
+    assert vllm.concurrency_per_replica == trt.concurrency_per_replica == 64
+    assert trt.binding_constraint == vllm.binding_constraint == "max 64 streams per replica"
+    assert trt.output_tok_s_per_replica is not None and vllm.output_tok_s_per_replica is not None
+    assert vllm.output_tok_s_per_replica < 2840 and trt.output_tok_s_per_replica < 3620
+    assert trt.replicas is not None and vllm.replicas is not None
+    assert trt.replicas < vllm.replicas
+
+
+def test_stream_cap_below_every_measured_level_rejects_the_option() -> None:
+    full = seed_curve("vllm", (68.2, 1010, 2840, 3710))  # measured at 1, 16, 64, 128 streams
+    curve = dataclasses.replace(full, points=full.points[1:])  # lowest level now 16 streams
+    sc = scenario(sla={}, options={"max_streams_per_replica": 8})
+    (option,) = make_plan(sc, [curve], CATALOG).options
+    assert not option.meets_sla
+    assert option.rejected_reason == "max 8 streams per replica is below every measured concurrency"
