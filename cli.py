@@ -22,7 +22,7 @@ from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
 from db.seed import ensure_demo_data, load_demo_data
 from errors import CapplanError, InputError
 from measurements.importers import DeploymentOverrides, ImportedFile, import_path
-from measurements.run_file import Provenance, RunFile
+from measurements.run_file import Provenance
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
@@ -122,33 +122,23 @@ def import_cmd(
             pp=pp,
         )
     )
-    files: list[ImportedFile] = [
-        _guard(
-            lambda p=p: import_path(p, format_id=fmt, overrides=overrides, provenance=provenance)
-        )
-        for p in paths
-    ]
+    files = _guard(lambda: [_read(p, fmt, overrides, provenance) for p in paths])
     engine = _engine(db)
-    runs: list[RunFile] = [run for f in files for run in f.runs]
-    results = _guard(lambda: repository.save_runs(engine, runs))
-    report = []
-    index = 0
-    for imported in files:
-        for run in imported.runs:
-            result = results[index]
-            index += 1
-            report.append(
-                {
-                    "file": imported.name,
-                    "format": imported.format_id,
-                    "detected": imported.detected,
-                    "run_id": result.run_id,
-                    "created": result.created,
-                    "levels": len(run.levels),
-                    "samples": sum(len(level.samples) for level in run.levels),
-                    "message": result.message,
-                }
-            )
+    pairs = [(imported, run) for imported in files for run in imported.runs]
+    results = _guard(lambda: repository.save_runs(engine, [run for _, run in pairs]))
+    report = [
+        {
+            "file": imported.name,
+            "format": imported.format_id,
+            "detected": imported.detected,
+            "run_id": result.run_id,
+            "created": result.created,
+            "levels": len(run.levels),
+            "samples": sum(len(level.samples) for level in run.levels),
+            "message": result.message,
+        }
+        for (imported, run), result in zip(pairs, results, strict=True)
+    ]
     if as_json:
         _print_json(report)
         return
@@ -159,6 +149,12 @@ def import_cmd(
             markup=False,
             highlight=False,
         )
+
+
+def _read(
+    path: Path, fmt: str, overrides: DeploymentOverrides, provenance: Provenance
+) -> ImportedFile:
+    return import_path(path, format_id=fmt, overrides=overrides, provenance=provenance)
 
 
 @app.command("runs")
