@@ -424,6 +424,12 @@ def list_prices(engine: Engine) -> list[PriceEntry]:
     return [_price_entry(row) for row in rows]
 
 
+def count_runs(engine: Engine) -> int:
+    """How many runs the store holds."""
+    with session_scope(engine, write=False) as session:
+        return session.scalar(select(func.count(Run.id))) or 0
+
+
 def count_prices(engine: Engine) -> int:
     """How many price entries the catalog holds."""
     with session_scope(engine, write=False) as session:

@@ -44,6 +44,6 @@ def load_demo_data(engine: Engine, *, reset_prices: bool = False) -> DemoLoadRes
 
 def ensure_demo_data(engine: Engine) -> DemoLoadResult | None:
     """Load the demo data into a store that has neither runs nor prices (a first start)."""
-    if repository.count_prices(engine) == 0 and not repository.list_runs(engine):
+    if repository.count_prices(engine) == 0 and repository.count_runs(engine) == 0:
         return load_demo_data(engine)
     return None

@@ -1,0 +1,36 @@
+"""Demo data: published runs and the price catalog on a first start, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from db import repository
+from db.engine import make_engine, upgrade
+from db.seed import ensure_demo_data, load_demo_data
+from planner.prices import load_catalog_csv
+
+
+def test_first_start_loads_demo_data_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'capplan.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    first = ensure_demo_data(engine)
+    assert first is not None and first.runs_created == 232
+    assert first.prices_loaded == len(load_catalog_csv())
+    assert ensure_demo_data(engine) is None
+    labels = {summary.label for summary in repository.list_runs(engine)}
+    assert labels == {"seed-article", "aiconfigurator-silicon-sample"}
+
+
+def test_reloading_keeps_edited_prices_unless_asked(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'capplan.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    load_demo_data(engine)
+    repository.replace_prices(engine, load_catalog_csv()[:2])
+    again = load_demo_data(engine)
+    assert again.runs_created == 0 and again.prices_loaded == 0
+    assert repository.count_prices(engine) == 2
+    assert "kept" in again.message()
+    reset = load_demo_data(engine, reset_prices=True)
+    assert reset.prices_loaded == len(load_catalog_csv())
