@@ -252,15 +252,12 @@ def _refit(family: Family, x: Array, y: Array, start: Array) -> Array | None:
     def jacobian(params: Array) -> Array:
         return family.jac(x, *params) / y[:, None]
 
-    try:
-        # leastsq warns (RuntimeWarning) when it stops without converging: that fold failed.
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("error", RuntimeWarning)
-            params, status = leastsq(
-                residuals, start, Dfun=jacobian, maxfev=400, ftol=1e-7, xtol=1e-7
-            )
-    except RuntimeWarning:
-        return None
+    # full_output: leastsq reports non-convergence in its status code instead of warning
+    # (warning filters are process-global and not thread-safe under Streamlit).
+    with np.errstate(all="ignore"):
+        params, _, _, _, status = leastsq(
+            residuals, start, Dfun=jacobian, maxfev=400, ftol=1e-7, xtol=1e-7, full_output=True
+        )
     params = np.asarray(params, dtype=np.float64)
     if status not in (1, 2, 3, 4) or not _usable(family, params, x):
         return None

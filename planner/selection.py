@@ -75,7 +75,24 @@ def select_curves(
             (rank, curve, match[1] or "")
         )
     candidates = [_candidate(key, entries) for key, entries in sorted(groups.items(), key=_order)]
+    candidates = _prefer_stated_workloads(candidates, skipped)
     return candidates, _warnings(scenario, skipped, candidates)
+
+
+def _prefer_stated_workloads(candidates: list[Candidate], skipped: Counter[str]) -> list[Candidate]:
+    """Drop curves of unstated workload where the same engine and GPU were measured with one."""
+    stated = {(c.engine, c.gpu) for c in candidates if c.curve.key.isl and c.curve.key.osl}
+    kept = []
+    for candidate in candidates:
+        unstated = not (candidate.curve.key.isl and candidate.curve.key.osl)
+        if unstated and (candidate.engine, candidate.gpu) in stated:
+            skipped[
+                "workload not stated by source, and the same engine and GPU were measured "
+                "with a stated ISL/OSL"
+            ] += 1
+            continue
+        kept.append(candidate)
+    return kept
 
 
 def _order(item: tuple[tuple[str, str, int | None], object]) -> tuple[str, str, int]:

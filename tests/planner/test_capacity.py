@@ -316,3 +316,15 @@ def test_stream_cap_below_every_measured_level_rejects_the_option() -> None:
     (option,) = make_plan(sc, [curve], CATALOG).options
     assert not option.meets_sla
     assert option.rejected_reason == "max 8 streams per replica is below every measured concurrency"
+
+
+def test_curves_with_a_stated_workload_win_over_unstated_ones_for_the_same_engine_and_gpu() -> None:
+    sc = scenario(workload={"isl": 1024, "osl": 1024}, sla={})
+    plan = make_plan(sc, [*SILICON, *seed_curves()], CATALOG)
+    vllm_h100 = [o for o in plan.options if o.engine == "vllm" and o.gpu == "H100-SXM-80GB"]
+    assert vllm_h100 and all(o.curve.key.isl == 1024 for o in vllm_h100)
+    assert any("workload not stated by source, and the same engine" in w for w in plan.warnings)
+    # TensorRT-LLM on H100 was only measured by the article: its unstated curve stays, flagged.
+    trt_h100 = [o for o in plan.options if o.engine == "tensorrt-llm" and o.gpu == "H100-SXM-80GB"]
+    assert [o.curve.key.isl for o in trt_h100] == [None]
+    assert "workload not stated by source" in trt_h100[0].flags

@@ -1,0 +1,273 @@
+"""The app end to end through AppTest: every page launches on a real SQLite store with the demo
+data, and the Runs, Plan and Prices pages do what their widgets ask.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import repository
+from db.engine import make_engine
+from measurements.demo import demo_runs
+from planner.prices import catalog_version, load_catalog_csv
+from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S
+
+PAGES = {
+    "ui/plan.py": "Plan capacity",
+    "ui/curves.py": "Curves",
+    "ui/runs.py": "Runs",
+    "ui/prices.py": "GPU prices",
+}
+
+
+def _page(path: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
+    if path != "ui/plan.py":
+        at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+# st.dataframe keys do not reach AppTest for read-only tables: find each by a column of its own.
+TABLE_COLUMN = {
+    "runs_table": "imported_at",
+    "upload_outcomes_table": "status",
+    "levels_reported": "requests_sent",
+    "options_table": "recommended",
+}
+
+
+def _table(at: AppTest, name: str) -> pd.DataFrame:
+    frames = [d.value for d in at.dataframe if TABLE_COLUMN[name] in d.value.columns]
+    assert len(frames) == 1, f"expected one {name} table, found {len(frames)}"
+    frame: pd.DataFrame = frames[0]
+    return frame
+
+
+def test_every_page_launches_without_exception(store_url: str) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
+    for path, title in PAGES.items():
+        at.switch_page(path).run()
+        assert not at.exception, (path, [e.value for e in at.exception])
+        assert not at.error, (path, [e.value for e in at.error])
+        assert at.title[0].value == title
+
+
+def test_first_start_on_an_empty_store_migrates_and_loads_the_demo_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAPPLAN_DB", f"sqlite:///{tmp_path / 'fresh' / 'capplan.db'}")
+    runs = _table(_page("ui/runs.py"), "runs_table")
+    expected = demo_runs()
+    assert len(runs) == len(expected)
+    assert Counter(runs["engine"]) == Counter(run.deployment.engine for run in expected)
+
+
+def test_a_store_that_cannot_be_opened_is_reported_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CAPPLAN_DB", "not a database url")
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "not a database URL: 'not a database url' (Could not parse SQLAlchemy URL from given "
+        "URL string)"
+    ]
+
+
+def test_curves_page_shows_every_curve_of_the_chosen_model_and_workload(store_url: str) -> None:
+    engine = make_engine(store_url)
+    at = _page("ui/curves.py")
+    assert at.selectbox(key="curves_model").value == "meta-llama/Llama-3.1-70B"
+    assert at.selectbox(key="curves_workload").value == "1024/1024"
+    expected = {
+        s.run_id
+        for s in repository.list_runs(engine)
+        if s.model == "meta-llama/Llama-3.1-70B" and (s.isl, s.osl) == (1024, 1024)
+    }
+    assert set(at.multiselect(key="curves_runs_meta-llama/Llama-3.1-70B_1024/1024").value) == (
+        expected
+    )
+    quality = next(d.value for d in at.dataframe if "held_out_mape_pct" in d.value.columns)
+    assert set(quality[quality["series"] == "throughput"]["run"]) == expected
+    assert len(at.get("plotly_chart")) == 3
+    # The seed article states no ISL/OSL: its curves sit under "not stated".
+    at.selectbox(key="curves_workload").set_value("not stated").run()
+    assert not at.exception
+    seed = {s.run_id for s in repository.list_runs(engine) if s.label == "seed-article"}
+    assert set(at.multiselect(key="curves_runs_meta-llama/Llama-3.1-70B_not stated").value) == seed
+
+
+def test_runs_page_filters_the_table_by_engine(store_url: str) -> None:
+    at = _page("ui/runs.py")
+    at.multiselect(key="filter_engine").set_value(["tensorrt-llm"]).run()
+    runs = _table(at, "runs_table")
+    wanted = [r for r in demo_runs() if r.deployment.engine == "tensorrt-llm"]
+    assert len(runs) == len(wanted) > 0
+    assert set(runs["engine"]) == {"tensorrt-llm"}
+
+
+def test_runs_page_upload_stores_good_files_and_rejects_bad_ones(store_url: str) -> None:
+    at = _page("ui/runs.py")
+    before = len(_table(at, "runs_table"))
+    good = (FIXTURES / "vllm-cpu-real" / "c8.json").read_bytes()
+    at.file_uploader(key="upload_files").set_value(
+        [("c8.json", good, "application/json"), ("broken.json", b'{"date": ', "application/json")]
+    )
+    at.button[0].click().run()  # the form's Import button
+    assert not at.exception
+    outcomes = _table(at, "upload_outcomes_table")
+    by_file = dict(zip(outcomes["file"], outcomes["status"], strict=True))
+    assert by_file == {"c8.json": "stored", "broken.json": "rejected"}
+    rejected = outcomes[outcomes["file"] == "broken.json"]["message"].iloc[0]
+    assert "broken.json" in rejected and "not valid JSON" in rejected
+    runs = _table(at, "runs_table")
+    assert len(runs) == before + 1
+    assert runs.iloc[-1]["model"] == "tiny-random-llama"  # model_id in the fixture
+
+
+def test_runs_page_shows_a_run_levels_and_deletes_it_after_confirmation(store_url: str) -> None:
+    engine = make_engine(store_url)
+    seed = next(s for s in repository.list_runs(engine) if s.label == "seed-article")
+    at = _page("ui/runs.py")
+    at.selectbox(key="inspect_run").set_value(seed.run_id).run()
+    levels = _table(at, "levels_reported")
+    # The seed article's published output tok/s at 1/16/64/128 streams.
+    published = {"vllm": [68.2, 1010, 2840, 3710], "tensorrt-llm": [81.4, 1240, 3620, 4890]}
+    assert levels["output_tok_s"].tolist() == published[seed.engine]
+    assert levels["load"].tolist() == [1, 16, 64, 128]
+    delete = next(b for b in at.button if b.label == f"Delete run {seed.run_id}")
+    assert delete.disabled  # nothing happens before the confirmation box is ticked
+    at.checkbox(key=f"confirm_delete_{seed.run_id}").check().run()
+    next(b for b in at.button if b.label == f"Delete run {seed.run_id}").click().run()
+    assert not at.exception
+    assert f"run {seed.run_id} deleted" in [s.value for s in at.success]
+    assert seed.run_id not in _table(at, "runs_table")["run"].tolist()
+    assert seed.run_id not in [s.run_id for s in repository.list_runs(engine)]
+
+
+def _recommended(options: pd.DataFrame) -> pd.Series:
+    chosen = options[options["recommended"]]
+    assert len(chosen) == 1
+    return chosen.iloc[0]
+
+
+def test_plan_page_recommends_the_cheapest_option_that_meets_the_sla(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    assert len(at.success) == 1
+    options = _table(at, "options_table")
+    choice = _recommended(options)
+    meeting = options[options["meets_sla"]]
+    assert bool(choice["meets_sla"])
+    assert choice["total_monthly_cost_usd"] == meeting["total_monthly_cost_usd"].min()
+    assert f"${choice['total_monthly_cost_usd']:,.0f}/month" in at.success[0].value
+    assert [getattr(b, "label", None) for b in at.get("download_button")] == [
+        "Plan as XLSX",
+        "Plan as CSV",
+        "Plan as JSON",
+    ]
+
+
+def test_a_tighter_ttft_target_changes_the_plan(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    loose = _table(at, "options_table").set_index("run_id")
+    loose_text = at.success[0].value
+    at.number_input(key="plan_sla_ttft_p99_ms").set_value(40.0).run()
+    assert not at.exception
+    tight = _table(at, "options_table").set_index("run_id")
+    messages = [m.value for m in (*at.success, *at.error)]
+    assert messages and loose_text not in messages
+    # Tightening a target can only lower the concurrency a replica may run at.
+    before = loose["concurrency_per_replica"].to_dict()
+    for run_id, meets, c_star in zip(
+        tight.index, tight["meets_sla"], tight["concurrency_per_replica"], strict=True
+    ):
+        if meets and not math.isnan(before[run_id]):
+            assert c_star <= before[run_id]
+    assert tight["meets_sla"].sum() < loose["meets_sla"].sum()
+    bound = tight[tight["meets_sla"]]["binding_constraint"]
+    assert all(text in ("TTFT p99 <= 40 ms", "measured range") for text in bound)
+
+
+def test_plan_page_shows_a_bad_input_in_place(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    at.number_input(key="plan_demand_peak_requests_per_s").set_value(0.0).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "demand.peak_requests_per_s" in at.error[0].value
+    assert "got 0.0" in at.error[0].value
+    assert not at.success
+
+
+def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    at.text_input(key="plan_name").set_value("agent platform").run()
+    at.number_input(key="plan_sla_ttft_p99_ms").set_value(250.0).run()
+    at.number_input(key="plan_price_H200-SXM-141GB").set_value(4.25).run()
+    at.button(key="plan_save").click().run()
+    assert "saved scenario 'agent platform'" in [s.value for s in at.success]
+    at.number_input(key="plan_sla_ttft_p99_ms").set_value(900.0).run()
+    at.text_input(key="plan_name").set_value("something else").run()
+    at.number_input(key="plan_price_H200-SXM-141GB").set_value(9.0).run()
+    at.selectbox(key="plan_saved").set_value("agent platform").run()
+    at.button(key="plan_load").click().run()
+    assert not at.exception
+    assert at.number_input(key="plan_sla_ttft_p99_ms").value == 250.0
+    assert at.text_input(key="plan_name").value == "agent platform"
+    assert at.number_input(key="plan_price_H200-SXM-141GB").value == 4.25
+    assert "TTFT p99 <= 250 ms" in at.success[0].value
+
+
+def test_plan_page_prices_default_to_the_catalog_and_take_an_override(store_url: str) -> None:
+    defaults = {e.gpu: e.usd_per_gpu_hour for e in load_catalog_csv() if e.is_default}
+    at = _page("ui/plan.py")
+    assert at.number_input(key="plan_price_H100-SXM-80GB").value == defaults["H100-SXM-80GB"]
+    options = _table(at, "options_table")
+    assert set(options["price_source"].str.startswith("catalog default")) == {True}
+    at.number_input(key="plan_price_H100-SXM-80GB").set_value(1.75).run()
+    options = _table(at, "options_table")
+    h100 = options[options["gpu"] == "H100-SXM-80GB"]
+    h200 = options[options["gpu"] == "H200-SXM-141GB"]
+    assert set(h100["usd_per_gpu_hour"]) == {1.75}
+    assert set(h100["price_source"]) == {"scenario pricing"}
+    assert set(h200["usd_per_gpu_hour"]) == {defaults["H200-SXM-141GB"]}
+
+
+def _edit_prices(at: AppTest, edited_rows: dict[int, dict[str, object]]) -> AppTest:
+    key = at.data_editor[0].key
+    assert key is not None
+    at.session_state[key] = {"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []}
+    return at
+
+
+def test_prices_page_rejects_a_negative_price_and_keeps_the_catalog(store_url: str) -> None:
+    engine = make_engine(store_url)
+    stored = repository.list_prices(engine)
+    at = _page("ui/prices.py")
+    _edit_prices(at, {2: {"usd_per_gpu_hour": -1.5}})
+    next(b for b in at.button if b.label == "Save catalog").click().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "row 3" in message and "usd_per_gpu_hour" in message and "-1.5" in message
+    assert repository.list_prices(engine) == stored
+
+
+def test_prices_page_saves_an_edit_and_restores_the_shipped_catalog(store_url: str) -> None:
+    engine = make_engine(store_url)
+    at = _page("ui/prices.py")
+    _edit_prices(at, {0: {"usd_per_gpu_hour": 11.11}})
+    next(b for b in at.button if b.label == "Save catalog").click().run()
+    assert not at.exception and not at.error
+    saved = repository.list_prices(engine)
+    assert saved[0].usd_per_gpu_hour == 11.11
+    assert catalog_version(saved) in at.caption[0].value
+    next(b for b in at.button if b.label == "Restore shipped catalog").click().run()
+    assert repository.list_prices(engine) == load_catalog_csv()
+    assert catalog_version(load_catalog_csv()) in at.caption[0].value

@@ -1,0 +1,233 @@
+"""Plotly figures of fitted curves (pure: planner objects in, figures out; no streamlit here).
+
+Each curve gets its measured points as markers, the fitted line over its measured range, the band
+as a filled area, and dashed segments where the shared axis runs past what that curve measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import NDArray
+from plotly.colors import qualitative
+
+from planner.fit import CurveFit, FitResult, series, series_attr
+
+GRID_POINTS = 80
+PALETTE = qualitative.Plotly
+Array = NDArray[np.float64]
+EXTRAPOLATED_DASH = "dash"
+# Per-stream reading speed is T(c)/c: the same fit and band, divided by the concurrency.
+Transform = Callable[[Array, Array], Array]
+
+
+@dataclass(frozen=True, slots=True)
+class _Series:
+    """One measured series of one curve and the fit drawn through it."""
+
+    name: str
+    color: str
+    fit: FitResult | None
+    xs: Array
+    ys: Array
+    symbol: str = "circle"
+    width: float = 2.0
+
+
+def _identity(_x: Array, y: Array) -> Array:
+    return y
+
+
+def _per_stream(x: Array, y: Array) -> Array:
+    return y / x
+
+
+def throughput_figure(fits: Sequence[CurveFit]) -> go.Figure:
+    """Aggregate output tok/s vs concurrency, one colour per engine x GPU x TP curve."""
+    grid = concurrency_grid(fits)
+    figure = _figure("Output throughput", "output tok/s (all streams)")
+    for index, fit in enumerate(fits):
+        xs, ys = series(fit.curve.points, "output_tok_s")
+        spec = _Series(_label(fit), _color(index), fit.throughput, xs, ys)
+        _add_series(figure, spec, grid, _identity)
+    return figure
+
+
+def ttft_figure(fits: Sequence[CurveFit]) -> go.Figure:
+    """TTFT p50 (circles) and p99 (diamonds, thin) vs concurrency, log scale."""
+    grid = concurrency_grid(fits)
+    figure = _figure("Time to first token", "TTFT (ms)")
+    figure.update_yaxes(type="log")
+    for index, fit in enumerate(fits):
+        slots = (
+            ("ttft_p50", fit.ttft_p50_stat, fit.ttft_p50, "circle", 2.0),
+            ("ttft_p99", fit.ttft_p99_stat, fit.ttft_p99, "diamond", 1.2),
+        )
+        drawn: set[str] = set()
+        for slot, stat, result, symbol, width in slots:
+            attr = series_attr(slot, stat)
+            # Both slots fall back to the same unstated series: draw it once.
+            if attr is None or attr in drawn:
+                continue
+            drawn.add(attr)
+            xs, ys = series(fit.curve.points, attr)
+            name = f"{_label(fit)} · TTFT {_stat_text(stat)}"
+            _add_series(
+                figure, _Series(name, _color(index), result, xs, ys, symbol, width), grid, _identity
+            )
+    return figure
+
+
+def stream_speed_figure(fits: Sequence[CurveFit]) -> go.Figure:
+    """Per-stream tok/s (what one user reads): T(c)/c, plus 1000/TPOT where TPOT was measured."""
+    grid = concurrency_grid(fits)
+    figure = _figure("Per-stream speed", "tok/s per stream")
+    for index, fit in enumerate(fits):
+        xs, ys = series(fit.curve.points, "output_tok_s")
+        spec = _Series(f"{_label(fit)} · T(c)/c", _color(index), fit.throughput, xs, ys)
+        _add_series(figure, spec, grid, _per_stream)
+        tpot_x, tpot_ms = _tpot_points(fit)
+        if tpot_x.size:
+            figure.add_trace(
+                go.Scatter(
+                    x=tpot_x,
+                    y=1000.0 / tpot_ms,
+                    mode="markers",
+                    legendgroup=_label(fit),
+                    name=f"{_label(fit)} · 1000/TPOT measured",
+                    marker={"color": _color(index), "symbol": "x", "size": 9},
+                    hovertemplate="c=%{x:g}<br>%{y:.1f} tok/s per stream (1000/TPOT)",
+                )
+            )
+    return figure
+
+
+def concurrency_grid(fits: Sequence[CurveFit]) -> Array:
+    """Shared x grid: log-spaced over every curve's measured concurrencies, plus those points."""
+    measured = [c for fit in fits for c in fit.curve.concurrencies() if c > 0]
+    if not measured:
+        return np.array([], dtype=np.float64)
+    low, high = min(measured), max(measured)
+    spaced = np.geomspace(low, high, GRID_POINTS) if high > low else np.array([low])
+    return np.unique(np.concatenate([spaced, np.asarray(measured, dtype=np.float64)]))
+
+
+def _figure(title: str, y_title: str) -> go.Figure:
+    figure = go.Figure()
+    figure.update_layout(
+        title=title,
+        xaxis_title="concurrency (streams in flight)",
+        yaxis_title=y_title,
+        legend={"groupclick": "togglegroup"},
+        hovermode="closest",
+        margin={"t": 50},
+    )
+    figure.update_xaxes(type="log")
+    return figure
+
+
+def _add_series(
+    figure: go.Figure,
+    spec: _Series,
+    grid: Array,
+    transform: Transform,
+) -> None:
+    if spec.fit is not None:
+        _add_fit(figure, spec, spec.fit, grid, transform)
+    figure.add_trace(
+        go.Scatter(
+            x=spec.xs,
+            y=transform(spec.xs, spec.ys),
+            mode="markers",
+            name=f"{spec.name} measured",
+            legendgroup=spec.name,
+            showlegend=spec.fit is None,
+            marker={"color": spec.color, "symbol": spec.symbol, "size": 8},
+            hovertemplate="c=%{x:g}<br>%{y:,.1f} (measured)",
+        )
+    )
+
+
+def _add_fit(
+    figure: go.Figure, spec: _Series, fit: FitResult, grid: Array, transform: Transform
+) -> None:
+    inside = np.unique(np.clip(grid, fit.x_min, fit.x_max))
+    lo, hi = fit.eval_band(inside)
+    figure.add_trace(
+        go.Scatter(
+            x=np.concatenate([inside, inside[::-1]]),
+            y=_finite(np.concatenate([transform(inside, hi), transform(inside, lo)[::-1]])),
+            fill="toself",
+            fillcolor=_translucent(spec.color),
+            line={"width": 0},
+            mode="lines",
+            name=f"{spec.name} band",
+            legendgroup=spec.name,
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=inside,
+            y=_finite(transform(inside, fit.eval(inside))),
+            mode="lines",
+            name=f"{spec.name} fit ({fit.family})",
+            legendgroup=spec.name,
+            line={"color": spec.color, "width": spec.width},
+            hovertemplate="c=%{x:.1f}<br>%{y:,.1f} (fitted)",
+        )
+    )
+    below = np.append(grid[grid < fit.x_min], fit.x_min)
+    above = np.insert(grid[grid > fit.x_max], 0, fit.x_max)
+    for segment in (below, above):
+        if segment.size < 2:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=segment,
+                y=_finite(transform(segment, fit.eval(segment))),
+                mode="lines",
+                name=f"{spec.name} extrapolated",
+                legendgroup=spec.name,
+                showlegend=False,
+                line={"color": spec.color, "width": spec.width, "dash": EXTRAPOLATED_DASH},
+                hovertemplate="c=%{x:.1f}<br>%{y:,.1f} (EXTRAPOLATED)",
+            )
+        )
+
+
+def _tpot_points(fit: CurveFit) -> tuple[Array, Array]:
+    # The median TPOT is what a typical user sees; the unstated statistic is the fallback.
+    for attr in ("p50_tpot_ms", "tpot_ms"):
+        xs, ys = series(fit.curve.points, attr)
+        keep = ys > 0
+        if keep.any():
+            return xs[keep], ys[keep]
+    return np.array([], dtype=np.float64), np.array([], dtype=np.float64)
+
+
+def _finite(values: Array) -> list[float | None]:
+    # A queueing fit is infinite past saturation; plotly draws a gap for None.
+    return [float(v) if np.isfinite(v) else None for v in values]
+
+
+def _label(fit: CurveFit) -> str:
+    run = f"run {fit.curve.run_id} · " if fit.curve.run_id is not None else ""
+    return f"{run}{fit.curve.label_text()}"
+
+
+def _stat_text(stat: str | None) -> str:
+    return "(statistic not stated)" if stat in (None, "unstated") else stat
+
+
+def _color(index: int) -> str:
+    return str(PALETTE[index % len(PALETTE)])
+
+
+def _translucent(color: str, alpha: float = 0.15) -> str:
+    red, green, blue = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"

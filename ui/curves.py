@@ -1,0 +1,64 @@
+"""Curves page: measured points, fitted curves and bands per engine x GPU x TP, and fit quality."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import charts, tables
+from ui import resources as res
+
+PREFERRED_MODEL = "meta-llama/Llama-3.1-70B"
+PREFERRED_WORKLOAD = "1024/1024"
+
+url = res.open_store()
+version = res.store_version(url)
+st.title("Curves")
+st.caption(
+    "Markers: measured points. Solid line: the fitted curve over the measured range; shaded: its "
+    "band; dashed: the fit read outside what that run measured (extrapolated, not planned on)."
+)
+curves = res.load_curves(url, version)
+models = tables.model_choices(curves)
+if not models:
+    st.info("No stored run has concurrency levels yet: upload results on the Runs page.")
+    st.stop()
+left, right = st.columns(2)
+model = left.selectbox(
+    "Model",
+    models,
+    key="curves_model",
+    index=models.index(PREFERRED_MODEL) if PREFERRED_MODEL in models else 0,
+)
+workloads = tables.workload_choices(curves, model)
+workload = right.selectbox(
+    "Workload: input / output tokens (ISL/OSL)",
+    workloads,
+    key="curves_workload",
+    index=workloads.index(PREFERRED_WORKLOAD) if PREFERRED_WORKLOAD in workloads else 0,
+)
+available = tables.fits_for(res.curve_fits(url, version), model, workload)
+labels = {
+    fit.curve.run_id: f"run {fit.curve.run_id} · {fit.curve.label_text()}" for fit in available
+}
+chosen = st.multiselect(
+    "Curves to show",
+    list(labels),
+    default=list(labels),
+    format_func=lambda run_id: labels[run_id],
+    key=f"curves_runs_{model}_{workload}",
+)
+shown = [fit for fit in available if fit.curve.run_id in chosen]
+if not shown:
+    st.info("Pick at least one curve.")
+    st.stop()
+st.plotly_chart(charts.throughput_figure(shown))
+ttft, speed = st.columns(2)
+ttft.plotly_chart(charts.ttft_figure(shown))
+speed.plotly_chart(charts.stream_speed_figure(shown))
+st.subheader("Fit quality")
+st.caption("Held-out MAPE: mean error predicting each measured point from the others, in %.")
+st.dataframe(tables.fit_quality_rows(shown), hide_index=True)
+with st.expander("Flags and assumptions behind these curves"):
+    for fit in shown:
+        for flag in dict.fromkeys((*fit.curve.flags, *fit.flags)):
+            st.caption(f"run {fit.curve.run_id}: {flag}")

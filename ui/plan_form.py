@@ -1,0 +1,297 @@
+"""The Plan page's inputs: widgets (in the sidebar) -> a raw scenario mapping, and a saved
+Scenario -> widget state, so loading a scenario fills the same widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from errors import PlanningError
+from planner.curves import H100, H200, LoadCurve, canonical_engine, canonical_gpu, canonical_model
+from planner.prices import PriceEntry, default_price
+from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
+from ui.tables import model_choices
+
+DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
+ANY_PRECISION = "any"
+DEMAND_LABELS: dict[DemandKind, str] = {
+    "peak_requests_per_s": "Peak requests per second (req/s)",
+    "peak_concurrent_streams": "Peak concurrent streams (users reading at once)",
+    "monthly_output_tokens": "Output tokens per month (tokens)",
+}
+DEMAND_DEFAULTS: dict[DemandKind, float] = {
+    "peak_requests_per_s": 10.0,
+    "peak_concurrent_streams": 200.0,
+    "monthly_output_tokens": 1e10,
+}
+# (scenario field, label with unit, help in plain words, default)
+SLA_FIELDS: tuple[tuple[str, str, str, float | None], ...] = (
+    (
+        "ttft_p50_ms",
+        "TTFT p50 (ms)",
+        "Time until the first token appears, for the median request.",
+        None,
+    ),
+    (
+        "ttft_p99_ms",
+        "TTFT p99 (ms)",
+        "Time until the first token appears, for all but the slowest 1% of requests.",
+        1000.0,
+    ),
+    (
+        "tpot_p99_ms",
+        "TPOT p99 (ms)",
+        "Time between tokens for one user (all but the slowest 1%).",
+        None,
+    ),
+    (
+        "min_stream_tok_s",
+        "Minimum per-stream speed (tok/s)",
+        "Reading speed one user sees: tokens per second of a single stream.",
+        None,
+    ),
+    ("e2e_p99_ms", "End-to-end p99 (ms)", "Time from sending a request to its last token.", None),
+)
+OPTIONAL = "Leave empty to not check this target."
+
+
+def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> dict[str, object]:
+    """Draw the scenario widgets in the sidebar and return the raw scenario mapping they give."""
+    bar = st.sidebar
+    bar.header("Scenario")
+    name = bar.text_input("Scenario name", value="my-plan", key="plan_name")
+    models = model_choices(curves) or [DEFAULT_MODEL]
+    _match_loaded_model(models)
+    model = bar.selectbox(
+        "Model",
+        models,
+        key="plan_model",
+        index=models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0,
+    )
+    loaded = st.session_state.get("plan_precision")
+    extra = {loaded} if isinstance(loaded, str) and loaded != ANY_PRECISION else set()
+    precisions = [ANY_PRECISION, *sorted(set(_precisions(curves, model)) | extra)]
+    precision = bar.selectbox(
+        "Precision",
+        precisions,
+        key="plan_precision",
+        index=precisions.index("fp8") if "fp8" in precisions else 0,
+    )
+    isl = bar.number_input(
+        "Prompt length, ISL (tokens)",
+        min_value=1,
+        value=1024,
+        step=128,
+        key="plan_isl",
+        help="Mean input tokens per request.",
+    )
+    osl = bar.number_input(
+        "Output length, OSL (tokens)",
+        min_value=1,
+        value=1024,
+        step=128,
+        key="plan_osl",
+        help="Mean generated tokens per request.",
+    )
+    return {
+        "name": name,
+        "model": model,
+        "precision": None if precision == ANY_PRECISION else precision,
+        "workload": {"isl": int(isl), "osl": int(osl)},
+        "demand": _demand(),
+        "sla": _sla(),
+        "budget": _budget(),
+        **_candidates_and_pricing(curves, model, catalog),
+        "options": _options(),
+    }
+
+
+def _match_loaded_model(models: list[str]) -> None:
+    # A loaded scenario may name the model differently ("...-Instruct"); show the option the
+    # planner matches it to.
+    loaded = st.session_state.get("plan_model")
+    if isinstance(loaded, str) and loaded not in models:
+        same = [m for m in models if canonical_model(m) == canonical_model(loaded)]
+        st.session_state["plan_model"] = same[0] if same else models[0]
+
+
+def _with_loaded(key: str, options: set[str]) -> list[str]:
+    """Options plus any value a loaded scenario put in the widget's state."""
+    loaded = st.session_state.get(key)
+    return sorted(options | set(loaded if isinstance(loaded, list) else []))
+
+
+def _precisions(curves: Sequence[LoadCurve], model: str) -> list[str]:
+    wanted = canonical_model(model)
+    found = {c.key.precision for c in curves if canonical_model(c.key.model) == wanted}
+    return sorted(p for p in found if p)
+
+
+def _demand() -> dict[str, object]:
+    bar = st.sidebar
+    bar.subheader("Demand")
+    kind: DemandKind = bar.radio(
+        "Demand given as",
+        DEMAND_KINDS,
+        key="plan_demand_kind",
+        format_func=DEMAND_LABELS.__getitem__,
+    )
+    amount = bar.number_input(
+        DEMAND_LABELS[kind], min_value=0.0, key=f"plan_demand_{kind}", value=DEMAND_DEFAULTS[kind]
+    )
+    ratio = bar.number_input(
+        "Peak-to-average ratio",
+        min_value=1.0,
+        value=1.0,
+        step=0.5,
+        key="plan_peak_to_average",
+        help="Peak load divided by average load: turns monthly tokens into a peak, and a peak "
+        "into the tokens served per month.",
+    )
+    return {kind: amount, "peak_to_average": ratio}
+
+
+def _sla() -> dict[str, object]:
+    st.sidebar.subheader("SLA targets")
+    return {
+        name: value
+        for name, label, text, default in SLA_FIELDS
+        if (
+            value := st.sidebar.number_input(
+                label,
+                min_value=0.0,
+                value=default,
+                key=f"plan_sla_{name}",
+                help=f"{text} {OPTIONAL}",
+            )
+        )
+        is not None
+    }
+
+
+def _budget() -> dict[str, object] | None:
+    monthly = st.sidebar.number_input(
+        "Monthly budget ($/month)",
+        min_value=0.0,
+        value=None,
+        step=1000.0,
+        key="plan_budget",
+        help=f"Spend limit for GPUs per month. {OPTIONAL}",
+    )
+    return None if monthly is None else {"monthly_usd": monthly}
+
+
+def _candidates_and_pricing(
+    curves: Sequence[LoadCurve], model: str, catalog: Sequence[PriceEntry]
+) -> dict[str, object]:
+    bar = st.sidebar
+    bar.subheader("Candidates and prices")
+    wanted = canonical_model(model)
+    mine = [c for c in curves if canonical_model(c.key.model) == wanted]
+    engines = _with_loaded("plan_engines", {"vllm", "tensorrt-llm", *(c.key.engine for c in mine)})
+    gpus = _with_loaded("plan_gpus", {H100, H200, *(c.key.gpu for c in mine if c.key.gpu)})
+    tps = sorted({c.key.tp for c in mine if c.key.tp} | set(st.session_state.get("plan_tp", [])))
+    chosen_engines = bar.multiselect(
+        "Engines", engines, default=["vllm", "tensorrt-llm"], key="plan_engines"
+    )
+    chosen_gpus = bar.multiselect("GPUs", gpus, default=[H100, H200], key="plan_gpus")
+    chosen_tp = bar.multiselect(
+        "Tensor-parallel sizes (TP)", tps, key="plan_tp", help="Empty: every TP that was measured."
+    )
+    pricing: dict[str, object] = {}
+    for gpu in chosen_gpus:
+        default = _default_price(catalog, gpu)
+        price = bar.number_input(
+            f"{gpu} price ($/GPU-hour)",
+            min_value=0.0,
+            value=default.usd_per_gpu_hour if default else None,
+            step=0.05,
+            key=f"plan_price_{gpu}",
+            help=f"Catalog default: {default.describe()}." if default else "No catalog default.",
+        )
+        # Only a changed price goes into the scenario; else the plan cites the catalog entry.
+        if price is not None and (default is None or price != default.usd_per_gpu_hour):
+            pricing[gpu] = price
+    candidates = {"engines": chosen_engines, "gpus": chosen_gpus, "tp": chosen_tp or None}
+    return {"candidates": candidates, "pricing": pricing}
+
+
+def _default_price(catalog: Sequence[PriceEntry], gpu: str) -> PriceEntry | None:
+    try:
+        return default_price(tuple(catalog), gpu)
+    except PlanningError:
+        return None
+
+
+def _options() -> dict[str, object]:
+    bar = st.sidebar
+    bar.subheader("Planning options")
+    return {
+        "gpus_per_node": bar.number_input(
+            "GPUs per node", min_value=1, value=8, key="plan_gpus_per_node"
+        ),
+        "target_utilization": bar.slider(
+            "Target utilisation",
+            min_value=0.1,
+            max_value=1.0,
+            value=0.8,
+            step=0.05,
+            key="plan_utilization",
+            help="Share of measured capacity planned for; the rest absorbs bursts.",
+        ),
+        "redundancy_replicas": bar.number_input(
+            "Redundancy (spare replicas)", min_value=0, value=1, key="plan_redundancy"
+        ),
+        "model_updates_per_month": bar.number_input(
+            "Model updates per month",
+            min_value=0.0,
+            value=0.0,
+            key="plan_updates",
+            help="Each update rebuilds TensorRT-LLM engines; the build time is billed.",
+        ),
+        "hours_per_month": bar.number_input(
+            "Billed hours per month (h)",
+            min_value=1.0,
+            max_value=744.0,
+            value=730.0,
+            key="plan_hours",
+        ),
+    }
+
+
+def apply_scenario(scenario: Scenario) -> None:
+    """Make the widgets show a saved scenario (call from a callback, before they are drawn)."""
+    # Prices the scenario does not set fall back to the catalog default, not the last edit.
+    for key in [k for k in st.session_state if str(k).startswith("plan_price_")]:
+        del st.session_state[key]
+    st.session_state.update(widget_state(scenario))
+
+
+def widget_state(scenario: Scenario) -> dict[str, object]:
+    """Session-state values that make the widgets above show a saved scenario."""
+    demand = scenario.demand
+    state: dict[str, object] = {
+        "plan_name": scenario.name,
+        "plan_model": scenario.model,
+        "plan_precision": scenario.precision or ANY_PRECISION,
+        "plan_isl": scenario.workload.isl,
+        "plan_osl": scenario.workload.osl,
+        "plan_demand_kind": demand.kind,
+        f"plan_demand_{demand.kind}": demand.amount,
+        "plan_peak_to_average": demand.peak_to_average,
+        "plan_budget": scenario.budget.monthly_usd if scenario.budget else None,
+        "plan_engines": [canonical_engine(e) for e in scenario.candidates.engines],
+        "plan_gpus": [canonical_gpu(g) for g in scenario.candidates.gpus],
+        "plan_gpus_per_node": scenario.options.gpus_per_node,
+        "plan_utilization": scenario.options.target_utilization,
+        "plan_redundancy": scenario.options.redundancy_replicas,
+        "plan_updates": float(scenario.options.model_updates_per_month),
+        "plan_hours": float(scenario.options.hours_per_month),
+        "plan_tp": list(scenario.candidates.tp or ()),
+    }
+    sla = scenario.sla.model_dump()
+    state.update({f"plan_sla_{name}": sla[name] for name, *_ in SLA_FIELDS})
+    state.update({f"plan_price_{gpu}": price for gpu, price in scenario.pricing.items()})
+    return state

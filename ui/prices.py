@@ -1,0 +1,60 @@
+"""Prices page: edit the GPU price catalog ($/GPU-hour quotes), save it, or restore the shipped
+one; rows the shipped catalog could not use are listed with the reason."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from planner.prices import catalog_version, skipped_rows
+from ui import resources as res
+from ui import tables
+
+COLUMNS = {
+    "provider": st.column_config.TextColumn("provider", required=True),
+    "sku": st.column_config.TextColumn("SKU"),
+    "gpu": st.column_config.TextColumn("GPU", required=True),
+    "pricing_type": st.column_config.TextColumn("pricing type", required=True),
+    "usd_per_gpu_hour": st.column_config.NumberColumn(
+        "$/GPU-hour", format="%.3f", help="USD per GPU per hour; must be above 0"
+    ),
+    "as_of": st.column_config.TextColumn("as of"),
+    "source": st.column_config.TextColumn("source"),
+    "confidence": st.column_config.TextColumn("confidence"),
+    "is_default": st.column_config.CheckboxColumn(
+        "default",
+        help="The price plans use for this GPU unless the scenario sets one; exactly one per GPU.",
+    ),
+    "gpus_per_instance": st.column_config.NumberColumn("GPUs per instance", step=1),
+    "usd_per_instance_hour": st.column_config.NumberColumn("$/instance-hour", format="%.2f"),
+}
+
+url = res.open_store()
+version = res.store_version(url)
+st.title("GPU prices")
+if flash := st.session_state.pop("prices_flash", None):
+    st.success(flash)
+catalog = res.price_catalog(url, version)
+st.caption(
+    f"Catalog version {catalog_version(catalog)} ({len(catalog)} prices). Plans record the "
+    "version they used. Edit cells, add or delete rows, then save."
+)
+frame = pd.DataFrame(tables.price_rows(catalog), columns=list(tables.PRICE_COLUMNS))
+# Keyed by the store version so edits start afresh from the catalog just saved.
+edited = st.data_editor(
+    frame, column_config=COLUMNS, num_rows="dynamic", hide_index=True, key=f"price_editor_{version}"
+)
+save, restore = st.columns(2)
+if save.button("Save catalog", type="primary"):
+    rows = tables.records(edited)
+    count = res.guarded(lambda: res.save_price_rows(url, rows))
+    if count is not None:
+        st.session_state["prices_flash"] = f"catalog saved: {count} prices"
+        st.rerun()
+if restore.button("Restore shipped catalog"):
+    count = res.guarded(lambda: res.restore_shipped_prices(url))
+    st.session_state["prices_flash"] = f"shipped catalog restored: {count} prices"
+    st.rerun()
+st.subheader("Shipped rows without a usable price")
+st.caption("Quotes given only as a range (or blank) cannot price a plan; they are left out.")
+st.dataframe(tables.skipped_price_rows(skipped_rows()), hide_index=True)

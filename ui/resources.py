@@ -1,0 +1,222 @@
+"""Cached access to the store and the core for the pages: one engine per URL, loaders keyed by a
+store version that every write bumps, and the write actions (uploads, deletes, prices, scenarios).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import streamlit as st
+from pydantic import ValidationError
+
+from db import repository
+from db.engine import Engine, make_engine, resolve_db_url, upgrade
+from db.repository import RunSummary, ScenarioRecord, StoredRun
+from db.seed import ensure_demo_data
+from errors import CapplanError
+from measurements.importers import DeploymentOverrides, import_bytes
+from measurements.run_file import Provenance, input_error_from_validation
+from planner.capacity import Plan, make_plan
+from planner.curves import LoadCurve, curve_from_run
+from planner.fit import CurveFit, fit_curve
+from planner.prices import PriceEntry, load_catalog_csv
+from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
+from ui.tables import price_entries_from_rows
+
+T = TypeVar("T")
+UploadStatus = Literal["stored", "already stored", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class UploadOutcome:
+    """What happened to one uploaded file (or one run of a file that holds several)."""
+
+    file: str
+    detected: str | None
+    status: UploadStatus
+    run_id: int | None
+    levels: int
+    message: str
+
+
+@dataclass(slots=True)
+class _Counter:
+    value: int = 0
+
+
+def db_url() -> str:
+    """The store URL: $CAPPLAN_DB, else capplan's default (sqlite:///data/capplan.db)."""
+    return resolve_db_url(None)
+
+
+@st.cache_resource(show_spinner="Opening the store (migrations, demo data on first start)...")
+def store_engine(url: str) -> Engine:
+    """The engine for url: migrations applied, demo data loaded into an empty store."""
+    upgrade(url)
+    engine = make_engine(url)
+    ensure_demo_data(engine)
+    return engine
+
+
+@st.cache_resource
+def _counter(url: str) -> _Counter:
+    return _Counter()
+
+
+def open_store() -> str:
+    """The store URL with the store opened; when that fails, say why in place and stop the page."""
+    url = db_url()
+    if guarded(lambda: store_engine(url)) is None:
+        st.stop()
+    return url
+
+
+def store_version(url: str) -> int:
+    """The store's write counter: cached loaders take it so a write shows at once."""
+    return _counter(url).value
+
+
+def bump_version(url: str) -> None:
+    """Mark the store changed (after a write) so every cached loader reloads."""
+    _counter(url).value += 1
+
+
+def guarded(action: Callable[[], T]) -> T | None:
+    """Run a core call; a CapplanError is shown with st.error in place and gives None."""
+    try:
+        return action()
+    except CapplanError as exc:
+        st.error(str(exc))
+        return None
+
+
+# ---------------------------------------------------------------- cached loaders
+
+
+@st.cache_data(show_spinner=False)
+def run_summaries(url: str, version: int) -> list[RunSummary]:
+    """Every stored run with its level and sample counts."""
+    return repository.list_runs(store_engine(url))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def stored_run(url: str, version: int, run_id: int) -> StoredRun:
+    """One stored run with its samples (InputError when there is no such run)."""
+    return repository.get_run(store_engine(url), run_id)
+
+
+@st.cache_data(show_spinner="Building curves...")
+def load_curves(url: str, version: int) -> list[LoadCurve]:
+    """One LoadCurve per stored run that has concurrency levels."""
+    stored = repository.load_runs(store_engine(url))
+    curves = (curve_from_run(s.run, s.run_id) for s in stored)
+    return [curve for curve in curves if curve is not None]
+
+
+@st.cache_data(show_spinner="Fitting curves...")
+def curve_fits(url: str, version: int) -> list[CurveFit]:
+    """The throughput, TTFT and TPOT fits of every curve."""
+    return [fit_curve(curve) for curve in load_curves(url, version)]
+
+
+@st.cache_data(show_spinner=False)
+def price_catalog(url: str, version: int) -> list[PriceEntry]:
+    """The stored price catalog, or the shipped one when the store has none (as the CLI does)."""
+    return repository.list_prices(store_engine(url)) or load_catalog_csv()
+
+
+@st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: scenario_to_yaml})
+def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
+    """The capacity plan for a scenario over every stored curve and the price catalog."""
+    return make_plan(scenario, load_curves(url, version), price_catalog(url, version))
+
+
+@st.cache_data(show_spinner=False)
+def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
+    """The scenarios saved in the store, by name."""
+    return repository.list_scenarios(store_engine(url))
+
+
+# ---------------------------------------------------------------- writes
+
+
+def import_uploads(
+    url: str,
+    files: Sequence[tuple[str, bytes]],
+    overrides: DeploymentOverrides,
+    provenance: Provenance = Provenance.IMPORTED,
+) -> list[UploadOutcome]:
+    """Import and store each (name, bytes) on its own: a bad file stores nothing, good ones do."""
+    outcomes: list[UploadOutcome] = []
+    for name, data in files:
+        outcomes.extend(_import_one(url, name, data, overrides, provenance))
+    if any(outcome.status == "stored" for outcome in outcomes):
+        bump_version(url)
+    return outcomes
+
+
+def _import_one(
+    url: str, name: str, data: bytes, overrides: DeploymentOverrides, provenance: Provenance
+) -> list[UploadOutcome]:
+    try:
+        imported = import_bytes(name, data, overrides=overrides, provenance=provenance)
+        # One transaction per file: a file with several runs is stored whole or not at all.
+        results = repository.save_runs(store_engine(url), imported.runs)
+    except CapplanError as exc:
+        return [UploadOutcome(name, None, "rejected", None, 0, str(exc))]
+    return [
+        UploadOutcome(
+            file=name,
+            detected=imported.detected,
+            status="stored" if result.created else "already stored",
+            run_id=result.run_id,
+            levels=len(run.levels),
+            message=result.message,
+        )
+        for run, result in zip(imported.runs, results, strict=True)
+    ]
+
+
+def deployment_overrides(values: dict[str, object]) -> DeploymentOverrides:
+    """Validated upload-form facts (blank fields mean 'take it from the file')."""
+    try:
+        return DeploymentOverrides.model_validate(values)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, "upload form") from exc
+
+
+def delete_run(url: str, run_id: int) -> bool:
+    """Delete a stored run and its levels; False when it was already gone."""
+    deleted = repository.delete_run(store_engine(url), run_id)
+    bump_version(url)
+    return deleted
+
+
+def save_price_rows(url: str, rows: Sequence[dict[str, object]]) -> int:
+    """Validate edited catalog rows and replace the stored catalog with them."""
+    entries = price_entries_from_rows(rows)
+    count = repository.replace_prices(store_engine(url), entries)
+    bump_version(url)
+    return count
+
+
+def restore_shipped_prices(url: str) -> int:
+    """Replace the stored catalog with the shipped planner/data/gpu_prices.csv."""
+    count = repository.replace_prices(store_engine(url), load_catalog_csv())
+    bump_version(url)
+    return count
+
+
+def save_scenario(url: str, scenario: Scenario) -> ScenarioRecord:
+    """Save a scenario as YAML under its name (replacing one with the same name)."""
+    record = repository.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
+    bump_version(url)
+    return record
+
+
+def load_scenario(url: str, name: str) -> Scenario:
+    """A saved scenario, validated (ScenarioError names the field when it no longer validates)."""
+    record = repository.get_scenario(store_engine(url), name)
+    return scenario_from_yaml(record.yaml_text, f"saved scenario {name!r}")

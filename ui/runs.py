@@ -1,0 +1,93 @@
+"""Runs page: upload result files, browse and filter the stored runs, inspect one, delete it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import streamlit as st
+
+from db.repository import RunSummary
+from measurements.run_file import Origin
+from ui import resources as res
+from ui import tables, upload_form
+
+
+def _upload(url: str) -> None:
+    st.subheader("Upload results")
+    with st.form("upload"):
+        files = st.file_uploader(
+            "Result files: vLLM bench serve JSON, vLLM nightly table, InferenceX, curve CSV, "
+            "capplan RunFile",
+            accept_multiple_files=True,
+            key="upload_files",
+        )
+        facts = upload_form.deployment_facts()
+        provenance = upload_form.provenance()
+        submitted = st.form_submit_button("Import")
+    if submitted and not files:
+        st.warning("Choose one or more files first.")
+    elif submitted:
+        overrides = res.guarded(lambda: res.deployment_overrides(facts))
+        if overrides is not None:
+            pairs = [(f.name, f.getvalue()) for f in files]
+            outcomes = res.import_uploads(url, pairs, overrides, provenance)
+            st.session_state["upload_outcomes"] = [asdict(o) for o in outcomes]
+    if st.session_state.get("upload_outcomes"):
+        st.dataframe(st.session_state["upload_outcomes"], hide_index=True)
+
+
+def _runs_table(url: str) -> list[RunSummary]:
+    header, refresh = st.columns([5, 1])
+    header.subheader("Stored runs")
+    if refresh.button("Reload from store", help="Pick up runs imported from the CLI meanwhile."):
+        res.bump_version(url)
+    summaries = res.run_summaries(url, res.store_version(url))
+    columns = st.columns(4)
+    wanted = {
+        name: column.multiselect(f"Filter: {name}", options, key=f"filter_{name}")
+        for (name, options), column in zip(
+            tables.filter_choices(summaries).items(), columns, strict=True
+        )
+    }
+    shown = tables.filter_runs(summaries, wanted)
+    st.dataframe(tables.run_rows(shown), hide_index=True)
+    return shown
+
+
+def _inspect(url: str, shown: list[RunSummary]) -> None:
+    labels = {s.run_id: f"run {s.run_id} · {s.engine} · {s.model} · {s.gpu or '?'}" for s in shown}
+    run_id = st.selectbox(
+        "Inspect run", list(labels), format_func=labels.__getitem__, key="inspect_run"
+    )
+    if run_id is None:
+        return
+    stored = res.guarded(lambda: res.stored_run(url, res.store_version(url), run_id))
+    if stored is None:
+        return
+    facts, levels = st.columns([1, 3])
+    facts.dataframe(tables.deployment_rows(stored.run), hide_index=True)
+    levels.markdown("**Levels: values the source reported**")
+    levels.dataframe(tables.level_rows(stored.run, Origin.REPORTED), hide_index=True)
+    for origin, caption in (
+        (Origin.RECOMPUTED, "recomputed by capplan from per-request samples"),
+        (Origin.DERIVED, "derived by capplan from other reported values"),
+    ):
+        rows = tables.level_rows(stored.run, origin)
+        if rows:
+            levels.markdown(f"**Levels: {caption}**")
+            levels.dataframe(rows, hide_index=True)
+    confirm = st.checkbox(
+        f"Yes, delete run {run_id} with its levels and samples", key=f"confirm_delete_{run_id}"
+    )
+    clicked = st.button(f"Delete run {run_id}", disabled=not confirm, type="primary")
+    if clicked and res.guarded(lambda: res.delete_run(url, run_id)) is not None:
+        st.session_state["runs_flash"] = f"run {run_id} deleted"
+        st.rerun()
+
+
+url = res.open_store()
+st.title("Runs")
+if flash := st.session_state.pop("runs_flash", None):
+    st.success(flash)
+_upload(url)
+_inspect(url, _runs_table(url))
