@@ -21,7 +21,12 @@ from db import repository
 from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
 from db.seed import ensure_demo_data, load_demo_data
 from errors import CapplanError, InputError
-from measurements.importers import DeploymentOverrides, ImportedFile, import_path
+from measurements.importers import (
+    MAX_IMPORT_BYTES,
+    DeploymentOverrides,
+    ImportedFile,
+    import_path,
+)
 from measurements.run_file import Provenance
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
@@ -413,6 +418,8 @@ def app_cmd(
         str(port),
         "--server.headless",
         "true",
+        "--server.maxUploadSize",
+        str(MAX_IMPORT_BYTES // (1024 * 1024)),
         "--browser.gatherUsageStats",
         "false",
     ]
