@@ -58,9 +58,10 @@ class Option:
     notes: tuple[str, ...]
 
     def title(self) -> str:
-        """Short name, e.g. 'tensorrt-llm on H100-SXM-80GB (TP 1)'."""
+        """Short name, e.g. 'tensorrt-llm on H100-SXM-80GB (TP 1, fp8)'."""
         tp = f"TP {self.tp}" if self.tp else "TP not stated"
-        return f"{self.engine} on {self.gpu} ({tp})"
+        precision = self.curve.key.precision or "precision not stated"
+        return f"{self.engine} on {self.gpu} ({tp}, {precision})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +152,9 @@ def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
     base = _Base(scenario, candidate, fit, price, tuple(dict.fromkeys(flags)))
     unverifiable = [c for c in checks if c.values is None]
     gpus_per_node = scenario.options.gpus_per_node
-    if candidate.curve.gpus_per_replica > gpus_per_node:
+    if candidate.gpus_per_replica > gpus_per_node:
         reason = (
-            f"a replica needs {candidate.curve.gpus_per_replica} GPUs, more than the "
+            f"a replica needs {candidate.gpus_per_replica} GPUs, more than the "
             f"{gpus_per_node} GPUs of one node (a replica never spans nodes)"
         )
         return base.rejected(reason, ())
@@ -215,9 +216,10 @@ class _Base:
             binding_constraint=None,
             output_tok_s_per_replica=None,
             replicas=None,
-            gpus_per_replica=curve.gpus_per_replica,
+            gpus_per_replica=self.candidate.gpus_per_replica,
             gpus=None,
-            replicas_per_node=self.scenario.options.gpus_per_node // curve.gpus_per_replica,
+            replicas_per_node=self.scenario.options.gpus_per_node
+            // self.candidate.gpus_per_replica,
             nodes=None,
             usd_per_gpu_hour=self.price.usd_per_gpu_hour,
             price_source=self.price.source,
@@ -244,7 +246,7 @@ class _Base:
         opts = sc.options
         serving, peak_tok_s, monthly_tokens = _demand(sc, c_star, t_lo)
         replicas = serving + opts.redundancy_replicas
-        per_node = opts.gpus_per_node // self.candidate.curve.gpus_per_replica
+        per_node = opts.gpus_per_node // self.candidate.gpus_per_replica
         nodes = _ceil(replicas / per_node)
         monthly = nodes * opts.gpus_per_node * self.price.usd_per_gpu_hour * opts.hours_per_month
         ops, ops_note = self._ops_cost()
@@ -255,7 +257,7 @@ class _Base:
             f"(lower band); peak demand {peak_tok_s:,.0f} output tok/s at "
             f"{opts.target_utilization:.0%} target utilisation needs {serving} replica(s) "
             f"+ {opts.redundancy_replicas} spare",
-            f"{replicas} replica(s) x {self.candidate.curve.gpus_per_replica} GPU(s), "
+            f"{replicas} replica(s) x {self.candidate.gpus_per_replica} GPU(s), "
             f"{per_node} per {opts.gpus_per_node}-GPU node -> {nodes} node(s)",
         ]
         notes.extend(note for note in (ops_note, self._startup_note()) if note)
@@ -265,7 +267,7 @@ class _Base:
             binding_constraint=binding,
             output_tok_s_per_replica=t_lo,
             replicas=replicas,
-            gpus=replicas * self.candidate.curve.gpus_per_replica,
+            gpus=replicas * self.candidate.gpus_per_replica,
             nodes=nodes,
             monthly_cost_usd=monthly,
             ops_cost_usd=ops,
@@ -287,7 +289,7 @@ class _Base:
             return 0.0, None
         if build_s is None:
             return 0.0, "no engine build time measured: model-update cost counted as $0"
-        gpus = self.candidate.curve.gpus_per_replica
+        gpus = self.candidate.gpus_per_replica
         cost = updates * build_s / SECONDS_PER_HOUR * gpus * self.price.usd_per_gpu_hour
         note = (
             f"engine build {build_s / 60:.0f} min x {updates:g} model update(s)/month x "
@@ -308,7 +310,7 @@ class _Base:
         opts = self.scenario.options
         node_cost = opts.gpus_per_node * self.price.usd_per_gpu_hour * opts.hours_per_month
         nodes = math.floor(max(budget - ops, 0.0) / node_cost + 1e-12)
-        per_node = opts.gpus_per_node // self.candidate.curve.gpus_per_replica
+        per_node = opts.gpus_per_node // self.candidate.gpus_per_replica
         serving = max(nodes * per_node - opts.redundancy_replicas, 0)
         return _serving_to_demand(self.scenario, serving, c_star, t_lo)
 

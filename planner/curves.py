@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from measurements.run_file import Level, LoadKind, RunFile
+from measurements.run_file import Level, LoadKind, Origin, RunFile
 
 H100 = "H100-SXM-80GB"
 H200 = "H200-SXM-141GB"
@@ -64,7 +64,7 @@ class LoadCurve:
     label: str | None
     cold_start_s: float | None
     engine_build_s: float | None
-    gpus_per_replica: int
+    gpus_per_replica: int | None  # None: neither TP nor GPU count stated (never guessed)
     flags: tuple[str, ...]
 
     def label_text(self) -> str:
@@ -124,6 +124,7 @@ def curve_from_run(
     if not points:
         return None
     flags.extend(_stat_flags(points))
+    flags.extend(_derived_throughput_flag(run.levels))
     gpus_per_replica = _gpus_per_replica(run, flags)
     return LoadCurve(
         key=_key(run),
@@ -215,14 +216,29 @@ def _stat_flags(points: list[CurvePoint]) -> list[str]:
     return flags
 
 
-def _gpus_per_replica(run: RunFile, flags: list[str]) -> int:
+def _derived_throughput_flag(levels: tuple[Level, ...]) -> list[str]:
+    """Say so when output tok/s was computed from other numbers rather than measured."""
+    derived = [
+        level
+        for level in levels
+        if level.value("output_tok_s", Origin.REPORTED) is None
+        and level.value("output_tok_s", Origin.RECOMPUTED) is None
+        and level.value("output_tok_s", Origin.DERIVED) is not None
+    ]
+    if not derived:
+        return []
+    return [f"output tok/s derived from other numbers (not measured) at {len(derived)} level(s)"]
+
+
+def _gpus_per_replica(run: RunFile, flags: list[str]) -> int | None:
     dep = run.deployment
     if dep.tp is not None:
         gpus = dep.tp * (dep.pp or 1)
         if dep.gpu_count is not None and dep.gpu_count != gpus:
             flags.append(f"gpu_count {dep.gpu_count} differs from TP x PP = {gpus}; using {gpus}")
         return gpus
-    assumed = dep.gpu_count or 1
-    origin = "from gpu_count" if dep.gpu_count else "no GPU count given"
-    flags.append(f"GPUs per replica not stated; assumed {assumed} ({origin})")
-    return assumed
+    if dep.gpu_count is not None:
+        flags.append(f"TP not stated; {dep.gpu_count} GPU(s) per replica from gpu_count")
+        return dep.gpu_count
+    flags.append("GPUs per replica not stated (neither TP nor GPU count): cannot be sized")
+    return None

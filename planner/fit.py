@@ -427,6 +427,7 @@ def predict(fit: CurveFit, concurrencies: Sequence[float]) -> list[Prediction]:
     p50 = _values(fit.ttft_p50, points, series_attr("ttft_p50", fit.ttft_p50_stat), xs)
     p99 = _values(fit.ttft_p99, points, series_attr("ttft_p99", fit.ttft_p99_stat), xs)
     tpot = _values(fit.tpot, points, series_attr("tpot", fit.tpot_stat), xs)
+    ranges = [r for r in (fit.throughput, fit.ttft_p50, fit.ttft_p99, fit.tpot) if r is not None]
     measured = fit.curve.concurrencies()
     out: list[Prediction] = []
     for i, x in enumerate(xs.tolist()):
@@ -446,7 +447,11 @@ def predict(fit: CurveFit, concurrencies: Sequence[float]) -> list[Prediction]:
                 tpot_ms_lo=tpot[1][i],
                 tpot_ms_hi=tpot[2][i],
                 stream_tok_s=_per_stream(t[0][i], x),
-                extrapolated=not measured or x < measured[0] or x > measured[-1],
+                # Outside the levels, or outside the range any fitted series was measured over.
+                extrapolated=not measured
+                or x < measured[0]
+                or x > measured[-1]
+                or any(not r.inside(x) for r in ranges),
             )
         )
     return out

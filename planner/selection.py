@@ -17,6 +17,7 @@ WORKLOAD_FACTOR = 2.0
 _PROVENANCE_RANK = {"measured": 0, "imported": 1, "published": 2}
 Rank = tuple[int, int, int, int, str]
 Entry = tuple[Rank, LoadCurve, str]
+GroupKey = tuple[str, str, int | None, str]  # engine, GPU, TP, precision
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,7 @@ class Candidate:
     gpu: str
     tp: int | None
     curve: LoadCurve
+    gpus_per_replica: int
     flags: tuple[str, ...]
 
 
@@ -53,7 +55,7 @@ def select_curves(
 ) -> tuple[list[Candidate], list[str]]:
     """The best curve per engine x GPU x TP for the scenario, and warnings about the rest."""
     skipped: Counter[str] = Counter()
-    groups: dict[tuple[str, str, int | None], list[Entry]] = {}
+    groups: dict[GroupKey, list[Entry]] = {}
     for curve in curves:
         reason = _exclusion(scenario, curve)
         if reason is not None:
@@ -71,9 +73,8 @@ def select_curves(
             curve.run_id if curve.run_id is not None else 1 << 62,
             curve.label_text(),
         )
-        groups.setdefault((curve.key.engine, gpu, curve.key.tp), []).append(
-            (rank, curve, match[1] or "")
-        )
+        group = (curve.key.engine, gpu, curve.key.tp, curve.key.precision or "")
+        groups.setdefault(group, []).append((rank, curve, match[1] or ""))
     candidates = [_candidate(key, entries) for key, entries in sorted(groups.items(), key=_order)]
     candidates = _prefer_stated_workloads(candidates, skipped)
     return candidates, _warnings(scenario, skipped, candidates)
@@ -95,9 +96,9 @@ def _prefer_stated_workloads(candidates: list[Candidate], skipped: Counter[str])
     return kept
 
 
-def _order(item: tuple[tuple[str, str, int | None], object]) -> tuple[str, str, int]:
-    (engine, gpu, tp), _ = item
-    return engine, gpu, tp or 0
+def _order(item: tuple[GroupKey, object]) -> tuple[str, str, int, str]:
+    (engine, gpu, tp, precision), _ = item
+    return engine, gpu, tp or 0, precision
 
 
 def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
@@ -118,20 +119,25 @@ def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
             f"TP {key.tp or 'not stated'} not among the candidate TP sizes",
         ),
         (all(p.output_tok_s is None for p in curve.points), "no output tok/s measured"),
+        (
+            curve.gpus_per_replica is None,
+            "GPUs per replica not stated (neither TP nor GPU count): give --tp or --gpu-count",
+        ),
     )
     return next((reason for failed, reason in rules if failed), None)
 
 
-def _candidate(key: tuple[str, str, int | None], entries: list[Entry]) -> Candidate:
+def _candidate(key: GroupKey, entries: list[Entry]) -> Candidate:
     entries.sort(key=lambda entry: entry[0])
     _, curve, flag = entries[0]
     flags = [flag] if flag else []
     if len(entries) > 1:
         flags.append(
-            f"chosen from {len(entries)} runs for this engine, GPU and TP: "
+            f"chosen from {len(entries)} runs for this engine, GPU, TP and precision: "
             f"{curve.provenance}, {len(curve.points)} levels, run {curve.run_id}"
         )
-    return Candidate(key[0], key[1], key[2], curve, tuple(flags))
+    gpus = curve.gpus_per_replica or 1  # _exclusion keeps curves without it out
+    return Candidate(key[0], key[1], key[2], curve, gpus, tuple(flags))
 
 
 def _warnings(scenario: Scenario, skipped: Counter[str], candidates: list[Candidate]) -> list[str]:

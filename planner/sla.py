@@ -77,14 +77,29 @@ def sla_checks(scenario: Scenario, fit: CurveFit, grid: Array, t_lo: Array) -> l
     for name, limit in scenario.sla.targets().items():
         text = target_text(name, limit)
         if name == "min_stream_tok_s":
-            values = t_lo / np.where(grid > 0, grid, np.nan)
-            checks.append(SlaCheck(name, text, limit, False, values, None, ()))
+            checks.append(_stream_check(fit, grid, t_lo, text, limit))
         elif name == "e2e_p99_ms":
             checks.append(_e2e_check(scenario, fit, grid, text, limit))
         else:
             slot = _SLOTS[name]
             checks.append(_latency_check(fit, slot, grid, name=name, text=text, limit=limit))
     return checks
+
+
+def _stream_check(fit: CurveFit, grid: Array, t_lo: Array, text: str, limit: float) -> SlaCheck:
+    """Slowest user's speed: 1000 / TPOT p99 (upper band) where measured, and never above the
+    mean per-stream speed T(c)/c (lower band)."""
+    mean_speed = t_lo / np.where(grid > 0, grid, np.nan)
+    if fit.tpot_stat == "p99":
+        slowest = 1000.0 / _upper(fit.tpot, fit, series_attr("tpot", "p99"), grid)
+        return SlaCheck(
+            "min_stream_tok_s", text, limit, False, np.fmin(mean_speed, slowest), None, ()
+        )
+    flag = (
+        f"{text} checked on the mean per-stream speed T(c)/c: no TPOT p99 was measured, so "
+        "the slowest user may read slower"
+    )
+    return SlaCheck("min_stream_tok_s", text, limit, False, mean_speed, None, (flag,))
 
 
 def _latency_check(
@@ -125,9 +140,12 @@ def _e2e_check(scenario: Scenario, fit: CurveFit, grid: Array, text: str, limit:
 
 
 def _upper(result: FitResult | None, fit: CurveFit, attr: str | None, grid: Array) -> Array:
-    """Upper band of a latency over the grid; measured values at exact levels when not fitted."""
+    """Upper band of a latency over the grid, unknown (NaN) outside the range that series was
+    measured over; measured values at exact levels when not fitted."""
     if result is not None:
-        return result.eval_band(grid)[1]
+        upper = result.eval_band(grid)[1]
+        inside = (grid >= result.x_min - 1e-9) & (grid <= result.x_max + 1e-9)
+        return np.where(inside, upper, np.nan)
     measured: dict[float, float] = {}
     if attr is not None:
         xs, ys = series(fit.curve.points, attr)
@@ -156,5 +174,12 @@ def binding_constraint(
     the stream cap when the scenario's max streams per replica stopped the search)."""
     if index == size - 1:
         return MEASURED_RANGE if cap is None else f"max {cap:g} streams per replica"
-    failing = [c.text for c in checks if not c.holds()[index + 1]]
+    failing = [_why_fails(c, index) for c in checks if not c.holds()[index + 1]]
     return " and ".join(failing) if failing else MEASURED_RANGE
+
+
+def _why_fails(check: SlaCheck, index: int) -> str:
+    """The target, or that its metric was not measured beyond the chosen concurrency."""
+    if check.values is not None and not np.isfinite(check.values[index + 1]):
+        return f"{_TARGET_TEXT[check.name][0]} not measured above this concurrency"
+    return check.text

@@ -97,19 +97,23 @@ def test_reported_value_wins_over_recomputed_and_stats_are_kept_apart() -> None:
 
 
 @pytest.mark.parametrize(
-    ("deployment", "gpus", "flagged"),
+    ("deployment", "gpus", "flag"),
     [
-        ({"tp": 4, "pp": 2, "gpu_count": 8}, 8, False),
-        ({"tp": 2}, 2, False),
-        ({"gpu_count": 4}, 4, True),
-        ({}, 1, True),
+        ({"tp": 4, "pp": 2, "gpu_count": 8}, 8, None),
+        ({"tp": 2}, 2, None),
+        ({"gpu_count": 4}, 4, "TP not stated; 4 GPU(s) per replica from gpu_count"),
+        ({}, None, "GPUs per replica not stated (neither TP nor GPU count): cannot be sized"),
     ],
 )
-def test_gpus_per_replica(deployment: dict[str, int], gpus: int, flagged: bool) -> None:
+def test_gpus_per_replica_is_never_guessed(
+    deployment: dict[str, int], gpus: int | None, flag: str | None
+) -> None:
     curve = curve_from_run(_run((_level(LoadKind.CONCURRENCY, 1, 50.0),), **deployment))
     assert curve is not None and curve.gpus_per_replica == gpus
-    note = f"GPUs per replica not stated; assumed {gpus}"
-    assert any(note in flag for flag in curve.flags) is flagged
+    if flag is None:
+        assert not any("per replica" in f for f in curve.flags)
+    else:
+        assert flag in curve.flags
 
 
 def test_curve_key_is_canonical_and_labelled() -> None:

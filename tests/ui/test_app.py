@@ -192,7 +192,8 @@ def test_a_tighter_ttft_target_changes_the_plan(store_url: str) -> None:
             assert c_star <= before[run_id]
     assert tight["meets_sla"].sum() < loose["meets_sla"].sum()
     bound = tight[tight["meets_sla"]]["binding_constraint"]
-    assert all(text in ("TTFT p99 <= 40 ms", "measured range") for text in bound)
+    allowed = ("TTFT p99 <= 40 ms", "measured range", "TTFT p99 not measured above this concurrency")
+    assert all(text in allowed for text in bound)
 
 
 def test_plan_page_shows_a_bad_input_in_place(store_url: str) -> None:
@@ -221,7 +222,8 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
     assert at.number_input(key="plan_sla_ttft_p99_ms").value == 250.0
     assert at.text_input(key="plan_name").value == "agent platform"
     assert at.number_input(key="plan_price_H200-SXM-141GB").value == 4.25
-    assert "TTFT p99 <= 250 ms" in at.success[0].value
+    bound = set(_table(at, "options_table")["binding_constraint"].dropna())
+    assert "TTFT p99 <= 250 ms" in bound  # the loaded SLA is the one the plan ran with
 
 
 def test_plan_page_prices_default_to_the_catalog_and_take_an_override(store_url: str) -> None:
