@@ -311,6 +311,9 @@ def plan_cmd(
         _print_json(plan_to_dict(plan))
         return
     out.print(plan.recommendation.reason, markup=False, highlight=False)
+    choice = plan.recommendation.choice
+    for flag in choice.flags if choice else ():
+        out.print(f"  - {flag}", markup=False, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
     table = Table(*(title for title, _ in _PLAN_COLUMNS))

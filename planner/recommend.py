@@ -37,11 +37,27 @@ def recommend(options: Sequence[Option], budget: float | None) -> Recommendation
     others = [o for o in affordable if o is not choice]
     runner_up = others[0] if others else None
     if runner_up is None:
-        return Recommendation(choice, None, _sentence(choice) + ".", None, None)
+        return Recommendation(choice, None, _sentence(choice) + "." + _caveats(choice), None, None)
     margin = _cost(runner_up) - _cost(choice)
     pct = 100.0 * margin / _cost(runner_up) if _cost(runner_up) > 0 else 0.0
     reason = f"{_sentence(choice)}, {_comparison(choice, runner_up, margin, pct)}."
-    return Recommendation(choice, runner_up, reason, margin, pct)
+    return Recommendation(choice, runner_up, reason + _caveats(choice), margin, pct)
+
+
+# Flags that weaken what "meets every SLA target" means; the reason must say them.
+_CAVEAT_MARKERS = (
+    "did not state",
+    "estimated as",
+    "checked on the mean",
+    "derived from other numbers",
+    "workload not stated",
+    "not adjusted",
+)
+
+
+def _caveats(option: Option) -> str:
+    caveats = [f for f in option.flags if any(marker in f for marker in _CAVEAT_MARKERS)]
+    return f" Caveats: {'; '.join(caveats)}." if caveats else ""
 
 
 def _choose(affordable: list[Option]) -> Option:

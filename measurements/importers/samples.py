@@ -1,36 +1,30 @@
 """Recompute a level's aggregates from its per-request samples by capplan's canonical definitions
-(DESIGN.md "Canonical metrics"): linear-interpolation percentiles over successful requests."""
+(DESIGN.md "Canonical metrics"); the math itself lives in measurements/aggregate.py."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
+from measurements import aggregate
+from measurements.aggregate import PERCENTILES
 from measurements.importers.common import MetricSet
 from measurements.run_file import Origin, RequestSample
 
-PERCENTILES = (50, 90, 95, 99)
+__all__ = ["PERCENTILES", "add_distribution", "one_token_per_chunk", "recompute", "tpot_ms"]
 
 
 def add_distribution(metrics: MetricSet, metric: str, values_ms: Sequence[float]) -> None:
     """Add RECOMPUTED mean and p50/p90/p95/p99 of one latency metric (nothing when no values)."""
-    if not values_ms:
+    summary = aggregate.distribution(values_ms)
+    if summary is None:
         return
-    values = np.asarray(values_ms, dtype=float)
-    metrics.add(f"mean_{metric}_ms", float(values.mean()), origin=Origin.RECOMPUTED)
-    # numpy's default "linear" method is the canonical definition and what vLLM itself uses.
-    for pct, value in zip(PERCENTILES, np.percentile(values, PERCENTILES), strict=True):
-        metrics.add(f"p{pct}_{metric}_ms", float(value), origin=Origin.RECOMPUTED)
+    for name, value in summary.named(metric, spread=False):
+        metrics.add(name, value, origin=Origin.RECOMPUTED)
 
 
 def tpot_ms(sample: RequestSample) -> float | None:
     """(e2e - ttft) / (output_tokens - 1), defined only for more than one output token."""
-    if sample.ttft_ms is None or sample.e2e_ms is None or not sample.output_tokens:
-        return None
-    if sample.output_tokens <= 1:
-        return None
-    return (sample.e2e_ms - sample.ttft_ms) / (sample.output_tokens - 1)
+    return aggregate.tpot_ms(sample.ttft_ms, sample.e2e_ms, sample.output_tokens)
 
 
 def one_token_per_chunk(samples: Sequence[RequestSample]) -> bool:
