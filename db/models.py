@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -131,6 +133,7 @@ class LoadLevel(Base):
     duration_s: Mapped[float | None] = mapped_column(Float)
     window_start_s: Mapped[float | None] = mapped_column(Float)
     window_end_s: Mapped[float | None] = mapped_column(Float)
+    burst: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     requests_sent: Mapped[int | None] = mapped_column(Integer)
     completed: Mapped[int | None] = mapped_column(Integer)
     failed: Mapped[int | None] = mapped_column(Integer)

@@ -235,6 +235,11 @@ class Level(_Model):
     duration_s: Annotated[float, Field(gt=0)] | None = Field(None, description="Measured span")
     window_start_s: float | None = Field(None, description="Steady-state window start, seconds")
     window_end_s: float | None = Field(None, description="Steady-state window end, seconds")
+    burst: bool = Field(
+        False,
+        description="Every request was sent at once (no concurrency cap, infinite rate): a burst "
+        "that drains, not a steady-state level; kept out of curve fits",
+    )
     requests_sent: Annotated[int, Field(ge=0)] | None = None
     completed: Annotated[int, Field(ge=0)] | None = None
     failed: Annotated[int, Field(ge=0)] | None = None

@@ -163,6 +163,12 @@ def _points(
         if level.load_kind is not LoadKind.CONCURRENCY:
             rate_levels += 1
             continue
+        if level.burst:
+            flags.append(
+                f"concurrency {level.load_value:g} left out: every request was sent at once "
+                "(a burst, not a steady state)"
+            )
+            continue
         failure_rate = level.failure_rate()
         if failure_rate is not None and failure_rate > max_failure_rate:
             flags.append(

@@ -204,11 +204,11 @@ def _choose(name: str, doc: object, format_id: str) -> tuple[Importer, str]:
 
 
 def _stamp(run: RunFile, name: str, data: bytes) -> RunFile:
-    # Importers set the key themselves when a file holds several runs (sha256 + "#part").
+    # Importers set the key themselves when a file holds several runs (content_key with a part).
     update: dict[str, object] = {}
     if run.origin_file != name:
         update["origin_file"] = name
-    if not run.source_sha256 or not run.source_sha256.startswith(content_key(data)):
+    if not run.source_sha256:
         update["source_sha256"] = content_key(data)
     return run.model_copy(update=update) if update else run
 

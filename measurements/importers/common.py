@@ -62,9 +62,10 @@ NO_OVERRIDES = DeploymentOverrides()
 
 
 def content_key(data: bytes, part: str | None = None) -> str:
-    """The deduplication key of imported bytes: sha256 hex, plus '#part' for one of several runs."""
+    """The deduplication key of imported bytes (sha256 hex, 64 characters); one of several runs
+    in a file gets the sha256 of the file's digest and its part name."""
     digest = hashlib.sha256(data).hexdigest()
-    return digest if part is None else f"{digest}#{part}"
+    return digest if part is None else hashlib.sha256(f"{digest}#{part}".encode()).hexdigest()
 
 
 def resolve_deployment(

@@ -56,8 +56,11 @@ _LATENCY = (
     ("e2e_latency_ms", "e2e", "e2e_stat"),
 )
 _STATS = {"mean": "mean", "avg": "mean", "average": "mean", "median": "p50"} | {
-    f"p{p}": f"p{p}" for p in (50, 90, 95, 99)
+    s: s for s in ("p50", "p90", "p95", "p99", "std", "min", "max")
 }
+# A blank statistic, or one the source calls unspecified, is stored bare (`ttft_ms`): the
+# planner then knows it cannot tell p50 from p99. Any other word is refused, never guessed.
+_UNSTATED = ("", "unspecified", "unknown", "not stated")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +253,7 @@ def _metrics(row: _Row, metrics: MetricSet) -> list[str]:
     for column in ("output_tok_s", "total_tok_s", "request_s"):
         _add(row, metrics, column, column)
     for column, metric, stat in _LATENCY:
-        stat_name = _STATS.get(row.get(stat).lower() if stat.endswith("_stat") else stat)
+        stat_name = _stat(row, stat) if stat.endswith("_stat") else _STATS.get(stat)
         _add(row, metrics, column, f"{stat_name}_{metric}_ms" if stat_name else f"{metric}_ms")
     derived = row.number("derived_output_tok_s")
     if derived is None:
@@ -260,6 +263,17 @@ def _metrics(row: _Row, metrics: MetricSet) -> list[str]:
     source = ("derived_output_tok_s", derived)
     metrics.add("output_tok_s", derived, origin=Origin.DERIVED, source=source)
     return []
+
+
+def _stat(row: _Row, column: str) -> str | None:
+    """The canonical statistic a *_stat column names; None when the source did not state it."""
+    text = row.get(column).lower()
+    if text in _STATS:
+        return _STATS[text]
+    if text.startswith(_UNSTATED[1:]) or not text:
+        return None
+    expected = ", ".join(sorted(_STATS)) + ", blank or 'unspecified'"
+    raise row.fail(column, f"unknown statistic; expected one of {expected}", row.get(column))
 
 
 def _add(row: _Row, metrics: MetricSet, column: str, name: str) -> None:

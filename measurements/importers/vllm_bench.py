@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -197,7 +198,8 @@ def _mean_tokens(pairs: Sequence[tuple[int | None, int | None]]) -> int | None:
 
 
 def _parse_result(reader: Reader) -> _Result:
-    kind, value, notes = _load(reader)
+    load = _load(reader)
+    kind, value, notes = load.kind, load.value, load.notes
     counts = _counts(reader)
     samples = request_samples(reader, counts.sent, counts.completed)
     metrics = MetricSet()
@@ -211,6 +213,7 @@ def _parse_result(reader: Reader) -> _Result:
         level = Level(
             load_kind=kind,
             load_value=value,
+            burst=load.burst,
             duration_s=counts.duration_s,
             requests_sent=counts.sent,
             completed=counts.completed,
@@ -262,28 +265,39 @@ def _rate(reader: Reader) -> float | None:
     return checked_number(reader, "request_rate", value)
 
 
-def _load(reader: Reader) -> tuple[LoadKind, float, list[str]]:
+class _Load(NamedTuple):
+    kind: LoadKind
+    value: float
+    burst: bool
+    notes: list[str]
+
+
+def _load(reader: Reader) -> _Load:
+    """Closed loop (max_concurrency, infinite rate), open loop (a finite rate, capped or not),
+    or a burst (infinite rate, no cap: every request at once)."""
     rate = _rate(reader)
     concurrency = reader.count("max_concurrency")
-    if concurrency is not None:
-        if concurrency < 1:
-            raise reader.fail("max_concurrency", "must be at least 1", concurrency)
-        paced = rate is not None and math.isfinite(rate)
-        notes = [f"arrivals also paced at request_rate {rate:g} req/s"] if paced else []
-        return LoadKind.CONCURRENCY, float(concurrency), notes
-    if rate is None:
+    if concurrency is not None and concurrency < 1:
+        raise reader.fail("max_concurrency", "must be at least 1", concurrency)
+    if rate is None and concurrency is None:
         raise reader.fail("request_rate", "is missing and so is max_concurrency: load unknown")
-    if math.isinf(rate):
+    if rate is None or math.isinf(rate):
+        if concurrency is not None:
+            return _Load(LoadKind.CONCURRENCY, float(concurrency), False, [])
         sent = reader.count("num_prompts", required=True) or 0
         if sent < 1:
             raise reader.fail("num_prompts", "must be at least 1", sent)
-        note = f"request_rate inf, no max_concurrency: all {sent} requests were sent at once"
-        return LoadKind.CONCURRENCY, float(sent), [note + " (concurrency = num_prompts)"]
+        note = (
+            f"request_rate inf, no max_concurrency: all {sent} requests were sent at once "
+            "(a burst, recorded as concurrency = num_prompts and kept out of curve fits)"
+        )
+        return _Load(LoadKind.CONCURRENCY, float(sent), True, [note])
     if rate == 0:
         raise reader.fail("request_rate", "must be greater than 0", rate)
     burstiness = reader.number("burstiness")
     shape = "" if burstiness is None else f", burstiness {burstiness:g}"
-    return LoadKind.RATE, rate, [f"open loop at {rate:g} req/s{shape}"]
+    cap = "" if concurrency is None else f", at most {concurrency} in flight (max_concurrency)"
+    return _Load(LoadKind.RATE, rate, False, [f"open loop at {rate:g} req/s{shape}{cap}"])
 
 
 def _counts(reader: Reader) -> _Counts:

@@ -132,7 +132,10 @@ def _level(reader: Reader, qps: str) -> Level:
         if not sent:
             raise reader.fail("# of req.", "a qps_inf row needs the request count", sent)
         kind, value = LoadKind.CONCURRENCY, float(sent)
-        notes.append(f"qps inf: all {sent} requests were sent at once (concurrency = # of req.)")
+        notes.append(
+            f"qps inf: all {sent} requests were sent at once (a burst, recorded as concurrency "
+            "= # of req. and kept out of curve fits)"
+        )
     else:
         kind, value = LoadKind.RATE, float(qps)
         if value == 0:
@@ -143,6 +146,7 @@ def _level(reader: Reader, qps: str) -> Level:
         return Level(
             load_kind=kind,
             load_value=value,
+            burst=qps == "inf",
             requests_sent=sent,
             metrics=metrics.metrics(),
             notes=join_notes(notes + metrics.notes),

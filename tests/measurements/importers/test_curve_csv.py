@@ -148,3 +148,16 @@ def test_same_load_level_twice_in_a_run_is_refused() -> None:
 def test_header_without_rows_is_refused() -> None:
     with pytest.raises(InputError, match="no data rows"):
         import_bytes("c.csv", csv_bytes())
+
+
+@pytest.mark.parametrize("stat", ["p75", "p999", "trimmed mean"])
+def test_a_statistic_with_no_canonical_name_is_refused_not_stored_as_unstated(stat: str) -> None:
+    with pytest.raises(InputError) as info:
+        import_bytes("c.csv", csv_bytes(row(metrics=f",,,50,{stat},,,,,,,,,")))
+    message = str(info.value)
+    assert "c.csv" in message and "ttft_stat" in message and stat in message
+
+
+def test_min_and_max_statistics_keep_their_names() -> None:
+    (run,) = import_bytes("c.csv", csv_bytes(row(metrics=",,,50,min,,,,,,,,,"))).runs
+    assert run.levels[0].value("min_ttft_ms") == 50 and run.levels[0].value("ttft_ms") is None

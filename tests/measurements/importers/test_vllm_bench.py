@@ -279,3 +279,27 @@ def test_latency_shorter_than_ttft_is_refused() -> None:
     with pytest.raises(InputError) as caught:
         import_bytes("bad.json", dumps(doc))
     assert caught.value.field == "latencies[2]"
+
+
+def test_a_finite_rate_with_a_concurrency_cap_is_an_open_loop_level() -> None:
+    doc = load(REAL / "c8.json") | {"request_rate": 1.0, "max_concurrency": 256}
+    level = only_level(dumps(doc))
+    assert level.load_kind is LoadKind.RATE and level.load_value == 1.0
+    assert not level.burst
+    assert level.notes is not None and "at most 256 in flight" in level.notes
+
+
+def test_infinite_rate_without_a_cap_is_a_burst_kept_out_of_curves() -> None:
+    doc = load(REAL / "c8.json") | {"max_concurrency": None}
+    level = only_level(dumps(doc))
+    assert level.load_kind is LoadKind.CONCURRENCY and level.load_value == 64
+    assert level.burst
+    from planner.curves import curve_from_run  # noqa: PLC0415 - the consumer of the flag
+
+    (run,) = import_bytes("burst.json", dumps(doc)).runs
+    assert curve_from_run(run) is None
+
+
+def test_infinite_rate_with_a_cap_is_closed_loop() -> None:
+    level = only_level((REAL / "c8.json").read_bytes())
+    assert level.load_kind is LoadKind.CONCURRENCY and level.load_value == 8 and not level.burst
