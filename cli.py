@@ -19,6 +19,7 @@ from rich.table import Table
 
 from db import repository
 from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
+from db.repository import SaveResult
 from db.seed import ensure_demo_data, load_demo_data
 from errors import CapplanError, InputError
 from measurements.importers import (
@@ -27,7 +28,8 @@ from measurements.importers import (
     ImportedFile,
     import_path,
 )
-from measurements.run_file import Provenance
+from measurements.importers.sweeps import merge_sweeps
+from measurements.run_file import Provenance, RunFile
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
@@ -108,12 +110,21 @@ def import_cmd(
     provenance: Annotated[Provenance, typer.Option(help="How the numbers were obtained.")] = (
         Provenance.IMPORTED
     ),
+    no_merge: Annotated[
+        bool,
+        typer.Option(
+            "--no-merge",
+            help="Keep one run per file (by default files of one deployment and workload, "
+            "one per load level, become one run).",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Import benchmark result files (vLLM bench serve, curve CSV, RunFile, ...) into the store.
 
-    All files are read and checked first; if any is bad nothing is stored.
+    All files are read and checked first; if any is bad nothing is stored. Files of one sweep
+    (same deployment and workload, one load level each) become one run with several levels.
     """
     overrides = _guard(
         lambda: DeploymentOverrides(
@@ -128,32 +139,37 @@ def import_cmd(
         )
     )
     files = _guard(lambda: [_read(p, fmt, overrides, provenance) for p in paths])
+    runs = [run for imported in files for run in imported.runs]
+    runs = runs if no_merge else merge_sweeps(runs)
     engine = _engine(db)
-    pairs = [(imported, run) for imported in files for run in imported.runs]
-    results = _guard(lambda: repository.save_runs(engine, [run for _, run in pairs]))
-    report = [
-        {
-            "file": imported.name,
-            "format": imported.format_id,
-            "detected": imported.detected,
-            "run_id": result.run_id,
-            "created": result.created,
-            "levels": len(run.levels),
-            "samples": sum(len(level.samples) for level in run.levels),
-            "message": result.message,
-        }
-        for (imported, run), result in zip(pairs, results, strict=True)
-    ]
+    results = _guard(lambda: repository.save_runs(engine, runs))
+    detected = {imported.name: imported for imported in files}
+    report = [_import_row(run, result, detected) for run, result in zip(runs, results, strict=True)]
     if as_json:
         _print_json(report)
         return
     for row in report:
         out.print(
-            f"{row['file']}: {row['detected']} -> {row['message']} "
-            f"({row['levels']} levels, {row['samples']} samples)",
+            f"{row['file']}: {row['detected']} -> {row['message']}",
             markup=False,
             highlight=False,
         )
+
+
+def _import_row(
+    run: RunFile, result: SaveResult, files: dict[str, ImportedFile]
+) -> dict[str, object]:
+    first = files.get((run.origin_file or "").split(", ")[0])
+    return {
+        "file": run.origin_file,
+        "format": first.format_id if first else None,
+        "detected": first.detected if first else None,
+        "run_id": result.run_id,
+        "created": result.created,
+        "levels": len(run.levels),
+        "samples": sum(len(level.samples) for level in run.levels),
+        "message": result.message,
+    }
 
 
 def _read(

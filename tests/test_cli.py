@@ -212,3 +212,17 @@ def test_same_content_under_another_name_is_a_duplicate(db: str, tmp_path: Path)
     shutil.copy(C8, copy)
     again = _json(["import", str(copy), "--db", db, "--json"])
     assert isinstance(again, list) and again[0]["created"] is False
+
+
+def test_files_of_one_sweep_import_as_one_curve_unless_asked_not_to(
+    db: str, tmp_path: Path
+) -> None:
+    files = [str(FIXTURES / "vllm-cpu-real" / f"c{c}.json") for c in (1, 8, 32)]
+    facts = ["--gpu", "H100-SXM-80GB", "--tp", "1"]
+    (row,) = _json(["import", *files, *facts, "--db", db, "--json"])  # type: ignore[misc]
+    assert row["levels"] == 3
+    fits = _json(["fit", "--json", "--db", db])
+    assert isinstance(fits, list) and fits[0]["throughput"] is not None
+    other = f"sqlite:///{tmp_path / 'apart.db'}"
+    rows = _json(["import", *files, *facts, "--no-merge", "--db", other, "--json"])
+    assert isinstance(rows, list) and [r["levels"] for r in rows] == [1, 1, 1]

@@ -17,7 +17,8 @@ from db.repository import RunSummary, ScenarioRecord, StoredRun
 from db.seed import ensure_demo_data
 from errors import CapplanError
 from measurements.importers import DeploymentOverrides, import_bytes
-from measurements.run_file import Provenance, input_error_from_validation
+from measurements.importers.sweeps import merge_sweeps
+from measurements.run_file import Provenance, RunFile, input_error_from_validation
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.fit import CurveFit, fit_curve
@@ -148,35 +149,42 @@ def import_uploads(
     overrides: DeploymentOverrides,
     provenance: Provenance = Provenance.IMPORTED,
 ) -> list[UploadOutcome]:
-    """Import and store each (name, bytes) on its own: a bad file stores nothing, good ones do."""
+    """Import (name, bytes) pairs: a bad file is rejected on its own and stores nothing; the
+    good ones are stored, files of one sweep (one load level each) merged into one run."""
     outcomes: list[UploadOutcome] = []
+    runs: list[RunFile] = []
+    detected: dict[str, str] = {}
     for name, data in files:
-        outcomes.extend(_import_one(url, name, data, overrides, provenance))
+        try:
+            imported = import_bytes(name, data, overrides=overrides, provenance=provenance)
+        except CapplanError as exc:
+            outcomes.append(UploadOutcome(name, None, "rejected", None, 0, str(exc)))
+            continue
+        detected[name] = imported.detected
+        runs.extend(imported.runs)
+    for run in merge_sweeps(runs):
+        outcomes.append(_store_one(url, run, detected))
     if any(outcome.status == "stored" for outcome in outcomes):
         bump_version(url)
-    return outcomes
+    order = {name: index for index, (name, _) in enumerate(files)}
+    return sorted(outcomes, key=lambda outcome: order.get(outcome.file.split(", ")[0], 0))
 
 
-def _import_one(
-    url: str, name: str, data: bytes, overrides: DeploymentOverrides, provenance: Provenance
-) -> list[UploadOutcome]:
+def _store_one(url: str, run: RunFile, detected: dict[str, str]) -> UploadOutcome:
+    """One run in its own transaction: stored whole or not at all."""
+    files = run.origin_file or "?"
     try:
-        imported = import_bytes(name, data, overrides=overrides, provenance=provenance)
-        # One transaction per file: a file with several runs is stored whole or not at all.
-        results = repository.save_runs(store_engine(url), imported.runs)
+        result = repository.save_run(store_engine(url), run)
     except CapplanError as exc:
-        return [UploadOutcome(name, None, "rejected", None, 0, str(exc))]
-    return [
-        UploadOutcome(
-            file=name,
-            detected=imported.detected,
-            status="stored" if result.created else "already stored",
-            run_id=result.run_id,
-            levels=len(run.levels),
-            message=result.message,
-        )
-        for run, result in zip(imported.runs, results, strict=True)
-    ]
+        return UploadOutcome(files, None, "rejected", None, 0, str(exc))
+    return UploadOutcome(
+        file=files,
+        detected=detected.get(files.split(", ")[0]),
+        status="stored" if result.created else "already stored",
+        run_id=result.run_id,
+        levels=len(run.levels),
+        message=result.message,
+    )
 
 
 def deployment_overrides(values: dict[str, object]) -> DeploymentOverrides:

@@ -192,7 +192,11 @@ def test_a_tighter_ttft_target_changes_the_plan(store_url: str) -> None:
             assert c_star <= before[run_id]
     assert tight["meets_sla"].sum() < loose["meets_sla"].sum()
     bound = tight[tight["meets_sla"]]["binding_constraint"]
-    allowed = ("TTFT p99 <= 40 ms", "measured range", "TTFT p99 not measured above this concurrency")
+    allowed = (
+        "TTFT p99 <= 40 ms",
+        "measured range",
+        "TTFT p99 not measured above this concurrency",
+    )
     assert all(text in allowed for text in bound)
 
 

@@ -47,6 +47,19 @@ def test_upload_stores_good_files_one_by_one_and_rejects_bad_ones(store_url: str
     assert stored.deployment.gpu == "H100-SXM-80GB"  # from the form: the file does not say
 
 
+def test_files_of_one_sweep_are_stored_as_one_run(store_url: str) -> None:
+    files = [
+        (name, (FIXTURES / "vllm-cpu-real" / name).read_bytes()) for name in ("c1.json", "c32.json")
+    ]
+    (outcome,) = res.import_uploads(
+        store_url, files, DeploymentOverrides(gpu="H100-SXM-80GB", tp=1)
+    )
+    assert outcome.status == "stored" and outcome.levels == 2
+    assert outcome.file == "c1.json, c32.json"
+    run = repository.get_run(res.store_engine(store_url), outcome.run_id or 0).run
+    assert [level.load_value for level in run.levels] == [1, 32]
+
+
 def test_uploading_the_same_file_again_stores_nothing(store_url: str) -> None:
     first = res.import_uploads(store_url, [("c8.json", C8.read_bytes())], DeploymentOverrides())
     version = res.store_version(store_url)

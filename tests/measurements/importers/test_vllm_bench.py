@@ -13,6 +13,7 @@ import pytest
 from errors import InputError
 from measurements.importers import DeploymentOverrides, import_bytes, import_path
 from measurements.run_file import Level, LoadKind, Origin
+from planner.curves import curve_from_run
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 REAL = FIXTURES / "vllm-cpu-real"
@@ -294,8 +295,6 @@ def test_infinite_rate_without_a_cap_is_a_burst_kept_out_of_curves() -> None:
     level = only_level(dumps(doc))
     assert level.load_kind is LoadKind.CONCURRENCY and level.load_value == 64
     assert level.burst
-    from planner.curves import curve_from_run  # noqa: PLC0415 - the consumer of the flag
-
     (run,) = import_bytes("burst.json", dumps(doc)).runs
     assert curve_from_run(run) is None
 
