@@ -121,8 +121,14 @@ def save_runs(engine: Engine, runs: Iterable[RunFile]) -> list[SaveResult]:
 
 def _save(session: Session, run: RunFile) -> SaveResult:
     sha = run_content_sha256(run)
-    existing = session.scalar(select(Run.id).where(Run.content_sha256 == sha))
-    if existing is not None:
+    found = session.execute(
+        select(Run.id, DeploymentRow)
+        .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
+        .where(Run.content_sha256 == sha)
+    ).first()
+    if found is not None:
+        existing, stored = found
+        _refuse_other_facts(existing, stored, run)
         return SaveResult(
             existing,
             False,
@@ -138,6 +144,20 @@ def _save(session: Session, run: RunFile) -> SaveResult:
     return SaveResult(
         row.id, True, f"stored as run {row.id} ({len(run.levels)} levels, {samples} samples)"
     )
+
+
+def _refuse_other_facts(run_id: int, stored: DeploymentRow, run: RunFile) -> None:
+    """The same content with other deployment facts is a correction, never silently dropped."""
+    for name, value in run.deployment.model_dump(mode="json").items():
+        if getattr(stored, name) != value:
+            raise InputError(
+                f"this content is already stored as run {run_id} with {name} "
+                f"{getattr(stored, name)!r}; delete run {run_id} first to store it with other "
+                "deployment facts",
+                file=run.origin_file,
+                field=f"deployment.{name}",
+                value=value,
+            )
 
 
 def _check_metrics_unique(run: RunFile) -> None:

@@ -396,3 +396,15 @@ def test_a_blank_scenario_name_is_refused(engine: Engine) -> None:
         save_scenario(engine, "   ", "name: x\n")
     assert caught.value.field == "name"
     assert list_scenarios(engine) == []
+
+
+def test_same_content_with_other_deployment_facts_is_refused_naming_the_field(
+    engine: Engine,
+) -> None:
+    run = full_run()
+    first = save_run(engine, run)
+    other = run.model_copy(update={"deployment": run.deployment.model_copy(update={"tp": 4})})
+    with pytest.raises(InputError) as info:
+        save_run(engine, other)
+    assert "deployment.tp" in str(info.value) and f"run {first.run_id}" in str(info.value)
+    assert len(list_runs(engine)) == 1
