@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import math
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
@@ -167,6 +168,8 @@ def _price_problem(raw: str) -> str | None:
         if "-" in raw:
             return f"a price range ({raw}), not a single price"
         return f"not a number ({raw!r})"
+    if not math.isfinite(value):
+        return f"not a finite price ({raw})"
     return None if value > 0 else f"price must be > 0 USD per GPU-hour ({raw})"
 
 

@@ -28,7 +28,8 @@ DEMAND_UNITS: dict[DemandKind, str] = {
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN/inf are bad input everywhere in a scenario (an infinite demand is not a plan).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class WorkloadSpec(_Spec):
@@ -41,10 +42,17 @@ class WorkloadSpec(_Spec):
 class DemandSpec(_Spec):
     """Expected demand: exactly one of the three measures, plus the peak-to-average ratio."""
 
-    peak_requests_per_s: float | None = Field(None, gt=0, description="Peak request rate, 1/s")
-    peak_concurrent_streams: float | None = Field(None, gt=0, description="Peak open streams")
-    monthly_output_tokens: float | None = Field(None, gt=0, description="Output tokens per month")
-    peak_to_average: float = Field(1.0, ge=1.0, description="Peak load / average load")
+    # Upper bounds far above any real fleet, so a typo cannot ask for 10^300 replicas.
+    peak_requests_per_s: float | None = Field(
+        None, gt=0, le=1e7, description="Peak request rate, 1/s"
+    )
+    peak_concurrent_streams: float | None = Field(
+        None, gt=0, le=1e9, description="Peak open streams"
+    )
+    monthly_output_tokens: float | None = Field(
+        None, gt=0, le=1e18, description="Output tokens per month"
+    )
+    peak_to_average: float = Field(1.0, ge=1.0, le=1000, description="Peak load / average load")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> DemandSpec:
@@ -89,7 +97,7 @@ class SlaSpec(_Spec):
 class BudgetSpec(_Spec):
     """Monthly spend limit."""
 
-    monthly_usd: float = Field(gt=0, description="Monthly budget, USD")
+    monthly_usd: float = Field(gt=0, le=1e12, description="Monthly budget, USD")
 
 
 class CandidatesSpec(_Spec):
@@ -161,6 +169,21 @@ class Scenario(_Spec):
         return {canonical_gpu(gpu): price for gpu, price in value.items()}
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML that refuses a key given twice (YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_scenario(path: Path) -> Scenario:
     """Read and validate a scenario YAML file."""
     try:
@@ -173,7 +196,7 @@ def load_scenario(path: Path) -> Scenario:
 def scenario_from_yaml(text: str, name: str) -> Scenario:
     """Parse scenario YAML text; `name` (usually the file path) appears in error messages."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

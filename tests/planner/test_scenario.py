@@ -48,7 +48,7 @@ def test_design_example_round_trips() -> None:
     demand_kind=st.sampled_from(
         ["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
     ),
-    amount=st.floats(0.01, 1e12, allow_nan=False),
+    amount=st.floats(0.01, 1e7, allow_nan=False),  # the smallest of the three upper bounds
     ratio=st.floats(1.0, 20.0),
     ttft=st.none() | st.floats(1.0, 1e5),
     utilization=st.floats(0.01, 1.0),
@@ -147,3 +147,28 @@ def test_load_scenario_reads_a_file_and_reports_a_missing_one(tmp_path: Path) ->
 def test_top_level_must_be_a_mapping() -> None:
     with pytest.raises(ScenarioError, match="mapping"):
         scenario_from_yaml("- just\n- a list\n", "list.yaml")
+
+
+@pytest.mark.parametrize(
+    ("key_path", "snippet"),
+    [
+        ("demand.peak_requests_per_s", "demand: {peak_requests_per_s: .inf}"),
+        ("budget.monthly_usd", "budget: {monthly_usd: .inf}"),
+        ("sla.ttft_p99_ms", "sla: {ttft_p99_ms: .nan}"),
+        ("demand.peak_requests_per_s", "demand: {peak_requests_per_s: 1.0e+300}"),
+    ],
+)
+def test_infinite_nan_and_absurd_numbers_are_refused(key_path: str, snippet: str) -> None:
+    text = "name: s\nmodel: m\nworkload: {isl: 10, osl: 10}\n" + snippet + "\n"
+    if not snippet.startswith("demand"):
+        text += "demand: {peak_requests_per_s: 1}\n"
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_yaml(text, "s.yaml")
+    assert key_path in str(info.value) and "s.yaml" in str(info.value)
+
+
+def test_a_key_given_twice_is_refused_with_its_line() -> None:
+    text = "name: a\nname: b\nmodel: m\nworkload: {isl: 10, osl: 10}\n"
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_yaml(text, "twice.yaml")
+    assert "'name' is given twice" in str(info.value) and "line 2" in str(info.value)
