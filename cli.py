@@ -7,6 +7,7 @@ Every command takes `--db URL` (else $CAPPLAN_DB, else sqlite:///data/capplan.db
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -29,7 +31,7 @@ from measurements.importers import (
     import_path,
 )
 from measurements.importers.sweeps import merge_sweeps
-from measurements.run_file import Provenance, RunFile
+from measurements.run_file import Provenance, RunFile, input_error_from_validation
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
@@ -74,7 +76,7 @@ def _guard(action: Callable[[], T]) -> T:
 def _engine(db: str | None) -> Engine:
     url = resolve_db_url(db)
     _guard(lambda: upgrade(url))
-    return make_engine(url)
+    return _guard(lambda: make_engine(url))
 
 
 def _print_json(document: object) -> None:
@@ -88,7 +90,7 @@ def _parse_concurrencies(text: str) -> list[float]:
         raise InputError(
             "expected comma-separated numbers", field="--concurrency", value=text
         ) from exc
-    if not values or any(v <= 0 for v in values):
+    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
         raise InputError("expected positive concurrencies", field="--concurrency", value=text)
     return values
 
@@ -126,18 +128,17 @@ def import_cmd(
     All files are read and checked first; if any is bad nothing is stored. Files of one sweep
     (same deployment and workload, one load level each) become one run with several levels.
     """
-    overrides = _guard(
-        lambda: DeploymentOverrides(
-            engine=engine_name,
-            engine_version=engine_version,
-            model=model,
-            precision=precision,
-            gpu=gpu,
-            gpu_count=gpu_count,
-            tp=tp,
-            pp=pp,
-        )
-    )
+    facts: dict[str, object] = {
+        "engine": engine_name,
+        "engine_version": engine_version,
+        "model": model,
+        "precision": precision,
+        "gpu": gpu,
+        "gpu_count": gpu_count,
+        "tp": tp,
+        "pp": pp,
+    }
+    overrides = _guard(lambda: _overrides(facts))
     files = _guard(lambda: [_read(p, fmt, overrides, provenance) for p in paths])
     runs = [run for imported in files for run in imported.runs]
     runs = runs if no_merge else merge_sweeps(runs)
@@ -154,6 +155,13 @@ def import_cmd(
             markup=False,
             highlight=False,
         )
+
+
+def _overrides(facts: dict[str, object]) -> DeploymentOverrides:
+    try:
+        return DeploymentOverrides.model_validate(facts)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, "command line") from exc
 
 
 def _import_row(
@@ -183,8 +191,9 @@ def runs_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
     """List stored runs (with --json: every run with its levels under canonical metric names)."""
     engine = _engine(db)
     if as_json:
-        stored = repository.load_runs(engine)
-        _print_json([run_to_dict(s.run_id, s.imported_at, s.run) for s in stored])
+        stored = _guard(lambda: repository.load_runs(engine))
+        counts = {r.run_id: r.samples for r in _guard(lambda: repository.list_runs(engine))}
+        _print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
         return
     table = Table(
         "id",
@@ -199,7 +208,7 @@ def runs_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
         "samples",
         "provenance",
     )
-    for r in repository.list_runs(engine):
+    for r in _guard(lambda: repository.list_runs(engine)):
         table.add_row(
             str(r.run_id),
             r.source,
@@ -220,7 +229,7 @@ def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
     ids = None if run_id is None else [run_id]
     if run_id is not None:
         _guard(lambda: repository.get_run(engine, run_id, with_samples=False))
-    stored = repository.load_runs(engine, ids)
+    stored = _guard(lambda: repository.load_runs(engine, ids))
     curves = [curve_from_run(s.run, s.run_id) for s in stored]
     return [c for c in curves if c is not None]
 
@@ -318,11 +327,11 @@ def plan_cmd(
             InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
         )
     engine = _engine(db)
-    prices = repository.list_prices(engine) or load_catalog_csv()
+    prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
     curves = _curves(engine, None)
     plan = _guard(lambda: make_plan(scenario, curves, prices))
     if export is not None:
-        _write_export(plan, export)
+        _guard(lambda: _write_export(plan, export))
     if as_json:
         _print_json(plan_to_dict(plan))
         return
@@ -374,6 +383,15 @@ def _cell(value: object) -> str:
 
 
 def _write_export(plan: Plan, path: Path) -> None:
+    try:
+        _write_plan_file(plan, path)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the plan: {exc.strerror}", field="--export", value=str(path)
+        ) from exc
+
+
+def _write_plan_file(plan: Plan, path: Path) -> None:
     if path.suffix == ".json":
         path.write_text(json.dumps(plan_to_dict(plan), indent=2, default=str), encoding="utf-8")
     elif path.suffix == ".csv":

@@ -81,10 +81,21 @@ def make_engine(url: str) -> Engine:
     except ArgumentError as exc:
         raise StoreError(f"not a database URL: {redact(url)!r} ({exc})") from exc
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(parsed, pool_pre_ping=True)
+        try:
+            return create_engine(parsed, pool_pre_ping=True)
+        except ModuleNotFoundError as exc:
+            raise StoreError(
+                f"the database driver for {redact(url)} is not installed ({exc.name}): install "
+                f"it in capplan's environment, e.g. `pip install psycopg[binary]` for postgresql"
+            ) from exc
     database = parsed.database
     if database and database != ":memory:" and not database.startswith("file:"):
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the folder of the SQLite database {redact(url)}: {exc}"
+            ) from exc
     engine = create_engine(parsed)
     event.listen(engine, "connect", _sqlite_on_connect)
     event.listen(engine, "begin", _sqlite_on_begin)

@@ -24,8 +24,9 @@ def level_to_dict(level: Level) -> JsonDict:
         "completed": level.completed,
         "failed": level.failed,
         "incomplete": level.incomplete,
-        "samples": len(level.samples),
     }
+    if level.samples:
+        document["samples"] = len(level.samples)
     for origin, key in ((Origin.RECOMPUTED, "recomputed"), (Origin.DERIVED, "derived")):
         extra = {m.name: m.value for m in level.metrics if m.origin == origin}
         if extra:
@@ -38,10 +39,14 @@ def level_to_dict(level: Level) -> JsonDict:
     return document
 
 
-def run_to_dict(run_id: int, imported_at: datetime | None, run: RunFile) -> JsonDict:
-    """One stored run: id, source, deployment, workload and its levels."""
+def run_to_dict(
+    run_id: int, imported_at: datetime | None, run: RunFile, samples: int | None = None
+) -> JsonDict:
+    """One stored run: id, source, deployment, workload, its levels and how many per-request
+    samples the store keeps for it (levels list their samples only when they were loaded)."""
     return {
         "run_id": run_id,
+        "samples": samples if samples is not None else sum(len(lv.samples) for lv in run.levels),
         "source": str(run.source),
         "provenance": str(run.provenance),
         "label": run.label,

@@ -226,3 +226,44 @@ def test_files_of_one_sweep_import_as_one_curve_unless_asked_not_to(
     other = f"sqlite:///{tmp_path / 'apart.db'}"
     rows = _json(["import", *files, *facts, "--no-merge", "--db", other, "--json"])
     assert isinstance(rows, list) and [r["levels"] for r in rows] == [1, 1, 1]
+
+
+def test_runs_json_counts_the_stored_samples(db: str) -> None:
+    detailed = FIXTURES / "vllm-cpu-real" / "c16-detailed.json"
+    _json(["import", str(detailed), "--db", db, "--json"])
+    (run,) = _runs(db)
+    assert run["samples"] == 128  # the file's own `ttfts` list has 128 entries
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--tp", "0"], "tp"),
+        (["--gpu-count", "0"], "gpu_count"),
+    ],
+)
+def test_bad_flags_exit_2_naming_the_flag(db: str, args: list[str], field: str) -> None:
+    result = runner.invoke(app, ["import", str(C8), *args, "--db", db])
+    assert result.exit_code == 2 and field in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_plan_export_to_a_missing_folder_exits_2(demo_db: str, tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "plan.json"
+    result = runner.invoke(
+        app,
+        ["plan", str(SCENARIOS / "agent-platform.yaml"), "--db", demo_db, "--export", str(target)],
+    )
+    assert result.exit_code == 2 and "--export" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["8,nan", "inf", "8,-1"])
+def test_non_finite_or_negative_concurrency_is_refused(demo_db: str, value: str) -> None:
+    result = runner.invoke(app, ["predict", "--run", "1", "--concurrency", value, "--db", demo_db])
+    assert result.exit_code == 2 and "--concurrency" in result.stderr
+
+
+def test_a_database_url_without_its_driver_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["runs", "--db", "mysql+mysqldb://u:secret@127.0.0.1/x"])
+    assert result.exit_code == 2
+    assert "secret" not in result.output and "not installed" in result.stderr
