@@ -257,7 +257,7 @@ def fit_cmd(
                 str(document["label"]),
                 series,
                 str(summary["family"]),
-                str(summary["n_points"]),
+                _fmt(summary["n_points"], 0),
                 _fmt(summary.get("loo_mape_pct")),
                 _fmt(summary.get("r_squared"), 3),
             )

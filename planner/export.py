@@ -175,9 +175,19 @@ def plan_to_xlsx(plan: Plan) -> bytes:
     for option in plan.options:
         for line in _curve_rows(option):
             curves.append(line)
+    _text_not_formulas(book)
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()
+
+
+def _text_not_formulas(book: Workbook) -> None:
+    """A scenario name or note starting with '=' is text: never let a spreadsheet run it."""
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                if cell.data_type == "f":
+                    cell.data_type = "s"
 
 
 def _cell(value: Cell) -> Cell:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from planner.capacity import Plan
 from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
-from planner.scenario import Scenario, scenario_from_dict
+from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from ui import plan_form
 from ui import resources as res
 
@@ -61,9 +61,25 @@ def _recommendation(plan: Plan) -> None:
         )
 
 
+def _scenario_file(url: str) -> None:
+    """Upload a scenario YAML (the file `capplan plan` reads) to fill the inputs."""
+    upload = st.file_uploader("Open a scenario file (YAML)", type=["yaml", "yml"], key="plan_yaml")
+    if upload is None or st.session_state.get("plan_yaml_done") == upload.file_id:
+        return
+    st.session_state["plan_yaml_done"] = upload.file_id
+    scenario = res.guarded(lambda: res.scenario_from_upload(upload.name, upload.getvalue()))
+    if scenario is not None:
+        plan_form.apply_scenario(scenario)
+        st.session_state["plan_flash"] = f"opened scenario file {upload.name!r}"
+        st.rerun()
+
+
 def _downloads(plan: Plan, scenario: Scenario) -> None:
     stem = scenario.name.replace(" ", "_")
-    xlsx, csv, document = st.columns(3)
+    yaml_file, xlsx, csv, document = st.columns(4)
+    yaml_file.download_button(
+        "Scenario as YAML", scenario_to_yaml(scenario), f"{stem}.yaml", "application/yaml"
+    )
     xlsx.download_button("Plan as XLSX", plan_to_xlsx(plan), f"{stem}.xlsx", XLSX)
     csv.download_button("Plan as CSV", plan_to_csv(plan), f"{stem}.csv", "text/csv")
     document.download_button(
@@ -87,6 +103,7 @@ st.title("Plan capacity")
 if flash := st.session_state.pop("plan_flash", None):
     st.info(flash)
 _saved_scenarios(url, version)
+_scenario_file(url)
 raw = plan_form.draw_inputs(res.load_curves(url, version), res.price_catalog(url, version))
 scenario = res.guarded(lambda: scenario_from_dict(raw, "plan inputs"))
 if scenario is None:

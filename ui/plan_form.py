@@ -258,6 +258,14 @@ def _options() -> dict[str, object]:
             value=730.0,
             key="plan_hours",
         ),
+        "max_streams_per_replica": bar.number_input(
+            "Max streams per replica (optional)",
+            min_value=1,
+            value=None,
+            key="plan_max_streams",
+            help="Cap on concurrent requests one replica serves, as set by vLLM --max-num-seqs "
+            "or TensorRT-LLM --max_batch_size. Empty: as many as the SLA allows.",
+        ),
     }
 
 
@@ -289,6 +297,7 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
         "plan_redundancy": scenario.options.redundancy_replicas,
         "plan_updates": float(scenario.options.model_updates_per_month),
         "plan_hours": float(scenario.options.hours_per_month),
+        "plan_max_streams": scenario.options.max_streams_per_replica,
         "plan_tp": list(scenario.candidates.tp or ()),
     }
     sla = scenario.sla.model_dump()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from planner.gpus import load_gpu_specs
 from planner.prices import catalog_version, skipped_rows
 from ui import resources as res
 from ui import tables
@@ -53,8 +54,12 @@ if save.button("Save catalog", type="primary"):
         st.rerun()
 if restore.button("Restore shipped catalog"):
     count = res.guarded(lambda: res.restore_shipped_prices(url))
-    st.session_state["prices_flash"] = f"shipped catalog restored: {count} prices"
-    st.rerun()
+    if count is not None:
+        st.session_state["prices_flash"] = f"shipped catalog restored: {count} prices"
+        st.rerun()
 st.subheader("Shipped rows without a usable price")
 st.caption("Quotes given only as a range (or blank) cannot price a plan; they are left out.")
 st.dataframe(tables.skipped_price_rows(skipped_rows()), hide_index=True)
+st.subheader("GPU specs")
+st.caption("Datasheet numbers (dense tensor-core peaks) with their sources; read-only.")
+st.dataframe(tables.gpu_spec_rows(load_gpu_specs()), hide_index=True)

@@ -15,7 +15,7 @@ from db import repository
 from db.engine import Engine, make_engine, resolve_db_url, upgrade
 from db.repository import RunSummary, ScenarioRecord, StoredRun
 from db.seed import ensure_demo_data
-from errors import CapplanError
+from errors import CapplanError, ScenarioError
 from measurements.importers import DeploymentOverrides, import_bytes
 from measurements.importers.sweeps import merge_sweeps
 from measurements.run_file import Provenance, RunFile, input_error_from_validation
@@ -185,6 +185,15 @@ def _store_one(url: str, run: RunFile, detected: dict[str, str]) -> UploadOutcom
         levels=len(run.levels),
         message=result.message,
     )
+
+
+def scenario_from_upload(name: str, data: bytes) -> Scenario:
+    """A scenario from an uploaded YAML file; ScenarioError names the file, key and value."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"not UTF-8 text: {exc}", file=name) from exc
+    return scenario_from_yaml(text, name)
 
 
 def deployment_overrides(values: dict[str, object]) -> DeploymentOverrides:

@@ -80,7 +80,12 @@ def _inspect(url: str, shown: list[RunSummary]) -> None:
         f"Yes, delete run {run_id} with its levels and samples", key=f"confirm_delete_{run_id}"
     )
     clicked = st.button(f"Delete run {run_id}", disabled=not confirm, type="primary")
-    if clicked and res.guarded(lambda: res.delete_run(url, run_id)) is not None:
+    if not clicked:
+        return
+    deleted = res.guarded(lambda: res.delete_run(url, run_id))
+    if deleted is False:
+        st.warning(f"run {run_id} was not in the store any more (deleted elsewhere?)")
+    elif deleted:
         st.session_state["runs_flash"] = f"run {run_id} deleted"
         st.rerun()
 

@@ -18,6 +18,7 @@ from errors import InputError
 from measurements.run_file import Origin, RunFile
 from planner.curves import LoadCurve, canonical_gpu, canonical_model
 from planner.fit import CurveFit
+from planner.gpus import GpuSpec
 from planner.present import fit_to_dict
 from planner.prices import PriceEntry, SkippedPriceRow
 
@@ -218,6 +219,11 @@ def price_rows(entries: Iterable[PriceEntry]) -> list[Row]:
 def skipped_price_rows(skipped: Iterable[SkippedPriceRow]) -> list[Row]:
     """Rows of the shipped catalog that carry no usable price, with the reason."""
     return [asdict(row) for row in skipped]
+
+
+def gpu_spec_rows(specs: Iterable[GpuSpec]) -> list[Row]:
+    """GPU datasheet rows with units in the column names."""
+    return [asdict(spec) for spec in specs]
 
 
 def price_entries_from_rows(rows: Sequence[Row]) -> list[PriceEntry]:

@@ -83,3 +83,11 @@ def test_xlsx_has_inputs_options_and_curves_with_numbers_as_numbers() -> None:
     assert len(measured) == 8  # the seed's 4 levels for each engine
     values = {r[header.index("measured_output_tok_s")] for r in measured}
     assert {68.2, 4890.0} <= values
+
+
+def test_text_starting_with_equals_is_stored_as_text_not_a_formula() -> None:
+    sc = scenario(name='=HYPERLINK("http://example.invalid")')
+    plan = make_plan(sc, seed_curves(), CATALOG)
+    book = load_workbook(io.BytesIO(plan_to_xlsx(plan)))
+    cells = [c for row in book["inputs"].iter_rows() for c in row if str(c.value).startswith("=")]
+    assert cells and all(c.data_type == "s" for c in cells)

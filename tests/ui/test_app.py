@@ -168,6 +168,7 @@ def test_plan_page_recommends_the_cheapest_option_that_meets_the_sla(store_url: 
     assert choice["total_monthly_cost_usd"] == meeting["total_monthly_cost_usd"].min()
     assert f"${choice['total_monthly_cost_usd']:,.0f}/month" in at.success[0].value
     assert [getattr(b, "label", None) for b in at.get("download_button")] == [
+        "Scenario as YAML",
         "Plan as XLSX",
         "Plan as CSV",
         "Plan as JSON",
@@ -277,3 +278,12 @@ def test_prices_page_saves_an_edit_and_restores_the_shipped_catalog(store_url: s
     next(b for b in at.button if b.label == "Restore shipped catalog").click().run()
     assert repository.list_prices(engine) == load_catalog_csv()
     assert catalog_version(load_catalog_csv()) in at.caption[0].value
+
+
+def test_a_stream_cap_bounds_every_options_concurrency(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    at.number_input(key="plan_max_streams").set_value(16).run()
+    assert not at.exception
+    table = _table(at, "options_table")
+    sized = table[table["meets_sla"].astype(bool)]
+    assert len(sized) > 0 and (sized["concurrency_per_replica"] <= 16).all()

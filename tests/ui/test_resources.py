@@ -4,10 +4,12 @@ so cached loaders reload, scenarios round-trip through the store.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from db import repository
-from errors import InputError
+from errors import InputError, ScenarioError
 from measurements.importers import DeploymentOverrides
 from planner.scenario import scenario_from_dict
 from tests.ui.conftest import FIXTURES
@@ -134,3 +136,12 @@ def test_plan_for_uses_the_stored_prices(store_url: str) -> None:
     repriced = res.plan_for(scenario_from_dict(raw), store_url, res.store_version(store_url))
     assert {o.usd_per_gpu_hour for o in plan.options} == {3.5}  # the shipped Nebius default
     assert {o.usd_per_gpu_hour for o in repriced.options} == {9.0}
+
+
+def test_a_scenario_file_opens_and_a_bad_one_names_the_key() -> None:
+    path = Path(__file__).parents[2] / "docs" / "scenarios" / "seed-article-h100.yaml"
+    scenario = res.scenario_from_upload(path.name, path.read_bytes())
+    assert scenario.options.max_streams_per_replica == 64
+    with pytest.raises(ScenarioError) as info:
+        res.scenario_from_upload("odd.yaml", path.read_bytes() + b"surprise: 1\n")
+    assert "odd.yaml" in str(info.value) and "surprise" in str(info.value)
