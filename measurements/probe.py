@@ -101,11 +101,12 @@ async def run_probe(
     on_progress: Callable[[ProgressEvent], None] | None = None,
     clock: Clock = time.perf_counter,
     transport: httpx.AsyncBaseTransport | None = None,
+    label: str = "capplan probe",
 ) -> ProbeOutcome:
     """Warm up, sweep the levels (stopping at saturation or when the server dies) and write
     the RunFile to `out` after every level; the written file says complete=False until the
     sweep has ended normally."""
-    header = _Header(deployment, environment, startup, capabilities)
+    header = _Header(deployment, environment, startup, capabilities, label)
     sweep = _Sweep(config, clock, transport, on_progress)
     return await sweep.run(header, out)
 
@@ -116,6 +117,7 @@ class _Header:
     environment: Environment
     startup: Startup
     capabilities: Capabilities
+    label: str
 
 
 class _Sweep:
@@ -235,7 +237,7 @@ class _Sweep:
             levels=tuple(self.levels),
             started_at=self.started_at,
             complete=complete,
-            label="capplan probe",
+            label=header.label,
             notes="\n".join([*self.notes, self.factory.describe(), status]),
         )
         write_run_file(run, out)

@@ -125,6 +125,8 @@ def curve_from_run(
         return None
     flags.extend(_stat_flags(points))
     flags.extend(_derived_throughput_flag(run.levels))
+    if run.deployment.engine_args.get("simulated") == "true":
+        flags.append("SIMULATED engine (capplan sim-server): not a measurement of real hardware")
     gpus_per_replica = _gpus_per_replica(run, flags)
     return LoadCurve(
         key=_key(run),

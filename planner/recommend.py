@@ -52,6 +52,7 @@ _CAVEAT_MARKERS = (
     "derived from other numbers",
     "workload not stated",
     "not adjusted",
+    "SIMULATED",
 )
 
 

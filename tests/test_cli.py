@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from cli import app
 from measurements.importers import import_path
 from measurements.run_file import write_run_file
+from measurements.sim_server import start_in_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -50,7 +51,18 @@ def _runs(db: str) -> list[dict[str, object]]:
 
 def test_every_command_has_help_and_is_documented_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    commands = ["import", "runs", "fit", "predict", "plan", "demo-data", "app", "db upgrade"]
+    commands = [
+        "import",
+        "runs",
+        "fit",
+        "predict",
+        "plan",
+        "demo-data",
+        "app",
+        "db upgrade",
+        "probe",
+        "sim-server",
+    ]
     for command in commands:
         result = runner.invoke(app, [*command.split(), "--help"])
         assert result.exit_code == 0, command
@@ -267,3 +279,61 @@ def test_a_database_url_without_its_driver_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["runs", "--db", "mysql+mysqldb://u:secret@127.0.0.1/x"])
     assert result.exit_code == 2
     assert "secret" not in result.output and "not installed" in result.stderr
+
+
+def test_probe_sweeps_a_server_writes_the_run_file_and_stores_it(db: str, tmp_path: Path) -> None:
+    base_url, stop = start_in_thread("tiny-fast")
+    out = tmp_path / "probe.json"
+    args = [
+        "probe",
+        "--base-url",
+        base_url,
+        "--model",
+        "sim-tiny",
+        "--isl",
+        "64",
+        "--osl",
+        "16",
+        "--concurrency",
+        "1,2,4",
+        "--requests-per-level",
+        "12",
+        "--gpu",
+        "H100-SXM-80GB",
+        "--tp",
+        "1",
+        "--out",
+        str(out),
+        "--db",
+        db,
+        "--json",
+    ]
+    try:
+        document = _json(args)
+    finally:
+        stop()
+    assert isinstance(document, dict) and document["complete"] is True
+    assert document["run_id"] is not None and out.exists()
+    (run,) = _runs(db)
+    assert run["source"] == "probe" and run["provenance"] == "measured"
+    assert [level["load_value"] for level in run["levels"]] == [1, 2, 4]  # type: ignore[index]
+
+
+def test_probe_without_a_server_to_talk_to_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "probe",
+            "--model",
+            "m",
+            "--isl",
+            "8",
+            "--osl",
+            "8",
+            "--concurrency",
+            "1",
+            "--out",
+            str(tmp_path / "r.json"),
+        ],
+    )
+    assert result.exit_code == 2 and "--base-url" in result.stderr
