@@ -20,8 +20,10 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+import aiohttp
 import httpx
 import numpy as np
+from httpx_aiohttp import AiohttpTransport
 
 from errors import InputError
 from measurements import aggregate
@@ -150,9 +152,13 @@ class _Sweep:
         timeout = httpx.Timeout(
             self.config.request_timeout_s, connect=self.config.connect_timeout_s
         )
+        # aiohttp under httpx's API: httpcore's pool bookkeeping cost 3-5x vllm bench serve's
+        # CPU per token at 64+ streams (bench/bench_probe_overhead.py), and on a shared box that
+        # CPU is taken from the engine being measured. Tests inject an httpx MockTransport.
         # trust_env=False: a proxy from the environment must not sit between probe and server.
+        transport = self.transport or AiohttpTransport(client=_aiohttp_session(pool))
         return httpx.AsyncClient(
-            transport=self.transport, limits=limits, timeout=timeout, trust_env=False
+            transport=transport, limits=limits, timeout=timeout, trust_env=False
         )
 
     def observe(self, prompt: PromptSpec, record: RequestRecord) -> None:
@@ -397,6 +403,17 @@ class _LevelRun:
                 output_tok_s_so_far=self.tokens_done / elapsed if elapsed > 0 else None,
             )
         )
+
+
+def _aiohttp_session(pool: int | None) -> Callable[[], aiohttp.ClientSession]:
+    """A session factory (called inside the event loop) with `pool` connections, 0 = unbounded
+    (aiohttp's own default of 100 would cap an open-loop level without saying so)."""
+
+    def session() -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=pool or 0, limit_per_host=0)
+        return aiohttp.ClientSession(connector=connector, trust_env=False)
+
+    return session
 
 
 def _last_activity(record: RequestRecord) -> float:
