@@ -7,12 +7,11 @@ covariance (delta method) with the held-out error, and reads outside the data ar
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import OptimizeWarning, curve_fit, leastsq
+from scipy.optimize import leastsq
 
 from planner.curves import CurvePoint, LoadCurve
 from planner.families import (
@@ -214,25 +213,40 @@ def _fit_linear(family: Family, x: Array, y: Array) -> _Candidate | None:
 
 
 def _fit_family(family: Family, x: Array, y: Array) -> tuple[Array, Array] | None:
-    """Full fit with curve_fit (relative residuals); None when it fails or is unphysical."""
+    """Full fit (relative residuals, Levenberg-Marquardt as curve_fit's method="lm") with the
+    parameter covariance; None when it fails, the covariance cannot be estimated, or the
+    parameters are unphysical."""
     start = family.init(x, y)
     if start is None or not np.all(np.isfinite(start)):
         return None
-    try:
-        # OptimizeWarning (covariance not estimable) becomes an error: such a fit is unusable.
-        # Float overflow while the optimiser explores is expected; results are checked below.
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("error", OptimizeWarning)
-            params, cov = curve_fit(
-                family.func, x, y, p0=start, sigma=y, method="lm", jac=family.jac, maxfev=4000
-            )
-    except (OptimizeWarning, RuntimeError, ValueError, np.linalg.LinAlgError):
+    params, cov_x, status = _least_squares(family, x, y, start, maxfev=4000, tol=1.49012e-8)
+    dof = len(x) - len(params)
+    if status not in (1, 2, 3, 4) or cov_x is None or dof <= 0 or not _usable(family, params, x):
         return None
-    params = np.asarray(params, dtype=np.float64)
-    cov = np.asarray(cov, dtype=np.float64)
-    if not (np.all(np.isfinite(cov)) and _usable(family, params, x)):
-        return None
-    return params, cov
+    with np.errstate(all="ignore"):
+        residual_var = float(np.sum((family.func(x, *params) / y - 1.0) ** 2)) / dof
+    cov = np.asarray(cov_x, dtype=np.float64) * residual_var  # as curve_fit, absolute_sigma=False
+    return (params, cov) if np.all(np.isfinite(cov)) else None
+
+
+def _least_squares(
+    family: Family, x: Array, y: Array, start: Array, *, maxfev: int, tol: float
+) -> tuple[Array, Array | None, int]:
+    """leastsq on relative residuals: (params, cov_x or None, status). full_output makes it
+    report non-convergence in the status instead of warning (warning filters are
+    process-global and not thread-safe under Streamlit)."""
+
+    def residuals(params: Array) -> Array:
+        return family.func(x, *params) / y - 1.0
+
+    def jacobian(params: Array) -> Array:
+        return family.jac(x, *params) / y[:, None]
+
+    with np.errstate(all="ignore"):
+        params, cov_x, _, _, status = leastsq(
+            residuals, start, Dfun=jacobian, maxfev=maxfev, ftol=tol, xtol=tol, full_output=True
+        )
+    return np.asarray(params, dtype=np.float64), cov_x, int(status)
 
 
 def _usable(family: Family, params: Array, x: Array) -> bool:
@@ -244,21 +258,8 @@ def _usable(family: Family, params: Array, x: Array) -> bool:
 
 
 def _refit(family: Family, x: Array, y: Array, start: Array) -> Array | None:
-    """Quick refit for a held-out fold (same least squares as curve_fit, less overhead)."""
-
-    def residuals(params: Array) -> Array:
-        return family.func(x, *params) / y - 1.0
-
-    def jacobian(params: Array) -> Array:
-        return family.jac(x, *params) / y[:, None]
-
-    # full_output: leastsq reports non-convergence in its status code instead of warning
-    # (warning filters are process-global and not thread-safe under Streamlit).
-    with np.errstate(all="ignore"):
-        params, _, _, _, status = leastsq(
-            residuals, start, Dfun=jacobian, maxfev=400, ftol=1e-7, xtol=1e-7, full_output=True
-        )
-    params = np.asarray(params, dtype=np.float64)
+    """Quick refit for a held-out fold (same least squares as the full fit, looser limits)."""
+    params, _, status = _least_squares(family, x, y, start, maxfev=400, tol=1e-7)
     if status not in (1, 2, 3, 4) or not _usable(family, params, x):
         return None
     return params
