@@ -417,11 +417,11 @@ def test_one_thousand_and_twenty_four_concurrent_streams_complete() -> None:
     base_url, stop = start_in_thread(TINY_FAST)
     try:
         host, port = base_url.removeprefix("http://").split(":")
-        counts = asyncio.run(_raw_streams(host, int(port), 1024, osl=8))
+        counts = asyncio.run(_raw_streams(host, int(port), 1024, osl=64))
         stats = httpx.get(f"{base_url}/sim/stats").json()
     finally:
         stop()
-    assert counts == [9] * 1024  # 8 token events + [DONE]
+    assert counts == [65] * 1024  # 64 token events + [DONE]
     assert stats["max_running"] > 512  # they really ran as one batch, not one by one
 
 
