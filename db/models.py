@@ -22,6 +22,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     false,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -134,6 +135,7 @@ class LoadLevel(Base):
     window_start_s: Mapped[float | None] = mapped_column(Float)
     window_end_s: Mapped[float | None] = mapped_column(Float)
     burst: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    load_stated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     requests_sent: Mapped[int | None] = mapped_column(Integer)
     completed: Mapped[int | None] = mapped_column(Integer)
     failed: Mapped[int | None] = mapped_column(Integer)

@@ -240,6 +240,12 @@ class Level(_Model):
         description="Every request was sent at once (no concurrency cap, infinite rate): a burst "
         "that drains, not a steady-state level; kept out of curve fits",
     )
+    load_stated: bool = Field(
+        True,
+        description="False when the source does not state the load (a summary over several "
+        "stages, per-request records alone): load_value is what was achieved, and the level "
+        "is kept out of curve fits",
+    )
     requests_sent: Annotated[int, Field(ge=0)] | None = None
     completed: Annotated[int, Field(ge=0)] | None = None
     failed: Annotated[int, Field(ge=0)] | None = None

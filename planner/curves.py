@@ -165,6 +165,11 @@ def _points(
         if level.load_kind is not LoadKind.CONCURRENCY:
             rate_levels += 1
             continue
+        if not level.load_stated:
+            flags.append(
+                f"level at {level.load_value:g} left out: the source does not state its load"
+            )
+            continue
         if level.burst:
             flags.append(
                 f"concurrency {level.load_value:g} left out: every request was sent at once "

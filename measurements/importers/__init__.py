@@ -15,8 +15,13 @@ from pydantic import ValidationError
 
 from errors import FileTooLargeError, InputError, UnknownFormatError
 from measurements.importers import (
+    aiperf,
     curve_csv,
+    genai_perf,
+    guidellm,
+    inference_perf,
     inferencex_agg,
+    llmperf,
     runfile,
     vllm_bench,
     vllm_nightly_table,
@@ -63,6 +68,11 @@ IMPORTERS: dict[str, Importer] = {
     runfile.FORMAT_ID: runfile,
     vllm_nightly_table.FORMAT_ID: vllm_nightly_table,
     inferencex_agg.FORMAT_ID: inferencex_agg,
+    aiperf.FORMAT_ID: aiperf,
+    genai_perf.FORMAT_ID: genai_perf,
+    guidellm.FORMAT_ID: guidellm,
+    llmperf.FORMAT_ID: llmperf,
+    inference_perf.FORMAT_ID: inference_perf,
     vllm_bench.FORMAT_ID: vllm_bench,
     curve_csv.FORMAT_ID: curve_csv,
 }

@@ -130,6 +130,7 @@ def _closed_loop_level() -> Level:
         window_start_s=5.0,
         window_end_s=55.5,
         burst=True,  # not a realistic closed-loop level: it makes the round trip cover the column
+        load_stated=False,
         requests_sent=12,
         completed=10,
         failed=1,

@@ -120,6 +120,7 @@ def upgrade() -> None:
         sa.Column("window_start_s", sa.Float(), nullable=True),
         sa.Column("window_end_s", sa.Float(), nullable=True),
         sa.Column("burst", sa.Boolean(), server_default=sa.false(), nullable=False),
+        sa.Column("load_stated", sa.Boolean(), server_default=sa.true(), nullable=False),
         sa.Column("requests_sent", sa.Integer(), nullable=True),
         sa.Column("completed", sa.Integer(), nullable=True),
         sa.Column("failed", sa.Integer(), nullable=True),

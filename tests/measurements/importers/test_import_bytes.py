@@ -117,8 +117,8 @@ def test_named_format_that_does_not_match_is_an_input_error() -> None:
 
 def test_unknown_format_name_lists_the_valid_ones() -> None:
     with pytest.raises(InputError, match="vllm-bench") as caught:
-        import_bytes("c8.json", C8, format_id="guidellm")
-    assert caught.value.value == "guidellm"
+        import_bytes("c8.json", C8, format_id="no-such-tool")
+    assert caught.value.value == "no-such-tool"
 
 
 def test_oversized_bytes_and_files_are_refused(
@@ -249,3 +249,28 @@ def test_mutated_curve_csv_imports_or_raises_input_error(row: int, column: int, 
     out = io.StringIO()
     csv.writer(out).writerows(rows)
     assert _import_or_input_error(out.getvalue().encode(), DeploymentOverrides()) in OUTCOMES
+
+
+@pytest.mark.parametrize(
+    ("folder", "format_id"),
+    [
+        ("aiperf", "aiperf"),
+        ("genai-perf", "genai-perf"),
+        ("guidellm", "guidellm"),
+        ("llmperf", "llmperf"),
+        ("inference-perf", "inference-perf"),
+        ("vllm-cpu-real", "vllm-bench"),
+    ],
+)
+def test_auto_detection_names_each_tools_files(folder: str, format_id: str) -> None:
+    overrides = DeploymentOverrides(engine="vllm", model="m")
+    root = Path(__file__).parents[2] / "fixtures" / folder
+    files = [p for p in sorted(root.iterdir()) if p.suffix in (".json", ".yaml")]
+    results = {}
+    for path in files:
+        if "prometheus" in path.name:  # inference-perf's scrape of /metrics is not a result
+            with pytest.raises(UnknownFormatError):
+                import_path(path, overrides=overrides)
+            continue
+        results[path.name] = import_path(path, overrides=overrides).format_id
+    assert results and set(results.values()) == {format_id}, results
