@@ -23,6 +23,7 @@ from measurements.importers import (
     inferencex_agg,
     llmperf,
     runfile,
+    trtllm_bench,
     vllm_bench,
     vllm_nightly_table,
 )
@@ -68,6 +69,7 @@ IMPORTERS: dict[str, Importer] = {
     runfile.FORMAT_ID: runfile,
     vllm_nightly_table.FORMAT_ID: vllm_nightly_table,
     inferencex_agg.FORMAT_ID: inferencex_agg,
+    trtllm_bench.FORMAT_ID: trtllm_bench,
     aiperf.FORMAT_ID: aiperf,
     genai_perf.FORMAT_ID: genai_perf,
     guidellm.FORMAT_ID: guidellm,
