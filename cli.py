@@ -37,8 +37,10 @@ from measurements.importers import (
     MAX_IMPORT_BYTES,
     DeploymentOverrides,
     ImportedFile,
+    import_bytes,
     import_path,
 )
+from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.sweeps import merge_sweeps
 from measurements.probe import ProbeOutcome, ProgressEvent
 from measurements.run_file import Provenance, RunFile, input_error_from_validation
@@ -152,7 +154,7 @@ def import_cmd(
         "pp": pp,
     }
     overrides = _guard(lambda: _overrides(facts))
-    files = _guard(lambda: [_read(p, fmt, overrides, provenance) for p in paths])
+    files = _guard(lambda: [f for p in paths for f in _read(p, fmt, overrides, provenance)])
     runs = [run for imported in files for run in imported.runs]
     runs = runs if no_merge else merge_sweeps(runs)
     engine = _engine(db)
@@ -195,8 +197,19 @@ def _import_row(
 
 def _read(
     path: Path, fmt: str, overrides: DeploymentOverrides, provenance: Provenance
-) -> ImportedFile:
-    return import_path(path, format_id=fmt, overrides=overrides, provenance=provenance)
+) -> list[ImportedFile]:
+    """One file, or every member of a .zip of a results folder (checked before expanding)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror}", file=str(path)) from exc
+    members = expand_archive(path.name, data) if is_archive(path.name, data) else None
+    if members is None:
+        return [import_path(path, format_id=fmt, overrides=overrides, provenance=provenance)]
+    return [
+        import_bytes(name, body, format_id=fmt, overrides=overrides, provenance=provenance)
+        for name, body in members
+    ]
 
 
 @app.command("runs")

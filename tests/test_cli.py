@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 import openpyxl
@@ -337,3 +338,23 @@ def test_probe_without_a_server_to_talk_to_exits_2(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2 and "--base-url" in result.stderr
+
+
+def test_a_zip_of_a_results_folder_imports_as_one_sweep(db: str, tmp_path: Path) -> None:
+    archive = tmp_path / "results.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for name in ("c1.json", "c8.json"):
+            bundle.write(FIXTURES / "vllm-cpu-real" / name, f"results/{name}")
+    (row,) = _json(["import", str(archive), "--tp", "1", "--db", db, "--json"])  # type: ignore[misc]
+    assert row["levels"] == 2 and row["file"] == "results/c1.json, results/c8.json"
+
+
+def test_a_zip_with_a_path_traversal_member_is_refused_and_nothing_stored(
+    db: str, tmp_path: Path
+) -> None:
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(C8, "../c8.json")
+    result = runner.invoke(app, ["import", str(archive), "--db", db])
+    assert result.exit_code == 2 and "evil.zip" in result.stderr and "../c8.json" in result.stderr
+    assert _runs(db) == []

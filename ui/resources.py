@@ -17,6 +17,7 @@ from db.repository import RunSummary, ScenarioRecord, StoredRun
 from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
 from measurements.importers import DeploymentOverrides, import_bytes
+from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.sweeps import merge_sweeps
 from measurements.run_file import Provenance, RunFile, input_error_from_validation
 from planner.capacity import Plan, make_plan
@@ -150,11 +151,24 @@ def import_uploads(
     provenance: Provenance = Provenance.IMPORTED,
 ) -> list[UploadOutcome]:
     """Import (name, bytes) pairs: a bad file is rejected on its own and stores nothing; the
-    good ones are stored, files of one sweep (one load level each) merged into one run."""
+    good ones are stored, files of one sweep (one load level each) merged into one run. A zip is
+    expanded into its members, each imported like an uploaded file."""
     outcomes: list[UploadOutcome] = []
     runs: list[RunFile] = []
     detected: dict[str, str] = {}
+    expanded: list[tuple[str, bytes]] = []
+    order: dict[str, int] = {}  # upload order, archive members in place of their archive
     for name, data in files:
+        try:
+            members = expand_archive(name, data) if is_archive(name, data) else [(name, data)]
+        except CapplanError as exc:
+            order.setdefault(name, len(order))
+            outcomes.append(UploadOutcome(name, None, "rejected", None, 0, str(exc)))
+            continue
+        for member in members:
+            order.setdefault(member[0], len(order))
+        expanded.extend(members)
+    for name, data in expanded:
         try:
             imported = import_bytes(name, data, overrides=overrides, provenance=provenance)
         except CapplanError as exc:
@@ -166,7 +180,6 @@ def import_uploads(
         outcomes.append(_store_one(url, run, detected))
     if any(outcome.status == "stored" for outcome in outcomes):
         bump_version(url)
-    order = {name: index for index, (name, _) in enumerate(files)}
     return sorted(outcomes, key=lambda outcome: order.get(outcome.file.split(", ")[0], 0))
 
 

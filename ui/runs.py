@@ -16,8 +16,9 @@ def _upload(url: str) -> None:
     st.subheader("Upload results")
     with st.form("upload"):
         files = st.file_uploader(
-            "Result files: vLLM bench serve JSON, vLLM nightly table, InferenceX, curve CSV, "
-            "capplan RunFile",
+            "Result files (or a .zip of a results folder): vLLM bench serve, trtllm-bench, "
+            "AIPerf, GenAI-Perf, guidellm, llmperf, inference-perf, vLLM nightly table, "
+            "InferenceX, curve CSV, capplan RunFile",
             accept_multiple_files=True,
             key="upload_files",
         )

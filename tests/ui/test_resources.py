@@ -145,3 +145,38 @@ def test_a_scenario_file_opens_and_a_bad_one_names_the_key() -> None:
     with pytest.raises(ScenarioError) as info:
         res.scenario_from_upload("odd.yaml", path.read_bytes() + b"surprise: 1\n")
     assert "odd.yaml" in str(info.value) and "surprise" in str(info.value)
+
+
+def _zip_bytes(members: list[tuple[str, bytes]]) -> bytes:
+    import io  # local: this test was appended to a file whose imports stay as they were
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for member, content in members:
+            archive.writestr(member, content)
+    return buffer.getvalue()
+
+
+def test_an_uploaded_zip_is_expanded_and_a_refused_zip_is_one_rejection(store_url: str) -> None:
+    real = FIXTURES / "vllm-cpu-real"
+    sweep = _zip_bytes(
+        [(f"results/{name}", (real / name).read_bytes()) for name in ("c1.json", "c8.json")]
+        + [("results/notes.txt", b"just some words"), ("__MACOSX/results/._c1.json", b"\0")]
+    )
+    evil = _zip_bytes([("../c32.json", (real / "c32.json").read_bytes())])
+    files = [
+        ("evil.zip", evil),
+        ("sweep.zip", sweep),
+        ("c32.json", (real / "c32.json").read_bytes()),
+    ]
+    outcomes = res.import_uploads(store_url, files, DeploymentOverrides(gpu="H100-SXM-80GB", tp=1))
+    assert [(o.file, o.status) for o in outcomes] == [
+        ("evil.zip", "rejected"),
+        ("results/c1.json, results/c8.json, c32.json", "stored"),
+        ("results/notes.txt", "rejected"),
+    ]
+    assert "evil.zip: member '../c32.json'" in outcomes[0].message
+    run = repository.get_run(res.store_engine(store_url), outcomes[1].run_id or 0).run
+    assert [level.load_value for level in run.levels] == [1, 8, 32]
+    assert run.levels[1].value("output_tok_s") == pytest.approx(C8_OUTPUT_TOK_S, abs=0.01)
