@@ -19,8 +19,10 @@ from measurements.importers import (
     curve_csv,
     genai_perf,
     guidellm,
+    guidellm_csv,
     inference_perf,
     inferencex_agg,
+    llmd_report,
     llmperf,
     runfile,
     trtllm_bench,
@@ -76,6 +78,8 @@ IMPORTERS: dict[str, Importer] = {
     llmperf.FORMAT_ID: llmperf,
     inference_perf.FORMAT_ID: inference_perf,
     vllm_bench.FORMAT_ID: vllm_bench,
+    llmd_report.FORMAT_ID: llmd_report,
+    guidellm_csv.FORMAT_ID: guidellm_csv,
     curve_csv.FORMAT_ID: curve_csv,
 }
 
