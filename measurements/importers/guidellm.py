@@ -43,15 +43,15 @@ _YAML_SUFFIXES = (".yaml", ".yml")
 
 # (guidellm metric, canonical metric, factor to ms). time_per_output_token_ms is added only for
 # 0.4+ layouts, where it is (last token - start) / N; in <= 0.3 it was (last - first) / N.
-_LATENCIES = (
+LATENCIES = (
     ("time_to_first_token_ms", "ttft", 1.0),
     ("inter_token_latency_ms", "tpot", 1.0),
     ("request_latency", "e2e", 1000.0),
 )
-_E2E_PER_TOKEN = ("time_per_output_token_ms", "e2e_per_token", 1.0)
+E2E_PER_TOKEN = ("time_per_output_token_ms", "e2e_per_token", 1.0)
 _STATS = (("mean", "mean"), ("median", "p50"), ("std_dev", "std"), ("min", "min"), ("max", "max"))
 _PERCENTILES = ("p90", "p95", "p99")
-_RATES = (
+RATES = (
     ("requests_per_second", "request_s"),
     ("output_tokens_per_second", "output_tok_s"),
     ("tokens_per_second", "total_tok_s"),
@@ -137,12 +137,12 @@ def parse(
     if benchmarks is None or top is None:
         raise InputError(f"not a {DESCRIPTION}", file=name)
     parsed = [
-        _parse_benchmark(Reader(name, b, f"benchmarks[{i}].")) for i, b in enumerate(benchmarks)
+        parse_benchmark(Reader(name, b, f"benchmarks[{i}].")) for i, b in enumerate(benchmarks)
     ]
-    return [_run(name, data, top, parsed, overrides=overrides, provenance=provenance)]
+    return [build_run(name, data, top, parsed, overrides=overrides, provenance=provenance)]
 
 
-def _run(
+def build_run(
     name: str,
     data: bytes,
     top: Mapping[str, object],
@@ -151,6 +151,7 @@ def _run(
     overrides: DeploymentOverrides,
     provenance: Provenance,
 ) -> RunFile:
+    """The run of a guidellm report from its parsed benchmarks (shared with the CSV importer)."""
     models = {b.model for b in parsed if b.model}
     notes = [f"benchmarks name several models: {sorted(models)}"] if len(models) > 1 else []
     model = next((b.model for b in parsed if b.model), None)
@@ -184,7 +185,8 @@ def _mean_of(values: Sequence[float | None]) -> int | None:
     return round(sum(known) / len(known)) or None
 
 
-def _parse_benchmark(reader: Reader) -> _Benchmark:
+def parse_benchmark(reader: Reader) -> _Benchmark:
+    """One benchmark entry as a level (shared with the guidellm CSV importer)."""
     # 0.4+ benchmarks carry `config`; <= 0.3 ones carry `args` (and an older tpot definition).
     modern = _mapping(reader.obj.get("config")) is not None
     load = _load(reader)
@@ -255,7 +257,7 @@ def _totals(reader: Reader, metrics_obj: Reader) -> Reader:
 
 
 def _latencies(metrics_obj: Reader, metrics: MetricSet, modern: bool) -> list[str]:
-    table = _LATENCIES + ((_E2E_PER_TOKEN,) if modern else ())
+    table = LATENCIES + ((E2E_PER_TOKEN,) if modern else ())
     notes: list[str] = []
     for key, canonical, factor in table:
         dist = _successful(metrics_obj, key)
@@ -290,7 +292,7 @@ def _add(
 
 def _rates(metrics_obj: Reader, metrics: MetricSet) -> None:
     # Benchmark-level rates are time-series distributions; guidellm reports their mean.
-    for key, canonical in _RATES:
+    for key, canonical in RATES:
         dist = _successful(metrics_obj, key)
         value = dist.number("mean") if dist else None
         if value is not None:

@@ -24,8 +24,8 @@ _STATS = {"mean": "mean", "median": "median", "std_dev": "std_dev"}
 # The Percentiles cell: "[min, p001, p01, p05, p10, p25, p75, p90, p95, p99, max]" (no p50).
 _PERCENTILE_KEYS = ("min", "p001", "p01", "p05", "p10", "p25", "p75", "p90", "p95", "p99", "max")
 _METRIC_KEYS = (
-    *(key for key, _, _ in (*guidellm._LATENCIES, guidellm._E2E_PER_TOKEN)),
-    *(key for key, _ in guidellm._RATES),
+    *(key for key, _, _ in (*guidellm.LATENCIES, guidellm.E2E_PER_TOKEN)),
+    *(key for key, _ in guidellm.RATES),
     "prompt_token_count",
     "output_token_count",
 )
@@ -148,8 +148,8 @@ def parse(
     parsed = []
     for number, row in enumerate(rows[_HEADER_ROWS:], start=_HEADER_ROWS + 1):
         benchmark = _benchmark(name, number, row, columns)
-        parsed.append(guidellm._parse_benchmark(Reader(name, benchmark, f"row {number}: ")))
-    return [guidellm._run(name, data, {}, parsed, overrides=overrides, provenance=provenance)]
+        parsed.append(guidellm.parse_benchmark(Reader(name, benchmark, f"row {number}: ")))
+    return [guidellm.build_run(name, data, {}, parsed, overrides=overrides, provenance=provenance)]
 
 
 def _benchmark(
