@@ -124,6 +124,20 @@ def import_cmd(
     gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = None,
     tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = None,
     pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            help="Concurrency of files that do not state their load (CSV exports, per-request "
+            "records); a file's own load is never replaced.",
+        ),
+    ] = None,
+    request_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--request-rate", help="Open-loop rate (req/s) of files that do not state their load."
+        ),
+    ] = None,
     provenance: Annotated[Provenance, typer.Option(help="How the numbers were obtained.")] = (
         Provenance.IMPORTED
     ),
@@ -152,6 +166,8 @@ def import_cmd(
         "gpu_count": gpu_count,
         "tp": tp,
         "pp": pp,
+        "concurrency": concurrency,
+        "request_rate": request_rate,
     }
     overrides = _guard(lambda: _overrides(facts))
     files = _guard(lambda: [f for p in paths for f in _read(p, fmt, overrides, provenance)])

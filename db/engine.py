@@ -58,11 +58,16 @@ _SQLITE_PRAGMAS = (
 
 
 def resolve_db_url(cli_value: str | None) -> str:
-    """The database URL: `--db` if given, else $CAPPLAN_DB, else sqlite:///data/capplan.db."""
-    if cli_value and cli_value.strip():
-        return cli_value.strip()
-    from_env = os.environ.get(DB_URL_ENV, "").strip()
-    return from_env or DEFAULT_DB_URL
+    """The database URL: `--db` if given, else $CAPPLAN_DB, else sqlite:///data/capplan.db.
+
+    A plain file path (no "scheme://") means a SQLite file at that path.
+    """
+    value = (cli_value or "").strip() or os.environ.get(DB_URL_ENV, "").strip()
+    if not value:
+        return DEFAULT_DB_URL
+    if "://" not in value:
+        return f"sqlite:///{Path(value).expanduser()}"
+    return value
 
 
 def redact(url: str) -> str:

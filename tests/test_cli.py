@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from db.engine import make_engine
+from db.repository import load_runs
 from measurements.importers import import_path
 from measurements.run_file import write_run_file
 from measurements.sim_server import start_in_thread
@@ -358,3 +360,16 @@ def test_a_zip_with_a_path_traversal_member_is_refused_and_nothing_stored(
     result = runner.invoke(app, ["import", str(archive), "--db", db])
     assert result.exit_code == 2 and "evil.zip" in result.stderr and "../c8.json" in result.stderr
     assert _runs(db) == []
+
+
+def test_load_flag_and_plain_db_path_for_a_file_without_a_stated_load(tmp_path: Path) -> None:
+    individual = FIXTURES / "llmperf" / "llmperf-leaderboard__individual__anyscale_70b.json"
+    path = tmp_path / "team" / "runs.db"
+    args = ["import", str(individual), "--engine", "vllm", "--model", "llama-70b"]
+    _json([*args, "--concurrency", "12", "--db", str(path), "--json"])
+    (stored,) = load_runs(make_engine(f"sqlite:///{path}"))
+    (level,) = stored.run.levels
+    assert (level.load_kind.value, level.load_value, level.load_stated) == ("concurrency", 12, True)
+    flags = ["--concurrency", "2", "--request-rate", "1", "--db", str(path)]
+    both = runner.invoke(app, [*args, *flags])
+    assert both.exit_code == 2 and "not both" in both.output

@@ -13,6 +13,11 @@ ENGINES = (FROM_FILE, "vllm", "tensorrt-llm", "sglang", OTHER)
 PRECISIONS = (FROM_FILE, "fp8", "bf16", "fp16", "int8", "int4", "nvfp4", OTHER)
 GPUS = (FROM_FILE, "H100-SXM-80GB", "H200-SXM-141GB", OTHER)
 FACT_HELP = "Only for facts the file does not state; a value here replaces the file's (noted)."
+LOAD_HELP = (
+    "Some exports (AIPerf/GenAI-Perf CSV, per-request records) do not say what load they ran "
+    "at. Give the concurrency or the rate you ran (not both); files that state their own load "
+    "keep it. Without either, such a level is stored but kept out of curve fits."
+)
 COUNTS = (
     ("gpu_count", "GPUs per replica"),
     ("tp", "Tensor parallel (TP)"),
@@ -40,6 +45,22 @@ def deployment_facts() -> dict[str, object]:
         facts[name] = last.number_input(
             label, min_value=1, value=None, step=1, key=f"fact_{name}", help=FACT_HELP
         )
+    load, rate = st.columns(2)
+    facts["concurrency"] = load.number_input(
+        "Concurrency (files without a stated load)",
+        min_value=1,
+        value=None,
+        step=1,
+        key="fact_concurrency",
+        help=LOAD_HELP,
+    )
+    facts["request_rate"] = rate.number_input(
+        "Request rate, req/s (files without a stated load)",
+        min_value=0.001,
+        value=None,
+        key="fact_request_rate",
+        help=LOAD_HELP,
+    )
     return facts
 
 

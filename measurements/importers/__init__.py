@@ -7,6 +7,7 @@ named) and calls its `parse`; whatever goes wrong surfaces as an InputError nami
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -16,8 +17,10 @@ from pydantic import ValidationError
 from errors import FileTooLargeError, InputError, UnknownFormatError
 from measurements.importers import (
     aiperf,
+    aiperf_records,
     curve_csv,
     genai_perf,
+    genai_perf_raw,
     guidellm,
     guidellm_csv,
     inference_perf,
@@ -26,11 +29,18 @@ from measurements.importers import (
     llmperf,
     runfile,
     trtllm_bench,
+    trtllm_requests,
     vllm_bench,
     vllm_nightly_table,
 )
-from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides, content_key
-from measurements.run_file import Provenance, RunFile, input_error_from_validation
+from measurements.importers.common import (
+    NO_OVERRIDES,
+    DeploymentOverrides,
+    content_key,
+    join_notes,
+    user_load,
+)
+from measurements.run_file import LoadKind, Provenance, RunFile, input_error_from_validation
 
 __all__ = [
     "IMPORTERS",
@@ -77,11 +87,18 @@ IMPORTERS: dict[str, Importer] = {
     guidellm.FORMAT_ID: guidellm,
     llmperf.FORMAT_ID: llmperf,
     inference_perf.FORMAT_ID: inference_perf,
+    trtllm_requests.FORMAT_ID: trtllm_requests,
+    genai_perf_raw.FORMAT_ID: genai_perf_raw,
+    aiperf_records.FORMAT_ID: aiperf_records,
     vllm_bench.FORMAT_ID: vllm_bench,
     llmd_report.FORMAT_ID: llmd_report,
     guidellm_csv.FORMAT_ID: guidellm_csv,
     curve_csv.FORMAT_ID: curve_csv,
 }
+
+
+# Files peer tools write beside their results that are recognisable but not importable.
+_NOT_RESULTS: tuple[Callable[[object], str | None], ...] = (inference_perf.not_a_result,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +148,7 @@ def import_bytes(
         runs = importer.parse(name, doc, data, overrides, provenance)
     except ValidationError as exc:
         raise input_error_from_validation(exc, name) from exc
-    stamped = tuple(_stamp(run, name, data) for run in runs)
+    stamped = tuple(_with_user_load(_stamp(run, name, data), overrides) for run in runs)
     if not stamped:
         raise InputError("the file holds no load levels", file=name)
     return ImportedFile(name=name, format_id=importer.FORMAT_ID, detected=detected, runs=stamped)
@@ -201,6 +218,10 @@ def _choose(name: str, doc: object, format_id: str) -> tuple[Importer, str]:
             detected = importer.sniff(name, doc)
             if detected is not None:
                 return importer, detected
+        for explain in _NOT_RESULTS:
+            why = explain(doc)
+            if why is not None:
+                raise UnknownFormatError(why, file=name)
         looked_for = "; ".join(f"{fid} ({imp.DESCRIPTION})" for fid, imp in IMPORTERS.items())
         raise UnknownFormatError(
             f"not a format capplan can import; looked for: {looked_for}. If it is one of these, "
@@ -227,6 +248,32 @@ def _stamp(run: RunFile, name: str, data: bytes) -> RunFile:
     if not run.source_sha256:
         update["source_sha256"] = content_key(data)
     return run.model_copy(update=update) if update else run
+
+
+def _with_user_load(run: RunFile, overrides: DeploymentOverrides) -> RunFile:
+    """Give levels whose file states no load the load the user stated (--concurrency, form)."""
+    load = user_load(overrides)
+    if load is None or all(level.load_stated for level in run.levels):
+        return run
+    levels = []
+    for level in run.levels:
+        if level.load_stated:
+            levels.append(level)
+            continue
+        kind = "req/s" if level.load_kind is LoadKind.RATE else "in flight"
+        replaced = (
+            f"{load.note}; it replaces what the importer recorded for a file that states no "
+            f"load ({level.load_value:g} {kind}, achieved), as its notes below say"
+        )
+        notes = join_notes([replaced, level.notes or ""])
+        update = {
+            "load_kind": load.kind,
+            "load_value": load.value,
+            "load_stated": True,
+            "notes": notes,
+        }
+        levels.append(level.model_copy(update=update))
+    return run.model_copy(update={"levels": tuple(levels)})
 
 
 def _too_large(name: str, size: int) -> FileTooLargeError:

@@ -6,12 +6,26 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from errors import InputError
-from measurements.run_file import Deployment, Metric, Origin, input_error_from_validation
+from measurements.run_file import (
+    Deployment,
+    LoadKind,
+    Metric,
+    Origin,
+    input_error_from_validation,
+)
 
 # Spellings other tools use for the engines capplan compares; anything else is kept lowercased.
 ENGINE_ALIASES = {
@@ -43,6 +57,20 @@ class DeploymentOverrides(BaseModel):
     gpu_count: Annotated[int, Field(ge=1)] | None = Field(None, description="GPUs per replica")
     tp: Annotated[int, Field(ge=1)] | None = Field(None, description="Tensor-parallel size")
     pp: Annotated[int, Field(ge=1)] | None = Field(None, description="Pipeline-parallel size")
+    # Not deployment facts: the load of files that do not state it (CSV exports, per-request
+    # records). Used only where a file is silent; a file's own load is never replaced.
+    concurrency: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Closed-loop concurrency of files that do not state their load"
+    )
+    request_rate: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = Field(
+        None, description="Open-loop request rate (req/s) of files that do not state their load"
+    )
+
+    @model_validator(mode="after")
+    def _one_load(self) -> DeploymentOverrides:
+        if self.concurrency is not None and self.request_rate is not None:
+            raise ValueError("give either a concurrency or a request rate, not both")
+        return self
 
     @field_validator("engine", "engine_version", "model", "precision", "gpu", mode="before")
     @classmethod
@@ -59,6 +87,28 @@ class DeploymentOverrides(BaseModel):
 
 
 NO_OVERRIDES = DeploymentOverrides()
+
+
+@dataclass(frozen=True, slots=True)
+class UserLoad:
+    """The load a user stated for a file that does not state its own."""
+
+    kind: LoadKind
+    value: float
+    note: str
+
+
+def user_load(overrides: DeploymentOverrides) -> UserLoad | None:
+    """The concurrency or request rate the user gave (--concurrency / --request-rate), if any."""
+    if overrides.concurrency is not None:
+        value = float(overrides.concurrency)
+        return UserLoad(
+            LoadKind.CONCURRENCY, value, f"load stated by the user: concurrency {value:g}"
+        )
+    if overrides.request_rate is not None:
+        rate = overrides.request_rate
+        return UserLoad(LoadKind.RATE, rate, f"load stated by the user: {rate:g} req/s")
+    return None
 
 
 def content_key(data: bytes, part: str | None = None) -> str:

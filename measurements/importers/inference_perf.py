@@ -74,6 +74,22 @@ def sniff(name: str, doc: object) -> str | None:
     return None
 
 
+_SERVER_SIDE = ("kv_cache_usage_percentage", "num_preemptions_total", "queue_len")
+
+
+def not_a_result(doc: object) -> str | None:
+    """Why `doc` is not importable when it is inference-perf's Prometheus scrape, else None."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("successes"), dict):
+        return None
+    if not any(key in doc["successes"] for key in _SERVER_SIDE):
+        return None
+    return (
+        "this is inference-perf's *_prometheus_metrics.json: the model server's own /metrics "
+        "over the stage (histogram estimates, no load stated), not client measurements; import "
+        "the *_lifecycle_metrics.json written beside it"
+    )
+
+
 def parse(
     name: str,
     doc: object,

@@ -44,10 +44,13 @@ DESCRIPTION = (
 )
 NEW_CLIENT = "vllm bench serve"
 OLD_CLIENT = "benchmark_serving.py (old)"
+TRT_CLIENT = "TensorRT-LLM benchmark_serving.py"
+# Keys only TensorRT-LLM's fork of benchmark_serving.py writes (benchmark-formats.md 2.3).
+_TRT_KEYS = ("user_throughput", "avg_decoded_tokens_per_iter", "energy")
 
-_STAT_KEY = re.compile(r"(mean|median|std|p\d+(?:\.\d+)?)_([a-z0-9_]+)_ms")
+_STAT_KEY = re.compile(r"(mean|median|std|min|max|p\d+(?:\.\d+)?)_([a-z0-9_]+)_ms")
 _METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "icl", "e2el": "e2e"}
-_STATS = {"mean": "mean", "median": "p50", "std": "std"} | {
+_STATS = {"mean": "mean", "median": "p50", "std": "std", "min": "min", "max": "max"} | {
     f"p{p}": f"p{p}" for p in (50, 90, 95, 99)
 }
 _RATES = (
@@ -107,16 +110,23 @@ def _is_old(obj: Mapping[str, object]) -> bool:
     return "failed" not in obj and "endpoint_type" not in obj
 
 
+def _is_trt(obj: Mapping[str, object]) -> bool:
+    return any(key in obj for key in _TRT_KEYS)
+
+
 def sniff(name: str, doc: object) -> str | None:
     """Describe the vLLM variant when `doc` is a --save-result document, else None."""
     results = _results(doc)
     if results is None:
         return None
     first = results[0]
-    kind = "benchmark_serving.py (old" if _is_old(first) else "vLLM bench serve (new"
+    if _is_trt(first):
+        kind = f"{TRT_CLIENT} (fork of vLLM's"
+    else:
+        kind = "benchmark_serving.py (old" if _is_old(first) else "vLLM bench serve (new"
     if "ttfts" in first or "itls" in first:
         detail = "--save-detailed"
-    elif "latencies" in first:
+    elif "latencies" in first or "e2els" in first:
         detail = "per-request latencies"
     else:
         detail = "summary only"
@@ -232,7 +242,7 @@ def _parse_result(reader: Reader) -> _Result:
 def _describe(reader: Reader, level: Level, counts: _Counts) -> _Result:
     backend = reader.text("backend")
     engine = "vllm" if "vllm" in (backend, reader.text("endpoint_type")) else None
-    started_at, notes = None, []
+    started_at, notes = None, _trt_extras(reader)
     date = reader.text("date")
     if date is not None:
         try:
@@ -247,9 +257,46 @@ def _describe(reader: Reader, level: Level, counts: _Counts) -> _Result:
         backend=backend,
         started_at=started_at,
         label=reader.text("label"),
-        client=OLD_CLIENT if _is_old(reader.obj) else NEW_CLIENT,
+        client=_client(reader.obj),
         notes=tuple(notes),
     )
+
+
+def _client(obj: Mapping[str, object]) -> str:
+    if _is_trt(obj):
+        return TRT_CLIENT
+    return OLD_CLIENT if _is_old(obj) else NEW_CLIENT
+
+
+def _trt_extras(reader: Reader) -> list[str]:
+    """TensorRT-LLM's extra keys, kept as notes: none has a canonical name."""
+    notes: list[str] = []
+    user = reader.number("user_throughput")
+    if user is not None:
+        notes.append(
+            f"user_throughput={user:g} tok/s (mean over requests of output tokens / e2e, TTFT "
+            "included: not stream_tok_s)"
+        )
+    energy = reader.obj.get("energy")
+    if isinstance(energy, dict):
+        parts = Reader(reader.file, energy, "energy.")
+        shown = [
+            f"{key}={value:g}"
+            for key in ("total_energy_j", "total_gpu_power_w", "output_tps_per_w")
+            if (value := parts.number(key)) is not None
+        ]
+        if shown:
+            notes.append("energy: " + ", ".join(shown))
+    elif energy is not None:
+        raise reader.fail("energy", "expected an object", energy)
+    decoded = reader.obj.get("avg_decoded_tokens_per_iter")
+    if isinstance(decoded, dict):
+        mean = Reader(reader.file, decoded, "avg_decoded_tokens_per_iter.").number("mean")
+        if mean is not None:
+            notes.append(f"speculative decoding: {mean:g} tokens decoded per iteration (mean)")
+    elif decoded is not None:
+        raise reader.fail("avg_decoded_tokens_per_iter", "expected an object", decoded)
+    return notes
 
 
 def _rate(reader: Reader) -> float | None:

@@ -9,7 +9,17 @@ from collections.abc import Mapping
 from measurements.importers.common import Reader, checked_number
 from measurements.run_file import RequestSample
 
-_LISTS = ("ttfts", "latencies", "itls", "input_lens", "output_lens", "errors", "start_times")
+# "e2els" is TensorRT-LLM's name (its fork of benchmark_serving.py) for vLLM's "latencies".
+_LISTS = (
+    "ttfts",
+    "latencies",
+    "e2els",
+    "itls",
+    "input_lens",
+    "output_lens",
+    "errors",
+    "start_times",
+)
 
 
 def request_samples(
@@ -21,7 +31,8 @@ def request_samples(
         return ()
     size = len(next(iter(lists.values())))
     if sent is not None and size > sent:
-        raise reader.fail("latencies", f"has {size} entries but num_prompts is {sent}")
+        key = next(iter(lists))
+        raise reader.fail(key, f"has {size} entries but num_prompts is {sent}")
     starts = [
         checked_number(reader, f"start_times[{i}]", value, signed=True)
         for i, value in enumerate(lists.get("start_times", ()))
@@ -57,10 +68,11 @@ def _sample(
 ) -> RequestSample:
     error = _error(reader, lists, i)
     ttft_ms = _ms(reader, lists, "ttfts", i)
-    e2e_ms = _ms(reader, lists, "latencies", i)
+    e2e_key = "latencies" if "latencies" in lists else "e2els"
+    e2e_ms = _ms(reader, lists, e2e_key, i)
     if error is None and ttft_ms is not None and e2e_ms is not None and e2e_ms < ttft_ms:
         message = f"is shorter than ttfts[{i}] ({ttft_ms / 1000:g} s)"
-        raise reader.fail(f"latencies[{i}]", message, e2e_ms / 1000)
+        raise reader.fail(f"{e2e_key}[{i}]", message, e2e_ms / 1000)
     gaps = _gaps(reader, lists, i)
     return RequestSample(
         send_s=send_s,

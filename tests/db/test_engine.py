@@ -27,6 +27,14 @@ def test_cli_value_beats_environment_beats_default(monkeypatch: pytest.MonkeyPat
     assert resolve_db_url("sqlite:///cli.db") == "sqlite:///cli.db"
 
 
+def test_a_plain_path_means_a_sqlite_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CAPPLAN_DB", raising=False)
+    assert resolve_db_url("/tmp/runs.db") == "sqlite:////tmp/runs.db"
+    assert resolve_db_url("team/runs.db") == "sqlite:///team/runs.db"
+    monkeypatch.setenv("CAPPLAN_DB", "shared.db")
+    assert resolve_db_url(None) == "sqlite:///shared.db"
+
+
 def test_blank_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAPPLAN_DB", "  ")
     assert resolve_db_url("") == DEFAULT_DB_URL

@@ -269,8 +269,34 @@ def test_auto_detection_names_each_tools_files(folder: str, format_id: str) -> N
     results = {}
     for path in files:
         if "prometheus" in path.name:  # inference-perf's scrape of /metrics is not a result
-            with pytest.raises(UnknownFormatError):
+            with pytest.raises(UnknownFormatError, match=r"import the \*_lifecycle_metrics"):
                 import_path(path, overrides=overrides)
             continue
         results[path.name] = import_path(path, overrides=overrides).format_id
     assert results and set(results.values()) == {format_id}, results
+
+
+# --- the load a user states for files that do not state theirs ------------------------------
+
+INDIVIDUAL = FIXTURES / "llmperf" / "llmperf-leaderboard__individual__anyscale_70b.json"
+
+
+def test_user_load_fills_a_file_that_states_none_and_says_so() -> None:
+    facts = DeploymentOverrides(engine="vllm", model="m", concurrency=16)
+    (run,) = import_path(INDIVIDUAL, overrides=facts).runs
+    (level,) = run.levels
+    assert (level.load_kind.value, level.load_value, level.load_stated) == ("concurrency", 16, True)
+    assert (level.notes or "").startswith("load stated by the user: concurrency 16")
+    (plain,) = import_path(INDIVIDUAL, overrides=DeploymentOverrides(engine="vllm", model="m")).runs
+    assert not plain.levels[0].load_stated
+
+
+def test_user_load_never_replaces_a_load_the_file_states() -> None:
+    facts = DeploymentOverrides(engine="vllm", request_rate=3.0)
+    (run,) = import_bytes("c8.json", C8, overrides=facts).runs
+    assert (run.levels[0].load_kind.value, run.levels[0].load_value) == ("concurrency", 8)
+
+
+def test_user_load_is_one_of_concurrency_or_rate() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        DeploymentOverrides(concurrency=4, request_rate=1.0)

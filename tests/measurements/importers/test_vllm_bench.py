@@ -302,3 +302,45 @@ def test_infinite_rate_without_a_cap_is_a_burst_kept_out_of_curves() -> None:
 def test_infinite_rate_with_a_cap_is_closed_loop() -> None:
     level = only_level((REAL / "c8.json").read_bytes())
     assert level.load_kind is LoadKind.CONCURRENCY and level.load_value == 8 and not level.burst
+
+
+# --- TensorRT-LLM's fork of benchmark_serving.py -------------------------------------------
+
+TRT_SERVING = FIXTURES / "trtllm-serving" / "trtllm-serving-c2-detailed.json"
+TRT = DeploymentOverrides(engine="tensorrt-llm")
+
+
+def test_trtllm_serving_result_is_detected_and_its_extras_kept_as_notes() -> None:
+    doc = load(TRT_SERVING)
+    imported = import_path(TRT_SERVING, overrides=TRT)
+    assert imported.detected.startswith("TensorRT-LLM benchmark_serving.py")
+    assert "--save-detailed" in imported.detected
+    (run,) = imported.runs
+    assert run.environment.client == "TensorRT-LLM benchmark_serving.py"
+    assert run.deployment.engine == "tensorrt-llm"
+    notes = run.notes or ""
+    assert f"user_throughput={doc['user_throughput']:g} tok/s" in notes
+    assert "TTFT included: not stream_tok_s" in notes
+    assert "energy: total_energy_j=1234.5, total_gpu_power_w=310" in notes
+    (level,) = run.levels
+    assert level.value("output_tok_s") == doc["output_throughput"]
+    # min/max statistics (only TRT-LLM's fork writes them) map like mean and median.
+    assert level.value("min_ttft_ms") == doc["min_ttft_ms"]
+    assert level.value("max_tpot_ms") == doc["max_tpot_ms"]
+    assert level.value("p50_icl_ms") == doc["median_itl_ms"]
+
+
+def test_trtllm_serving_e2els_are_the_per_request_latencies() -> None:
+    doc = load(TRT_SERVING)
+    level = only_level(TRT_SERVING.read_bytes(), TRT)
+    assert [s.e2e_ms for s in level.samples] == pytest.approx([v * 1000 for v in doc["e2els"]])
+    recomputed = level.value("mean_e2e_ms", Origin.RECOMPUTED)
+    assert recomputed == pytest.approx(np.mean(doc["e2els"]) * 1000)
+
+
+def test_trtllm_serving_bad_energy_block_names_the_field() -> None:
+    doc = load(TRT_SERVING)
+    doc["energy"] = {"total_energy_j": -3}
+    with pytest.raises(InputError) as caught:
+        only_level(dumps(doc), TRT)
+    assert caught.value.field == "energy.total_energy_j"
