@@ -4,7 +4,9 @@ data, and the Runs, Plan and Prices pages do what their widgets ask.
 
 from __future__ import annotations
 
+import io
 import math
+import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -287,3 +289,54 @@ def test_a_stream_cap_bounds_every_options_concurrency(store_url: str) -> None:
     table = _table(at, "options_table")
     sized = table[table["meets_sla"].astype(bool)]
     assert len(sized) > 0 and (sized["concurrency_per_replica"] <= 16).all()
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_url: str) -> None:
+    at = _page("ui/runs.py")
+    before = len(_table(at, "runs_table"))
+    folder = _zip(
+        {
+            "results/aiperf/profile_export_aiperf.json": (
+                FIXTURES / "aiperf" / "k8s-dev__profile_export_aiperf.json"
+            ).read_bytes(),
+            "results/llmperf/individual_responses.json": (
+                FIXTURES / "llmperf" / "llmperf-leaderboard__individual__anyscale_70b.json"
+            ).read_bytes(),
+            "results/notes.json": b'{"hello": 1}',
+        }
+    )
+    guidellm = (FIXTURES / "guidellm" / "guidellm__benchmarks_stripped_v0.2-era.yaml").read_bytes()
+    at.file_uploader(key="upload_files").set_value(
+        [
+            ("results.zip", folder, "application/zip"),
+            ("benchmarks.yaml", guidellm, "application/yaml"),
+        ]
+    )
+    at.selectbox(key="fact_Engine").set_value("vllm")
+    at.text_input(key="fact_model").set_value("meta-llama/Llama-3.1-70B-Instruct")
+    at.number_input(key="fact_concurrency").set_value(8)
+    at.button[0].click().run()
+    assert not at.exception
+    outcomes = _table(at, "upload_outcomes_table")
+    status = dict(zip(outcomes["file"], outcomes["status"], strict=True))
+    assert status == {
+        "results/aiperf/profile_export_aiperf.json": "stored",
+        "results/llmperf/individual_responses.json": "stored",
+        "results/notes.json": "rejected",
+        "benchmarks.yaml": "stored",
+    }, status
+    assert len(_table(at, "runs_table")) == before + 3
+    engine = make_engine(store_url)
+    stored = repository.load_runs(engine)[-3:]
+    assert {run.run.deployment.engine for run in stored} == {"vllm"}
+    individual = [s.run for s in stored if "individual" in (s.run.origin_file or "")]
+    (level,) = individual[0].levels  # the form's concurrency fills the load the file lacks
+    assert (level.load_kind.value, level.load_value, level.load_stated) == ("concurrency", 8, True)
