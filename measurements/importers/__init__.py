@@ -18,6 +18,7 @@ from errors import FileTooLargeError, InputError, UnknownFormatError
 from measurements.importers import (
     aiperf,
     aiperf_records,
+    aiperf_sweep,
     curve_csv,
     genai_perf,
     genai_perf_raw,
@@ -27,6 +28,7 @@ from measurements.importers import (
     inferencex_agg,
     llmd_report,
     llmperf,
+    perf_csv,
     runfile,
     trtllm_bench,
     trtllm_requests,
@@ -83,6 +85,7 @@ IMPORTERS: dict[str, Importer] = {
     inferencex_agg.FORMAT_ID: inferencex_agg,
     trtllm_bench.FORMAT_ID: trtllm_bench,
     aiperf.FORMAT_ID: aiperf,
+    aiperf_sweep.FORMAT_ID: aiperf_sweep,
     genai_perf.FORMAT_ID: genai_perf,
     guidellm.FORMAT_ID: guidellm,
     llmperf.FORMAT_ID: llmperf,
@@ -92,6 +95,7 @@ IMPORTERS: dict[str, Importer] = {
     aiperf_records.FORMAT_ID: aiperf_records,
     vllm_bench.FORMAT_ID: vllm_bench,
     llmd_report.FORMAT_ID: llmd_report,
+    perf_csv.FORMAT_ID: perf_csv,
     guidellm_csv.FORMAT_ID: guidellm_csv,
     curve_csv.FORMAT_ID: curve_csv,
 }

@@ -47,6 +47,8 @@ def recompute(
     add_distribution(metrics, "icl", gaps)
     if gaps and one_token_per_chunk(ok):
         add_distribution(metrics, "itl", gaps)
+    elif gaps and any(s.output_tokens is None for s in ok):
+        notes.append("per-token itl not recomputed: output token counts unknown")
     elif gaps:
         notes.append("per-token itl not recomputed: some chunks carried several tokens")
     _add_rates(metrics, ok, duration_s)

@@ -35,7 +35,7 @@ def _fixtures() -> list[Path]:
     for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
         if folder.name in NOT_RESULTS:
             continue
-        for path in sorted(folder.iterdir()):
+        for path in sorted(folder.rglob("*")):
             if path.suffix in SUFFIXES and "prometheus" not in path.name:
                 found.append(path)
     return found
@@ -131,13 +131,13 @@ def test_every_tool_has_fuzzed_fixtures() -> None:
     assert folders >= expected | {"llmperf", "trtllm-bench", "trtllm-serving", "vllm-cpu-real"}
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_fixture_imports_unmutated(path: Path) -> None:
     kind, doc = DOCS[path]
     assert _outcome(path.name, _encode(kind, doc), FACTS) == "imported"
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     picks=st.lists(
