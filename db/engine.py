@@ -19,7 +19,7 @@ from alembic.script import ScriptDirectory
 from alembic.util import CommandError as AlembicError
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -88,6 +88,11 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         try:
             return create_engine(parsed, pool_pre_ping=True)
+        except NoSuchModuleError as exc:
+            raise StoreError(
+                f"unknown kind of database {parsed.drivername!r} in {redact(url)}: use "
+                f"sqlite:///PATH (or a plain file path) or postgresql+psycopg://..."
+            ) from exc
         except ModuleNotFoundError as exc:
             raise StoreError(
                 f"the database driver for {redact(url)} is not installed ({exc.name}): install "

@@ -74,12 +74,12 @@ def test_first_start_on_an_empty_store_migrates_and_loads_the_demo_runs(
 def test_a_store_that_cannot_be_opened_is_reported_in_place(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("CAPPLAN_DB", "not a database url")
+    monkeypatch.setenv("CAPPLAN_DB", "nosuch://db.example/capplan")
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        "not a database URL: 'not a database url' (Could not parse SQLAlchemy URL from given "
-        "URL string)"
+        "unknown kind of database 'nosuch' in nosuch://db.example/capplan: use sqlite:///PATH "
+        "(or a plain file path) or postgresql+psycopg://..."
     ]
 
 
