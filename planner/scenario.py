@@ -141,6 +141,21 @@ class OptionsSpec(_Spec):
     )
 
 
+class FactorsSpec(_Spec):
+    """Qualitative needs (the seed article's) that annotate or change the choice, never silently."""
+
+    multi_lora: bool = Field(False, description="Serve many LoRA adapters on one base model")
+    structured_output: bool = Field(
+        False, description="Requests need JSON-schema / grammar constrained output"
+    )
+    weekly_model_changes: bool = Field(
+        False, description="The served model or its code changes about weekly"
+    )
+    consumer_gpus: bool = Field(
+        False, description="Some replicas must also run on consumer GPUs (RTX 4090/5090)"
+    )
+
+
 class Scenario(_Spec):
     """One planning question."""
 
@@ -154,6 +169,7 @@ class Scenario(_Spec):
     candidates: CandidatesSpec = CandidatesSpec()
     pricing: dict[str, float] = Field(default_factory=dict, description="USD per GPU-hour by GPU")
     options: OptionsSpec = OptionsSpec()
+    factors: FactorsSpec = FactorsSpec()
 
     @field_validator("precision")
     @classmethod

@@ -30,6 +30,8 @@ class Candidate:
     curve: LoadCurve
     gpus_per_replica: int
     flags: tuple[str, ...]
+    # Streams whose KV cache fits one replica's memory (planner.physics estimate); None = unknown.
+    max_streams_memory: int | None = None
 
 
 def workload_match(curve: LoadCurve, workload: WorkloadSpec) -> tuple[int, str | None] | None:
