@@ -48,11 +48,19 @@ from measurements.session import SessionPlan, run_session, session_plan_from_fla
 from measurements.sim_profiles import PROFILES, get_profile
 from measurements.sim_server import serve
 from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, curve_from_run
+from planner.curves import LoadCurve, canonical_gpu, curve_from_run
 from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
 from planner.fit import fit_curve, predict
-from planner.present import fit_to_dict, prediction_to_dict, run_to_dict
+from planner.physics import check_curve
+from planner.present import (
+    fit_to_dict,
+    physics_to_dict,
+    prediction_to_dict,
+    prediction_vs_ceiling,
+    run_to_dict,
+)
 from planner.prices import load_catalog_csv
+from planner.projection import project_curve
 from planner.scenario import load_scenario
 
 app = typer.Typer(
@@ -314,43 +322,82 @@ def _fmt(value: object, digits: int = 1) -> str:
 def predict_cmd(
     run: Annotated[int, typer.Option("--run", help="Run id to predict from.")],
     concurrency: Annotated[str, typer.Option(help="Comma-separated concurrencies, e.g. 8,24,64.")],
+    project_to: Annotated[
+        str | None,
+        typer.Option(
+            "--project-to",
+            help="Project the run onto another GPU (H100 <-> H200) by the physics; the result "
+            "is labelled projected, never measured.",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies."""
+    """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies,
+    with the curve's provenance and where each value sits against the physical ceilings."""
     values = _guard(lambda: _parse_concurrencies(concurrency))
     engine = _engine(db)
     curves = _curves(engine, run)
     if not curves:
         _fail(InputError("run has no concurrency levels to fit", field="--run", value=run))
-    predictions = predict(fit_curve(curves[0]), values)
+    curve = curves[0] if project_to is None else _projected(curves[0], project_to)
+    fit = fit_curve(curve)
+    predictions = predict(fit, values)
+    physics = check_curve(curve)
+    isl, osl = curve.key.isl, curve.key.osl
+    rows = [
+        prediction_to_dict(p) | prediction_vs_ceiling(p, physics.ceilings, isl, osl)
+        for p in predictions
+    ]
+    flags = list(dict.fromkeys((*curve.flags, *fit.flags, *physics.flags)))
     if as_json:
         _print_json(
             {
                 "run_id": run,
-                "label": curves[0].label_text(),
-                "predictions": [prediction_to_dict(p) for p in predictions],
+                "label": curve.label_text(),
+                "provenance": curve.provenance,
+                "physics": physics_to_dict(physics),
+                "flags": flags,
+                "predictions": rows,
             }
         )
         return
+    out.print(f"{curve.label_text()} · {curve.provenance}", markup=False, highlight=False)
     table = Table(
-        "concurrency", "output tok/s [band]", "TTFT p50 ms", "TTFT p99 ms", "TPOT ms", "range"
+        "concurrency",
+        "output tok/s [band]",
+        "TTFT p50 ms",
+        "TTFT p99 ms",
+        "TPOT ms",
+        "% of ceiling",
+        "range",
     )
-    for p in (prediction_to_dict(p) for p in predictions):
+    for row in rows:
+        share = row["output_pct_of_ceiling"]
         table.add_row(
             *(
-                str(p[k])
+                str(row[k])
                 for k in (
                     "concurrency",
                     "output_tok_s_text",
                     "p50_ttft_ms_text",
                     "p99_ttft_ms_text",
                     "tpot_ms_text",
-                    "range",
                 )
-            )
+            ),
+            "unknown" if not isinstance(share, float) else f"{share:.0f}%",
+            str(row["range"]),
         )
     out.print(table)
+    for line in [*physics.notes, *flags]:
+        out.print(f"- {line}", markup=False, highlight=False)
+
+
+def _projected(curve: LoadCurve, gpu: str) -> LoadCurve:
+    projected = project_curve(curve, canonical_gpu(gpu))
+    if isinstance(projected, str):
+        _fail(InputError(projected, field="--project-to", value=gpu))
+    return projected
 
 
 @app.command("plan")

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from measurements.run_file import Level, Origin, RunFile
 from planner.fit import CurveFit, FitResult, Prediction
+from planner.physics import Ceilings, PhysicsCheck
 
 JsonDict = dict[str, object]
 
@@ -119,3 +120,49 @@ def prediction_to_dict(p: Prediction) -> JsonDict:
     document["p99_ttft_ms_text"] = _band_text(p.p99_ttft_ms, p.p99_ttft_ms_lo, p.p99_ttft_ms_hi, 1)
     document["tpot_ms_text"] = _band_text(p.tpot_ms, p.tpot_ms_lo, p.tpot_ms_hi, 2)
     return document
+
+
+def physics_to_dict(check: PhysicsCheck) -> JsonDict:
+    """A curve against its physical ceilings: the ceilings, each point's share of them, flags."""
+    ceil = check.ceilings
+    return {
+        "ceilings": None
+        if ceil is None
+        else {
+            "gpu": ceil.gpu,
+            "tp": ceil.tp,
+            "precision": ceil.precision,
+            "decode_tok_s_single_stream": ceil.decode_tok_s_single_stream,
+        },
+        "max_streams_memory": check.max_streams,
+        "points": [
+            {
+                "concurrency": point.concurrency,
+                "stream_tok_s": point.stream_tok_s,
+                "stream_pct_of_ceiling": point.stream_pct_of_ceiling,
+                "output_pct_of_ceiling": point.output_pct_of_ceiling,
+                "ttft_ms": point.ttft_ms,
+                "min_prefill_ms": point.min_prefill_ms,
+                "flags": list(point.flags),
+            }
+            for point in check.points
+        ],
+        "flags": list(check.flags),
+        "notes": list(check.notes),
+    }
+
+
+def prediction_vs_ceiling(
+    p: Prediction, ceil: Ceilings | None, isl: int | None, osl: int | None
+) -> JsonDict:
+    """A prediction's output tok/s and stream speed as % of the ceilings at its concurrency."""
+    if ceil is None:
+        return {"output_pct_of_ceiling": None, "stream_pct_of_ceiling": None}
+    bound = ceil.max_output_tok_s(p.concurrency, isl, osl)
+    output = None if p.output_tok_s is None else 100.0 * p.output_tok_s / bound
+    stream = p.stream_tok_s
+    single = ceil.decode_tok_s_single_stream
+    return {
+        "output_pct_of_ceiling": output,
+        "stream_pct_of_ceiling": None if stream is None else 100.0 * stream / single,
+    }

@@ -158,6 +158,57 @@ def test_predict_marks_extrapolation(demo_db: str) -> None:
     assert flags == [False, False, True]
 
 
+def _run_id(db: str, label: str, engine: str, gpu: str, tp: int | None = None) -> int:
+    for run in _runs(db):
+        deployment = run["deployment"]
+        assert isinstance(deployment, dict)
+        if (run["label"], deployment["engine"], deployment["gpu"]) == (label, engine, gpu) and (
+            tp is None or deployment["tp"] == tp
+        ):
+            run_id = run["run_id"]
+            assert isinstance(run_id, int)
+            return run_id
+    raise AssertionError(f"no {label} run for {engine} on {gpu}")
+
+
+def test_predict_flags_the_seed_articles_single_stream_speed_above_the_ceiling(
+    demo_db: str,
+) -> None:
+    run_id = _run_id(demo_db, "seed-article", "tensorrt-llm", "H100-SXM-80GB")
+    args = ["predict", "--run", str(run_id), "--concurrency", "1,64", "--db", demo_db]
+    document = _json([*args, "--json"])
+    assert isinstance(document, dict)
+    assert document["provenance"] == "published"
+    physics = document["physics"]
+    ceiling = physics["ceilings"]["decode_tok_s_single_stream"]
+    assert 45 < ceiling < 50  # 3.35 TB/s over ~69.5 GB of FP8 weights read per token
+    assert any("81.4 tok/s per stream" in flag for flag in document["flags"])
+    first = document["predictions"][0]
+    assert first["output_pct_of_ceiling"] > 100  # the fit follows the published point
+    plain = runner.invoke(app, args)
+    assert plain.exit_code == 0
+    assert "above the single-stream decode ceiling" in " ".join(plain.stdout.split())
+
+
+def test_predict_projects_a_run_onto_the_other_gpu_and_says_so(demo_db: str) -> None:
+    run_id = _run_id(demo_db, "aiconfigurator-silicon-sample", "vllm", "H100-SXM-80GB", tp=2)
+    base = ["predict", "--run", str(run_id), "--concurrency", "32", "--db", demo_db, "--json"]
+    measured = _json(base)
+    projected = _json([*base, "--project-to", "H200"])
+    assert isinstance(measured, dict) and isinstance(projected, dict)
+    assert projected["provenance"] == "projected"
+    assert any(flag.startswith("PROJECTED from") for flag in projected["flags"])
+    faster = projected["predictions"][0]["output_tok_s"]
+    slower = measured["predictions"][0]["output_tok_s"]
+    assert 1.05 < faster / slower < 1.43  # more bandwidth helps, never beyond its ratio
+    bad = runner.invoke(
+        app,
+        ["predict", "--run", str(run_id), "--concurrency", "8"]
+        + ["--project-to", "B200", "--db", demo_db],
+    )
+    assert bad.exit_code == 2 and "--project-to" in bad.stderr
+
+
 def test_predict_rejects_bad_concurrency_list(demo_db: str) -> None:
     result = runner.invoke(app, ["predict", "--run", "1", "--concurrency", "8,x", "--db", demo_db])
     assert result.exit_code == 2
