@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from plotly.colors import qualitative
 
 from planner.fit import CurveFit, FitResult, series, series_attr
+from planner.physics import PhysicsCheck
 
 GRID_POINTS = 80
 PALETTE = qualitative.Plotly
@@ -102,6 +103,27 @@ def stream_speed_figure(fits: Sequence[CurveFit]) -> go.Figure:
                     hovertemplate="c=%{x:g}<br>%{y:.1f} tok/s per stream (1000/TPOT)",
                 )
             )
+    return figure
+
+
+def ceiling_share_figure(checks: Sequence[tuple[CurveFit, PhysicsCheck]]) -> go.Figure:
+    """Each measured point's output tok/s as % of its physical ceiling; above 100% is impossible."""
+    figure = _figure("Measured throughput as % of the physical ceiling", "% of ceiling")
+    figure.add_hline(y=100, line_dash="dot", annotation_text="ceiling (no real run is above it)")
+    for index, (fit, check) in enumerate(checks):
+        points = [p for p in check.points if p.output_pct_of_ceiling is not None]
+        if not points:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[p.concurrency for p in points],
+                y=[p.output_pct_of_ceiling for p in points],
+                mode="lines+markers",
+                name=_label(fit),
+                marker={"color": _color(index)},
+                hovertemplate="c=%{x:g}<br>%{y:.0f}% of the ceiling",
+            )
+        )
     return figure
 
 

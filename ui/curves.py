@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.physics import check_curve
 from ui import charts, tables
 from ui import resources as res
 
@@ -58,7 +59,17 @@ speed.plotly_chart(charts.stream_speed_figure(shown))
 st.subheader("Fit quality")
 st.caption("Held-out MAPE: mean error predicting each measured point from the others, in %.")
 st.dataframe(tables.fit_quality_rows(shown), hide_index=True)
+st.subheader("Physics check")
+st.caption(
+    "Ceilings from the GPU datasheet and the model's size: one stream cannot decode faster than "
+    "the GPUs' memory bandwidth over the weight bytes read per token, and the whole replica cannot "
+    "beat its bandwidth and FLOPS. A point above a ceiling means the source misstates the GPUs, "
+    "precision or model (or ran speculative decoding)."
+)
+checks = [(fit, check_curve(fit.curve)) for fit in shown]
+st.dataframe(tables.physics_rows(checks), hide_index=True)
+st.plotly_chart(charts.ceiling_share_figure(checks))
 with st.expander("Flags and assumptions behind these curves"):
-    for fit in shown:
-        for flag in dict.fromkeys((*fit.curve.flags, *fit.flags)):
+    for fit, check in checks:
+        for flag in dict.fromkeys((*fit.curve.flags, *fit.flags, *check.flags, *check.notes)):
             st.caption(f"run {fit.curve.run_id}: {flag}")

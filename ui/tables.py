@@ -19,6 +19,7 @@ from measurements.run_file import Origin, RunFile
 from planner.curves import LoadCurve, canonical_gpu, canonical_model
 from planner.fit import CurveFit
 from planner.gpus import GpuSpec
+from planner.physics import PhysicsCheck
 from planner.present import fit_to_dict
 from planner.prices import PriceEntry, SkippedPriceRow
 
@@ -203,6 +204,30 @@ def fit_quality_rows(fits: Iterable[CurveFit]) -> list[Row]:
 
 
 # ---------------------------------------------------------------- prices
+
+
+def physics_rows(checks: Iterable[tuple[CurveFit, PhysicsCheck]]) -> list[Row]:
+    """One row per curve: its ceilings, its highest share of them, and whether a point is above."""
+    rows: list[Row] = []
+    for fit, check in checks:
+        ceil = check.ceilings
+        stream = [p.stream_pct_of_ceiling for p in check.points if p.stream_pct_of_ceiling]
+        output = [p.output_pct_of_ceiling for p in check.points if p.output_pct_of_ceiling]
+        rows.append(
+            {
+                "run": fit.curve.run_id,
+                "curve": fit.curve.label_text(),
+                "single-stream ceiling, tok/s": None
+                if ceil is None
+                else round(ceil.decode_tok_s_single_stream, 1),
+                "max % of stream ceiling": round(max(stream), 1) if stream else None,
+                "max % of throughput ceiling": round(max(output), 1) if output else None,
+                "streams that fit (KV estimate)": check.max_streams,
+                "above a ceiling": "YES" if check.above_ceiling else "no",
+                "why no check": "; ".join(check.notes) if ceil is None else "",
+            }
+        )
+    return rows
 
 
 def records(frame: pd.DataFrame) -> list[Row]:

@@ -98,12 +98,20 @@ def test_curves_page_shows_every_curve_of_the_chosen_model_and_workload(store_ur
     )
     quality = next(d.value for d in at.dataframe if "held_out_mape_pct" in d.value.columns)
     assert set(quality[quality["series"] == "throughput"]["run"]) == expected
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4
+    physics = next(d.value for d in at.dataframe if "above a ceiling" in d.value.columns)
+    assert set(physics["run"]) == expected
+    assert set(physics["above a ceiling"]) == {"no"}  # the silicon sample is physically sound
+    assert (physics["max % of throughput ceiling"] < 100).all()
     # The seed article states no ISL/OSL: its curves sit under "not stated".
     at.selectbox(key="curves_workload").set_value("not stated").run()
     assert not at.exception
     seed = {s.run_id for s in repository.list_runs(engine) if s.label == "seed-article"}
     assert set(at.multiselect(key="curves_runs_meta-llama/Llama-3.1-70B_not stated").value) == seed
+    physics = next(d.value for d in at.dataframe if "above a ceiling" in d.value.columns)
+    # 81.4 tok/s per stream on one H100 for a 70B FP8 model: above the 48 tok/s ceiling.
+    assert set(physics["above a ceiling"]) == {"YES"}
+    assert (physics["max % of stream ceiling"] > 140).all()
 
 
 def test_runs_page_filters_the_table_by_engine(store_url: str) -> None:
