@@ -1,16 +1,22 @@
 """Held-out accuracy of the planner's fits on aiconfigurator's measured silicon sample.
 
 Each Llama-3.1-70B vLLM / TensorRT-LLM curve (one per GPU, TP and ISL/OSL) loses one concurrency
-level at a time; the rest are fitted and the missing level is predicted. Prints MAPE per
-engine x GPU for output tok/s, TTFT and TPOT. Run: `python bench/bench_fit_accuracy.py`.
+level at a time; the rest are fitted and the missing level is predicted with its 95% band.
+Reports MAPE per engine x GPU for output tok/s, TTFT and TPOT, and engine-ranking agreement at
+equal settings, each beside AIConfigurator 0.12.0's errors on the same points.
+Run: `python bench/bench_fit_accuracy.py [--quick] [--json]` (--quick: the 1024/1024 curves).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import json
+import math
 import sys
 import time
 from collections import defaultdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,26 +27,61 @@ sys.path.insert(0, str(ROOT))
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
 from planner.curves import LoadCurve, canonical_gpu, curve_from_run  # noqa: E402
-from planner.fit import fit_curve, fit_latency, fit_throughput  # noqa: E402
+from planner.fit import FitResult, fit_curve, fit_latency, fit_throughput  # noqa: E402
 
 SILICON_CSV = ROOT / "measurements" / "data" / "silicon_sample_h100_h200.csv"
+AIC_CSV = ROOT / "planner" / "data" / "aiconfigurator_vs_silicon.csv"
+AIC_BACKENDS = {"vllm": "vllm", "trtllm": "tensorrt-llm"}
+AIC_MODEL = "meta-llama/Llama-3.1-70B"
+QUICK_WORKLOAD = (1024, 1024)
+METRICS = ("output_tok_s", "ttft_ms", "tpot_ms")
+AIC_COLUMNS = {
+    "output_tok_s": ("silicon_derived_output_tok_s", "aic_derived_output_tok_s"),
+    "ttft_ms": ("silicon_ttft_ms", "aic_ttft_ms"),
+    "tpot_ms": ("silicon_tpot_ms", "aic_tpot_ms"),
+}
+# Setting: (gpu, tp, isl, osl, concurrency); engines are compared at equal settings.
+Setting = tuple[str, int, int, int, float]
 
 
-def load_curves(path: Path = SILICON_CSV) -> list[LoadCurve]:
-    """Every concurrency curve of the silicon sample, through the real curve-CSV importer."""
+@dataclass(frozen=True, slots=True)
+class HeldOut:
+    """One level predicted from the rest of its curve, with the 95% band of that prediction."""
+
+    engine: str
+    setting: Setting
+    metric: str
+    measured: float
+    predicted: float
+    lo: float
+    hi: float
+
+    def error_pct(self) -> float:
+        """Absolute % error; a predicted blow-up past saturation (inf) counts as 100%."""
+        if not math.isfinite(self.predicted):
+            return 100.0
+        return 100.0 * abs(self.predicted - self.measured) / self.measured
+
+
+def load_curves(path: Path = SILICON_CSV, quick: bool = False) -> list[LoadCurve]:
+    """The Llama-3.1-70B vLLM / TensorRT-LLM curves, through the real curve-CSV importer."""
     runs = import_path(path, provenance=Provenance.PUBLISHED).runs
-    curves = (curve_from_run(run) for run in runs)
-    return [curve for curve in curves if curve is not None]
+    curves = [c for c in (curve_from_run(run) for run in runs) if c is not None]
+    return [
+        c
+        for c in curves
+        if c.key.model.endswith("Llama-3.1-70B")
+        and c.key.engine in ("vllm", "tensorrt-llm")
+        and (not quick or (c.key.isl, c.key.osl) == QUICK_WORKLOAD)
+    ]
 
 
-def held_out_errors(curve: LoadCurve) -> dict[str, list[float]]:
-    """Absolute % errors predicting each level from the others, per metric."""
-    errors: dict[str, list[float]] = {"output_tok_s": [], "ttft_ms": [], "tpot_ms": []}
-    for metric, fitter in (
-        ("output_tok_s", fit_throughput),
-        ("ttft_ms", fit_latency),
-        ("tpot_ms", fit_latency),
-    ):
+def held_out(curve: LoadCurve) -> list[HeldOut]:
+    """Every level of every metric predicted from the other levels of the same curve."""
+    out: list[HeldOut] = []
+    key = curve.key
+    for metric in METRICS:
+        fitter = fit_throughput if metric == "output_tok_s" else fit_latency
         pairs = [(p.concurrency, getattr(p, metric)) for p in curve.points]  # bare stat columns
         pairs = [(c, v) for c, v in pairs if v is not None]
         for i, (c_out, v_out) in enumerate(pairs):
@@ -48,72 +89,171 @@ def held_out_errors(curve: LoadCurve) -> dict[str, list[float]]:
             result = fitter([c for c, _ in rest], [v for _, v in rest])
             if result is None:
                 continue
-            predicted = float(result.eval([c_out])[0])
-            if np.isfinite(predicted):
-                errors[metric].append(100.0 * abs(predicted - v_out) / v_out)
-            else:
-                errors[metric].append(100.0)  # predicted blow-up past saturation: count as 100%
-    return errors
+            setting = (key.gpu or "?", key.tp or 0, key.isl or 0, key.osl or 0, c_out)
+            out.append(HeldOut(key.engine, setting, metric, v_out, *_read(result, c_out)))
+    return out
 
 
-AIC_CSV = ROOT / "planner" / "data" / "aiconfigurator_vs_silicon.csv"
-AIC_BACKENDS = {"vllm": "vllm", "trtllm": "tensorrt-llm"}
+def _read(result: FitResult, c: float) -> tuple[float, float, float]:
+    lo, hi = result.eval_band([c])
+    return float(result.eval([c])[0]), float(lo[0]), float(hi[0])
 
 
-def aiconfigurator_errors(path: Path = AIC_CSV) -> dict[tuple[str, str], dict[str, list[float]]]:
-    """AIConfigurator 0.12.0's absolute % errors on the same silicon points (its own file)."""
+def aiconfigurator_points(
+    path: Path = AIC_CSV,
+) -> dict[tuple[str, Setting, str], tuple[float, float]]:
+    """(engine, setting, metric) -> (measured, AIConfigurator's prediction), from its own file."""
     lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
-    table: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    table: dict[tuple[str, Setting, str], tuple[float, float]] = {}
     for row in csv.DictReader(lines):
-        if row["model"] != "meta-llama/Llama-3.1-70B" or row["backend"] not in AIC_BACKENDS:
+        if row["model"] != AIC_MODEL or row["backend"] not in AIC_BACKENDS:
             continue
-        key = (AIC_BACKENDS[row["backend"]], canonical_gpu(row["system"]))
-        for metric, column in (
-            ("output_tok_s", "tok_s_err_pct"),
-            ("ttft_ms", "ttft_err_pct"),
-            ("tpot_ms", "tpot_err_pct"),
-        ):
-            if row[column].strip():
-                table[key][metric].append(abs(float(row[column])))
+        gpu = canonical_gpu(row["system"])
+        setting = (gpu, int(row["tp"]), int(row["isl"]), int(row["osl"]), float(row["concurrency"]))
+        for metric, (measured, predicted) in AIC_COLUMNS.items():
+            if row[measured].strip() and row[predicted].strip():
+                key = (AIC_BACKENDS[row["backend"]], setting, metric)
+                table[key] = (float(row[measured]), float(row[predicted]))
     return table
 
 
-def _cells(metrics: dict[str, list[float]]) -> list[str]:
-    return [
-        f"{np.mean(metrics[m]):>8.1f} ({np.median(metrics[m]):4.1f})" if metrics[m] else "-"
-        for m in ("output_tok_s", "ttft_ms", "tpot_ms")
-    ]
+def mape_table(
+    points: list[HeldOut], aic: dict[tuple[str, Setting, str], tuple[float, float]]
+) -> dict[str, dict[str, dict[str, float | int | None]]]:
+    """Per 'engine gpu' and metric: our MAPE, median and level count, and AIConfigurator's
+    MAPE on the subset of those same levels it predicted."""
+    groups: dict[tuple[str, str], list[HeldOut]] = defaultdict(list)
+    for p in points:
+        groups[(f"{p.engine} {p.setting[0]}", p.metric)].append(p)
+    table: dict[str, dict[str, dict[str, float | int | None]]] = defaultdict(dict)
+    for (group, metric), rows in sorted(groups.items()):
+        ours = [p.error_pct() for p in rows]
+        theirs = [
+            100.0 * abs(pair[1] - pair[0]) / pair[0]
+            for p in rows
+            if (pair := aic.get((p.engine, p.setting, metric))) is not None
+        ]
+        table[group][metric] = {
+            "mape_pct": float(np.mean(ours)),
+            "median_pct": float(np.median(ours)),
+            "levels": len(ours),
+            "aic_mape_pct": float(np.mean(theirs)) if theirs else None,
+            "aic_levels": len(theirs),
+        }
+    return dict(table)
 
 
-def main() -> None:
-    """Print held-out MAPE per engine x GPU and how long fitting every curve takes."""
-    curves = [
-        c
-        for c in load_curves()
-        if c.key.model.endswith("Llama-3.1-70B") and c.key.engine in ("vllm", "tensorrt-llm")
-    ]
-    table: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for curve in curves:
-        for metric, errs in held_out_errors(curve).items():
-            table[(curve.key.engine, curve.key.gpu or "?")][metric].extend(errs)
-    print(f"{len(curves)} Llama-3.1-70B curves from {SILICON_CSV.name}")
-    print("held-out absolute % error, mean (median)")
-    print(f"{'engine':<14}{'gpu':<17}{'output tok/s':>16}{'TTFT':>16}{'TPOT':>16}{'levels':>8}")
-    aic = aiconfigurator_errors()
-    for (engine, gpu), metrics in sorted(table.items()):
-        cells = _cells(metrics)
-        n = len(metrics["output_tok_s"])
-        print(f"{engine:<14}{gpu:<17}{cells[0]:>16}{cells[1]:>16}{cells[2]:>16}{n:>8}")
-        if (engine, gpu) in aic:
-            peer = _cells(aic[(engine, gpu)])
-            n_peer = len(aic[(engine, gpu)]["ttft_ms"])
-            print(f"{'  AIConfigurator':<31}{peer[0]:>16}{peer[1]:>16}{peer[2]:>16}{n_peer:>8}")
-    everything = load_curves()
+def ranking(
+    points: list[HeldOut], aic: dict[tuple[str, Setting, str], tuple[float, float]]
+) -> dict[str, dict[str, float | int | None]]:
+    """vLLM vs TensorRT-LLM at equal settings, per metric: pairs whose measured gap exceeds
+    the two held-out bands' half-widths together ('decisive'), the share of those our
+    held-out predictions order as measured, and AIConfigurator's share on the same pairs."""
+    by_key = {(p.engine, p.setting, p.metric): p for p in points}
+    out: dict[str, dict[str, float | int | None]] = {}
+    for metric in METRICS:
+        decisive = agree = aic_pairs = aic_agree = 0
+        for (engine, setting, m), vllm in by_key.items():
+            trt = by_key.get(("tensorrt-llm", setting, metric))
+            if engine != "vllm" or m != metric or trt is None:
+                continue
+            gap = vllm.measured - trt.measured
+            if abs(gap) <= (vllm.hi - vllm.lo) / 2 + (trt.hi - trt.lo) / 2:
+                continue
+            decisive += 1
+            agree += int(np.sign(vllm.predicted - trt.predicted) == np.sign(gap))
+            peers = (aic.get(("vllm", setting, metric)), aic.get(("tensorrt-llm", setting, metric)))
+            if peers[0] is not None and peers[1] is not None:
+                aic_pairs += 1
+                aic_agree += int(np.sign(peers[0][1] - peers[1][1]) == np.sign(gap))
+        out[metric] = {
+            "decisive_pairs": decisive,
+            "agreement_pct": 100.0 * agree / decisive if decisive else None,
+            "aic_pairs": aic_pairs,
+            "aic_agreement_pct": 100.0 * aic_agree / aic_pairs if aic_pairs else None,
+        }
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The benchmark's result: MAPE table, ranking agreement, fit timing, every held-out level."""
+
+    quick: bool
+    curves: int
+    mape: dict[str, dict[str, dict[str, float | int | None]]]
+    ranking: dict[str, dict[str, float | int | None]]
+    fit_curve_ms: float
+    points: list[HeldOut]
+
+    def to_json(self) -> str:
+        """JSON text; a non-finite prediction (a blow-up past saturation) reads null."""
+        rows = [
+            {
+                k: (v if not isinstance(v, float) or math.isfinite(v) else None)
+                for k, v in asdict(p).items()
+            }
+            for p in self.points
+        ]
+        body = {
+            "source": SILICON_CSV.name,
+            "quick": self.quick,
+            "curves": self.curves,
+            "mape": self.mape,
+            "ranking": self.ranking,
+            "fit_curve_ms": self.fit_curve_ms,
+            "held_out": rows,
+        }
+        return json.dumps(body, indent=1, allow_nan=False)
+
+
+def report(quick: bool = False) -> Report:
+    """Run the benchmark (quick: only the 1024/1024 curves)."""
+    curves = load_curves(quick=quick)
+    points = [p for curve in curves for p in held_out(curve)]
+    aic = aiconfigurator_points()
     start = time.perf_counter()
-    for curve in everything:
+    for curve in curves:
         fit_curve(curve)
-    elapsed_ms = (time.perf_counter() - start) * 1000
-    print(f"fit_curve on all {len(everything)} curves: {elapsed_ms:.0f} ms")
+    fit_ms = (time.perf_counter() - start) * 1000
+    return Report(quick, len(curves), mape_table(points, aic), ranking(points, aic), fit_ms, points)
+
+
+def _cell(stats: dict[str, float | int | None] | None, prefix: str = "") -> str:
+    value = None if stats is None else stats[f"{prefix}mape_pct"]
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _print(result: Report) -> None:
+    print(f"{result.curves} Llama-3.1-70B curves from {SILICON_CSV.name}")
+    print("held-out MAPE % (AIConfigurator 0.12.0 on the same levels, where it predicted them)")
+    print(f"{'engine gpu':<30}{'output tok/s':>16}{'TTFT':>16}{'TPOT':>16}{'levels':>8}")
+    for group, metrics in result.mape.items():
+        cells = [f"{_cell(metrics.get(m))} ({_cell(metrics.get(m), 'aic_')})" for m in METRICS]
+        levels = metrics["output_tok_s"]["levels"] if "output_tok_s" in metrics else "-"
+        print(f"{group:<30}{cells[0]:>16}{cells[1]:>16}{cells[2]:>16}{levels:>8}")
+    print("engine ranking vLLM vs TensorRT-LLM at equal settings (gap beyond the bands)")
+    for metric, row in result.ranking.items():
+        ours, theirs = row["agreement_pct"], row["aic_agreement_pct"]
+        print(
+            f"  {metric:<14}{row['decisive_pairs']:>4} pairs: ours "
+            f"{'-' if ours is None else f'{ours:.0f}%'}; AIConfigurator "
+            f"{'-' if theirs is None else f'{theirs:.0f}%'} on {row['aic_pairs']} of them"
+        )
+    print(f"fit_curve on these {result.curves} curves: {result.fit_curve_ms:.0f} ms")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the benchmark, or its JSON with --json."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="only the 1024/1024 curves")
+    parser.add_argument("--json", action="store_true", help="print the full result as JSON")
+    args = parser.parse_args(argv)
+    result = report(quick=args.quick)
+    if args.json:
+        print(result.to_json())
+    else:
+        _print(result)
 
 
 if __name__ == "__main__":

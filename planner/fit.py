@@ -163,8 +163,8 @@ def _fit(
     candidates: list[_Candidate] = []
     for name in names:
         family = FAMILIES[name]
-        if len(x_arr) <= len(family.param_names):
-            continue  # eligible only with more points than parameters
+        if len(x_arr) < _min_points(family):
+            continue
         if family.name == "linear":
             candidate = _fit_linear(family, x_arr, y_arr)
         else:
@@ -175,6 +175,13 @@ def _fit(
         return None
     chosen, reason = _choose(candidates, len(x_arr))
     return _result(chosen, x_arr, y_arr, reason)
+
+
+def _min_points(family: Family) -> int:
+    """Points a family needs: two-parameter laws one more than their parameters; richer ones
+    two more, so every held-out fold still over-determines them (no unvalidated rich fits)."""
+    n_params = len(family.param_names)
+    return n_params + 1 if n_params <= 2 else n_params + 2
 
 
 def _clean(c: Sequence[float] | Array, y: Sequence[float] | Array) -> tuple[Array, Array]:
