@@ -1,23 +1,28 @@
 """Pick the curve behind each engine x GPU x TP: same model and precision, closest workload.
 
-Ranking within one candidate: exact ISL/OSL, then provenance (measured > imported > published),
-then the number of levels. Everything left out is said in warnings.
+Ranking within one candidate: exact ISL/OSL, then the nearest workload (adjusted to the
+scenario's), then provenance (measured > imported > published), then the number of levels.
+Measured GPUs win over projected ones. Everything left out is said in warnings.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.curves import LoadCurve, canonical_model
-from planner.scenario import Scenario, WorkloadSpec
+from planner.gpus import GpuSpec, load_gpu_specs
+from planner.physics import Ceilings, check_curve, curve_ceilings
+from planner.projection import project_curve
+from planner.scenario import Scenario
+from planner.workload_adjust import WorkloadMatch, adjust_curve, match_workload
 
-WORKLOAD_FACTOR = 2.0
 _PROVENANCE_RANK = {"measured": 0, "imported": 1, "published": 2}
-Rank = tuple[int, int, int, int, str]
-Entry = tuple[Rank, LoadCurve, str]
+Rank = tuple[int, float, int, int, int, str]
+Entry = tuple[Rank, LoadCurve, WorkloadMatch]
 GroupKey = tuple[str, str, int | None, str]  # engine, GPU, TP, precision
+CeilingCache = dict[tuple[str, str, int | None, str | None], Ceilings | str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,52 +39,127 @@ class Candidate:
     max_streams_memory: int | None = None
 
 
-def workload_match(curve: LoadCurve, workload: WorkloadSpec) -> tuple[int, str | None] | None:
-    """(rank, flag) of a curve's ISL/OSL against the scenario's; None when too far to use."""
-    isl, osl = curve.key.isl, curve.key.osl
-    if isl == workload.isl and osl == workload.osl:
-        return 0, None
-    if isl is None or osl is None:
-        return 1, "workload not stated by source"
-    if _within(isl, workload.isl) and _within(osl, workload.osl):
-        return 2, (
-            f"measured at ISL/OSL {isl}/{osl}, scenario {workload.isl}/{workload.osl}: not adjusted"
-        )
-    return None
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every step of one selection shares: the scenario, GPU specs, ceilings per deployment."""
 
+    scenario: Scenario
+    specs: list[GpuSpec]
+    ceilings: CeilingCache
 
-def _within(measured: int, wanted: int) -> bool:
-    return max(measured / wanted, wanted / measured) <= WORKLOAD_FACTOR
+    def ceilings_of(self, curve: LoadCurve) -> Ceilings | str:
+        key = curve.key
+        index = (key.model, key.gpu or "", key.tp or curve.gpus_per_replica, key.precision)
+        if index not in self.ceilings:
+            self.ceilings[index] = curve_ceilings(curve, self.specs)
+        return self.ceilings[index]
 
 
 def select_curves(
     scenario: Scenario, curves: Sequence[LoadCurve]
 ) -> tuple[list[Candidate], list[str]]:
-    """The best curve per engine x GPU x TP for the scenario, and warnings about the rest."""
+    """The best curve per engine x GPU x TP for the scenario, and warnings about the rest.
+
+    A curve of another ISL/OSL is adjusted to the scenario's (within the validated limit); a
+    deployment measured only on another GPU is projected to the wanted one; each candidate
+    carries its physics flags and KV-cache stream estimate.
+    """
+    context = _Context(scenario, load_gpu_specs(), {})
     skipped: Counter[str] = Counter()
     groups: dict[GroupKey, list[Entry]] = {}
+    refused: dict[GroupKey, WorkloadMatch] = {}
     for curve in curves:
         reason = _exclusion(scenario, curve)
         if reason is not None:
             skipped[reason] += 1
             continue
-        match = workload_match(curve, scenario.workload)
-        if match is None:
-            skipped[f"measured at ISL/OSL {curve.key.isl}/{curve.key.osl}"] += 1
-            continue
-        gpu = curve.key.gpu or ""
-        rank: Rank = (
-            match[0],
-            _PROVENANCE_RANK.get(curve.provenance, 3),
-            -len(curve.points),
-            curve.run_id if curve.run_id is not None else 1 << 62,
-            curve.label_text(),
+        group = (curve.key.engine, curve.key.gpu or "", curve.key.tp, curve.key.precision or "")
+        match = match_workload(
+            curve, scenario.workload.isl, scenario.workload.osl, context.ceilings_of(curve)
         )
-        group = (curve.key.engine, gpu, curve.key.tp, curve.key.precision or "")
-        groups.setdefault(group, []).append((rank, curve, match[1] or ""))
-    candidates = [_candidate(key, entries) for key, entries in sorted(groups.items(), key=_order)]
-    candidates = _prefer_stated_workloads(candidates, skipped)
+        if match.refused is not None:
+            if group not in refused or match.distance < refused[group].distance:
+                refused[group] = match
+            continue
+        groups.setdefault(group, []).append((_rank(curve, match), curve, match))
+    wanted = set(scenario.candidates.gpus)
+    measured = [
+        _candidate(context, key, entries)
+        for key, entries in sorted(groups.items(), key=_order)
+        if key[1] in wanted
+    ]
+    kept = _prefer_stated_workloads([c for c in measured if c is not None], skipped)
+    projected, sources = _projected(context, groups, kept, skipped)
+    _count_unused(groups, sources, refused, skipped, wanted)
+    candidates = sorted(
+        _prefer_stated_workloads([*kept, *projected], skipped), key=_candidate_order
+    )
     return candidates, _warnings(scenario, skipped, candidates)
+
+
+def _rank(curve: LoadCurve, match: WorkloadMatch) -> Rank:
+    return (
+        match.rank,
+        match.distance,
+        _PROVENANCE_RANK.get(curve.provenance, 3),
+        -len(curve.points),
+        curve.run_id if curve.run_id is not None else 1 << 62,
+        curve.label_text(),
+    )
+
+
+def _projected(
+    context: _Context,
+    groups: dict[GroupKey, list[Entry]],
+    measured: list[Candidate],
+    skipped: Counter[str],
+) -> tuple[list[Candidate], set[GroupKey]]:
+    """Candidates for engine x GPU pairs with no measured curve, projected from the same
+    deployment on another GPU, and the groups they were projected from."""
+    measured_pairs = {(c.engine, c.gpu) for c in measured}
+    have: set[GroupKey] = set()
+    out = []
+    sources: set[GroupKey] = set()
+    for gpu in context.scenario.candidates.gpus:
+        for key, entries in sorted(groups.items(), key=_order):
+            engine, source_gpu, tp, precision = key
+            skip = source_gpu == gpu or (engine, gpu) in measured_pairs
+            if skip or (engine, gpu, tp, precision) in have:
+                continue
+            source = _candidate(context, key, list(entries))
+            if source is None:
+                continue
+            projected = project_curve(source.curve, gpu, context.specs)
+            if isinstance(projected, str):
+                skipped[projected] += 1
+                continue
+            have.add((engine, gpu, tp, precision))
+            sources.add(key)
+            flag = f"projected from {source_gpu} measurements (not measured)"
+            candidate = replace(source, gpu=gpu, curve=projected, flags=(*source.flags, flag))
+            out.append(_with_memory(context, candidate))
+    return out, sources
+
+
+def _count_unused(
+    groups: dict[GroupKey, list[Entry]],
+    sources: set[GroupKey],
+    refused: dict[GroupKey, WorkloadMatch],
+    skipped: Counter[str],
+    wanted: set[str],
+) -> None:
+    """Say which groups did not back a candidate: other GPUs, workloads too far."""
+    for key, entries in groups.items():
+        if key[1] not in wanted and key not in sources:
+            skipped[f"GPU {key[1]} not among the candidates"] += len(entries)
+    for key, match in refused.items():
+        if key in groups:
+            continue
+        engine, gpu, tp, _ = key
+        skipped[
+            f"{engine} on {gpu} TP{tp or '?'}: nearest {match.refused}; measure this workload "
+            "or choose one closer to it"
+        ] += 1
 
 
 def _prefer_stated_workloads(candidates: list[Candidate], skipped: Counter[str]) -> list[Candidate]:
@@ -103,6 +183,10 @@ def _order(item: tuple[GroupKey, object]) -> tuple[str, str, int, str]:
     return engine, gpu, tp or 0, precision
 
 
+def _candidate_order(candidate: Candidate) -> tuple[str, str, int, str]:
+    return candidate.engine, candidate.gpu, candidate.tp or 0, candidate.curve.key.precision or ""
+
+
 def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
     """Why a curve cannot back any candidate of the scenario (None when it can)."""
     key = curve.key
@@ -115,7 +199,6 @@ def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
         ),
         (key.engine not in wanted.engines, f"engine {key.engine} not among the candidates"),
         (key.gpu is None, "GPU not stated by source"),
-        (key.gpu not in wanted.gpus, f"GPU {key.gpu} not among the candidates"),
         (
             wanted.tp is not None and key.tp not in wanted.tp,
             f"TP {key.tp or 'not stated'} not among the candidate TP sizes",
@@ -129,17 +212,40 @@ def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
     return next((reason for failed, reason in rules if failed), None)
 
 
-def _candidate(key: GroupKey, entries: list[Entry]) -> Candidate:
+def _candidate(context: _Context, key: GroupKey, entries: list[Entry]) -> Candidate | None:
     entries.sort(key=lambda entry: entry[0])
-    _, curve, flag = entries[0]
-    flags = [flag] if flag else []
+    _, curve, match = entries[0]
+    flags = [match.flag] if match.flag else []
     if len(entries) > 1:
         flags.append(
             f"chosen from {len(entries)} runs for this engine, GPU, TP and precision: "
             f"{curve.provenance}, {len(curve.points)} levels, run {curve.run_id}"
         )
     gpus = curve.gpus_per_replica or 1  # _exclusion keeps curves without it out
-    return Candidate(key[0], key[1], key[2], curve, gpus, tuple(flags))
+    candidate = Candidate(key[0], key[1], key[2], curve, gpus, tuple(flags))
+    if match.needs_adjustment:
+        workload = context.scenario.workload
+        adjusted = adjust_curve(curve, workload.isl, workload.osl, context.ceilings_of(curve))
+        if isinstance(adjusted, str):
+            return None
+        candidate = replace(candidate, curve=adjusted)
+    return _with_physics(context, candidate, curve)
+
+
+def _with_physics(context: _Context, candidate: Candidate, measured: LoadCurve) -> Candidate:
+    """The candidate with the above-ceiling flags and notes of the measured curve behind it."""
+    check = check_curve(measured, context.specs)
+    flags = tuple(dict.fromkeys((*candidate.flags, *check.flags, *check.notes)))
+    return _with_memory(context, replace(candidate, flags=flags))
+
+
+def _with_memory(context: _Context, candidate: Candidate) -> Candidate:
+    """The candidate with the estimated streams whose KV cache fits for the scenario's ISL+OSL."""
+    ceil = context.ceilings_of(candidate.curve)
+    if isinstance(ceil, str):
+        return candidate
+    workload = context.scenario.workload
+    return replace(candidate, max_streams_memory=ceil.max_streams(workload.isl + workload.osl))
 
 
 def _warnings(scenario: Scenario, skipped: Counter[str], candidates: list[Candidate]) -> list[str]:

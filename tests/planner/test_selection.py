@@ -21,7 +21,10 @@ def _curve(
 
 
 def _pick(*curves: LoadCurve) -> tuple[LoadCurve | None, tuple[str, ...], list[str]]:
-    sc = scenario(workload={"isl": 1000, "osl": 500}, candidates={"engines": ["vllm"]})
+    sc = scenario(
+        workload={"isl": 1000, "osl": 500},
+        candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB"]},
+    )
     candidates, warnings = select_curves(sc, list(curves))
     if not candidates:
         return None, (), warnings
@@ -30,7 +33,7 @@ def _pick(*curves: LoadCurve) -> tuple[LoadCurve | None, tuple[str, ...], list[s
 
 
 def test_exact_workload_beats_better_provenance_and_more_levels() -> None:
-    chosen, flags, _ = _pick(_curve(1, 800, 400, "measured", 8), _curve(2, 1000, 500, "published"))
+    chosen, flags, _ = _pick(_curve(1, 1050, 480, "measured", 8), _curve(2, 1000, 500, "published"))
     assert chosen is not None and chosen.run_id == 2
     assert any("chosen from 2 runs" in f for f in flags)
 
@@ -42,13 +45,27 @@ def test_measured_beats_imported_beats_published_then_most_levels() -> None:
     assert chosen is not None and chosen.run_id == 4
 
 
-def test_nearby_workload_is_used_but_flagged_and_far_workload_is_not() -> None:
-    chosen, flags, _ = _pick(_curve(1, 1500, 300))
-    assert chosen is not None
-    assert "measured at ISL/OSL 1500/300, scenario 1000/500: not adjusted" in flags
-    chosen, _, warnings = _pick(_curve(2, 1000, 2000))
+def test_very_near_workload_is_used_as_is_with_a_flag() -> None:
+    chosen, flags, _ = _pick(_curve(1, 1050, 480))
+    assert chosen is not None and chosen.run_id == 1
+    assert "measured at ISL/OSL 1050/480, scenario 1000/500: within 1.1x, not adjusted" in flags
+
+
+def test_nearby_workload_without_latencies_cannot_be_adjusted_and_is_refused() -> None:
+    chosen, _, warnings = _pick(_curve(1, 1500, 300))
     assert chosen is None
-    assert any("measured at ISL/OSL 1000/2000" in w for w in warnings)
+    assert any(
+        "measured at ISL/OSL 1500/300" in w and "TTFT and TPOT are needed" in w for w in warnings
+    )
+
+
+def test_workload_beyond_the_adjustment_limit_is_refused_naming_the_nearest() -> None:
+    chosen, _, warnings = _pick(_curve(2, 1000, 2000), _curve(3, 1000, 4000))
+    assert chosen is None
+    assert any(
+        "nearest measured at ISL/OSL 1000/2000" in w and "beyond the 2x adjustment limit" in w
+        for w in warnings
+    )
 
 
 def test_unknown_workload_is_usable_with_a_flag() -> None:

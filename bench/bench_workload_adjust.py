@@ -1,0 +1,102 @@
+"""Cross-workload accuracy of the workload adjustment on aiconfigurator's measured silicon sample.
+
+For every engine x GPU x TP x precision x model with several ISL/OSL curves, each curve A predicts
+every other curve B at the concurrencies both measured; MAPE of output tok/s, TTFT and TPOT by
+(ISL ratio, OSL ratio), adjusted vs used as is. Run: `python bench/bench_workload_adjust.py`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from itertools import permutations
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_fit_accuracy import load_curves  # noqa: E402
+from planner.curves import CurvePoint, LoadCurve  # noqa: E402
+from planner.gpus import load_gpu_specs  # noqa: E402
+from planner.physics import curve_ceilings  # noqa: E402
+from planner.workload_adjust import adjust_curve  # noqa: E402
+
+METRICS = ("output_tok_s", "ttft_ms", "tpot_ms")
+Bucket = tuple[str, float, float]  # engine, ISL ratio, OSL ratio (larger over smaller)
+Errors = dict[str, dict[str, list[float]]]  # "adjusted"/"as is" -> metric -> abs % errors
+
+
+def cross_workload_errors(curves: list[LoadCurve]) -> dict[Bucket, Errors]:
+    """Absolute % errors predicting each curve's points from each sibling curve's, by distance."""
+    out: dict[Bucket, Errors] = defaultdict(
+        lambda: {"adjusted": defaultdict(list), "as is": defaultdict(list)}
+    )
+    specs = load_gpu_specs()
+    for source, target in _pairs(curves):
+        isl, osl = target.key.isl or 0, target.key.osl or 0
+        adjusted = adjust_curve(source, isl, osl, curve_ceilings(source, specs))
+        if isinstance(adjusted, str):
+            continue
+        bucket = (source.key.engine, _ratio(source.key.isl, isl), _ratio(source.key.osl, osl))
+        for name, curve in (("adjusted", adjusted), ("as is", source)):
+            for metric, error in _point_errors(curve, target):
+                out[bucket][name][metric].append(error)
+    return out
+
+
+def _pairs(curves: list[LoadCurve]) -> Iterator[tuple[LoadCurve, LoadCurve]]:
+    groups: dict[tuple[object, ...], list[LoadCurve]] = defaultdict(list)
+    for curve in curves:
+        key = curve.key
+        if key.isl and key.osl:
+            groups[(key.engine, key.gpu, key.tp, key.precision, key.model)].append(curve)
+    for members in groups.values():
+        for source, target in permutations(members, 2):
+            if (source.key.isl, source.key.osl) != (target.key.isl, target.key.osl):
+                yield source, target
+
+
+def _point_errors(curve: LoadCurve, target: LoadCurve) -> Iterator[tuple[str, float]]:
+    by_concurrency = {point.concurrency: point for point in curve.points}
+    for measured in target.points:
+        predicted = by_concurrency.get(measured.concurrency)
+        if predicted is None:
+            continue
+        for metric in METRICS:
+            got, want = _value(predicted, metric), _value(measured, metric)
+            if got is not None and want:
+                yield metric, abs(got / want - 1.0) * 100.0
+
+
+def _value(point: CurvePoint, metric: str) -> float | None:
+    if metric == "output_tok_s":
+        return point.output_tok_s
+    if metric == "ttft_ms":
+        return point.p50_ttft_ms if point.p50_ttft_ms is not None else point.ttft_ms
+    return point.p50_tpot_ms if point.p50_tpot_ms is not None else point.tpot_ms
+
+
+def _ratio(measured: int | None, wanted: int) -> float:
+    value = max((measured or 1) / wanted, wanted / (measured or 1))
+    return float(round(value, 1))
+
+
+def main() -> None:
+    """Print MAPE per engine and distance, adjusted vs used as is."""
+    table = cross_workload_errors(load_curves())
+    header = "engine        ISLx  OSLx  points  tok/s adj/as-is   TTFT adj/as-is   TPOT adj/as-is"
+    print(header)
+    for (engine, isl_x, osl_x), errors in sorted(table.items()):
+        cells = [
+            f"{np.mean(errors['adjusted'][m]):6.1f} /{np.mean(errors['as is'][m]):6.1f}"
+            for m in METRICS
+        ]
+        count = len(errors["adjusted"]["tpot_ms"])
+        print(f"{engine:<13} {isl_x:4.1f}  {osl_x:4.1f}  {count:6d}  " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
