@@ -15,13 +15,36 @@ import numpy as np
 from errors import PlanningError
 from planner.curves import LoadCurve, canonical_model
 from planner.fit import CurveFit, fit_curve
-from planner.prices import PriceEntry, catalog_version, default_price
+from planner.fleet import (
+    SECONDS_PER_HOUR,
+    AutoscaleCostAt,
+    FleetCost,
+    FleetSpec,
+    GpuPrices,
+    Shape,
+    Startup,
+    autoscale_notes,
+    autoscaled_cost,
+    budget_scale,
+    demand_shape,
+    hourly_replicas,
+    peak_demand,
+    pricing_note,
+    serving_to_demand,
+    startup_time,
+    static_cost,
+)
+from planner.prices import PriceEntry, ScenarioPrice, catalog_version, scenario_price
 from planner.recommend import Recommendation, recommend
 from planner.scenario import Scenario
 from planner.selection import Candidate, select_curves
-from planner.sla import binding_constraint, never_holds_text, sla_checks, throughput_grid
-
-SECONDS_PER_HOUR = 3600.0
+from planner.sla import (
+    binding_constraint,
+    never_holds_text,
+    sla_checks,
+    stream_cap,
+    throughput_grid,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +79,18 @@ class Option:
     failed_targets: tuple[str, ...]
     flags: tuple[str, ...]
     notes: tuple[str, ...]
+    # Fleet over the day and the bill by pricing type (see planner.fleet); defaults = not sized.
+    scaling: str = "static"
+    pricing_mode: str = "on_demand"
+    reserved_usd_per_gpu_hour: float | None = None  # None: no reserved price, on-demand used
+    compute_on_demand_usd: float | None = None
+    compute_reserved_usd: float | None = None
+    gpu_hours_per_month: float | None = None
+    hourly_replicas: tuple[int, ...] = ()  # hour 0-23, replicas running (peak = `replicas`)
+    startup_s: float | None = None
+    startup_assumed: bool = False
+    static_monthly_cost_usd: float | None = None  # the same demand on a static fleet
+    autoscale_saving_usd: float | None = None  # static_monthly_cost_usd - monthly_cost_usd
 
     def title(self) -> str:
         """Short name, e.g. 'tensorrt-llm on H100-SXM-80GB (TP 1, fp8)'."""
@@ -76,13 +111,6 @@ class Plan:
     prices_used: tuple[PriceEntry, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Price:
-    usd_per_gpu_hour: float
-    source: str
-    entry: PriceEntry | None
-
-
 def make_plan(
     scenario: Scenario, curves: Sequence[LoadCurve], prices: Sequence[PriceEntry]
 ) -> Plan:
@@ -90,15 +118,33 @@ def make_plan(
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
         raise PlanningError(_no_candidate_message(scenario, curves, warnings))
-    price_by_gpu = {gpu: _price(scenario, prices, gpu) for gpu in {c.gpu for c in candidates}}
+    price_by_gpu = {
+        gpu: scenario_price(scenario, prices, gpu) for gpu in {c.gpu for c in candidates}
+    }
     options = [_option(scenario, c, price_by_gpu[c.gpu]) for c in candidates]
+    if scenario.options.pricing_mode != "on_demand":
+        warnings.extend(
+            p.reserved_note
+            for p in price_by_gpu.values()
+            if p.reserved_note and p.reserved_usd_per_gpu_hour is None
+        )
     options.sort(key=_sort_key)
     budget = scenario.budget.monthly_usd if scenario.budget else None
-    used = tuple(p.entry for p in price_by_gpu.values() if p.entry is not None)
+    used = tuple(
+        entry
+        for p in price_by_gpu.values()
+        for entry in (p.entry, p.reserved_entry)
+        if entry is not None
+    )
     return Plan(
         scenario=scenario,
         options=tuple(options),
-        recommendation=recommend(options, budget),
+        recommendation=recommend(
+            options,
+            budget,
+            factors=scenario.factors,
+            preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
+        ),
         warnings=tuple(warnings),
         catalog_version=catalog_version(tuple(prices)),
         prices_used=used,
@@ -131,19 +177,12 @@ def _no_candidate_message(
     return f"no curve for {scenario.model!r} fits the scenario's candidates: {detail}"
 
 
-def _price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -> _Price:
-    if gpu in scenario.pricing:
-        return _Price(scenario.pricing[gpu], "scenario pricing", None)
-    entry = default_price(tuple(prices), gpu)
-    return _Price(entry.usd_per_gpu_hour, f"catalog default: {entry.describe()}", entry)
-
-
 # --- one option -----------------------------------------------------------------------------
 
 
-def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
+def _option(scenario: Scenario, candidate: Candidate, price: ScenarioPrice) -> Option:
     fit = fit_curve(candidate.curve)
-    cap = _stream_cap(scenario, candidate.curve)
+    cap, cap_text = stream_cap(scenario, candidate)
     grid, throughput_lo = throughput_grid(fit, cap)
     checks = sla_checks(scenario, fit, grid, throughput_lo)
     flags = [*candidate.flags, *fit.curve.flags, *fit.flags]
@@ -160,8 +199,8 @@ def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
         return base.rejected(reason, ())
     if grid.size == 0:
         reason = (
-            f"max {cap:g} streams per replica is below every measured concurrency"
-            if cap is not None
+            f"{cap_text} is below every measured concurrency"
+            if cap_text is not None
             else "no output tok/s measured"
         )
         return base.rejected(reason, ())
@@ -176,21 +215,8 @@ def _option(scenario: Scenario, candidate: Candidate, price: _Price) -> Option:
         reason = "; ".join(never_holds_text(c, grid) for c in failing)
         return base.rejected(reason, tuple(c.name for c in failing))
     index = int(np.flatnonzero(ok)[-1])
-    binding = binding_constraint(checks, index, grid.size, cap)
+    binding = binding_constraint(checks, index, grid.size, cap_text)
     return base.sized(float(grid[index]), float(throughput_lo[index]), binding)
-
-
-def _stream_cap(scenario: Scenario, curve: LoadCurve) -> float | None:
-    """The scenario's streams-per-replica cap when it cuts into the measured range."""
-    cap = scenario.options.max_streams_per_replica
-    if cap is None or cap >= max(curve.concurrencies()):
-        return None
-    return float(cap)
-
-
-def _ceil(value: float) -> int:
-    # Float noise (4.0000000001) must not buy a whole extra replica.
-    return max(math.ceil(value - 1e-9), 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +226,7 @@ class _Base:
     scenario: Scenario
     candidate: Candidate
     fit: CurveFit
-    price: _Price
+    price: ScenarioPrice
     flags: tuple[str, ...]
 
     def rejected(self, reason: str, failed: tuple[str, ...]) -> Option:
@@ -244,13 +270,22 @@ class _Base:
             return self.rejected(f"throughput lower band is 0 at {c_star:g} streams", ())
         sc = self.scenario
         opts = sc.options
-        serving, peak_tok_s, monthly_tokens = _demand(sc, c_star, t_lo)
-        replicas = serving + opts.redundancy_replicas
-        per_node = opts.gpus_per_node // self.candidate.gpus_per_replica
-        nodes = _ceil(replicas / per_node)
-        monthly = nodes * opts.gpus_per_node * self.price.usd_per_gpu_hour * opts.hours_per_month
+        serving, peak_tok_s, monthly_tokens = peak_demand(sc, c_star, t_lo)
+        startup = startup_time(self.candidate.curve, opts)
+        spec, peak_load = self._fleet_spec(c_star, t_lo, peak_tok_s, startup)
+        static = static_cost(
+            spec,
+            serving + opts.redundancy_replicas,
+            opts,
+            reserved=opts.pricing_mode != "on_demand",
+        )
+        shape = demand_shape(sc.demand)
+        fleet = static if opts.scaling == "static" else self._autoscaled(spec, peak_load, shape)
+        autoscaled = opts.scaling == "autoscale"
+        replicas = max(fleet.hourly_replicas)
+        nodes = max(fleet.hourly_nodes)
         ops, ops_note = self._ops_cost()
-        total = monthly + ops
+        total = fleet.total_usd + ops
         budget = sc.budget.monthly_usd if sc.budget else None
         notes = [
             f"{c_star:g} concurrent streams per replica at {t_lo:,.0f} output tok/s "
@@ -258,9 +293,23 @@ class _Base:
             f"{opts.target_utilization:.0%} target utilisation needs {serving} replica(s) "
             f"+ {opts.redundancy_replicas} spare",
             f"{replicas} replica(s) x {self.candidate.gpus_per_replica} GPU(s), "
-            f"{per_node} per {opts.gpus_per_node}-GPU node -> {nodes} node(s)",
+            f"{spec.replicas_per_node} per {opts.gpus_per_node}-GPU node -> {nodes} node(s)"
+            + (" at the peak hour" if opts.scaling == "autoscale" else ""),
         ]
-        notes.extend(note for note in (ops_note, self._startup_note()) if note)
+        if opts.scaling == "autoscale":
+            notes.extend(autoscale_notes(opts, (fleet, static), shape, startup))
+        notes.extend(note for note in (self._startup_note(),) if note and not autoscaled)
+        if opts.pricing_mode != "on_demand":
+            notes.append(pricing_note(opts, fleet, spec.prices, self.candidate.gpu))
+            if self.price.reserved_usd_per_gpu_hour is not None and self.price.reserved_note:
+                notes.append(self.price.reserved_note)  # where the reserved price came from
+        if budget is not None and autoscaled:
+            notes.append(
+                f"budget capacity: the largest multiple of the demand (same daily shape) whose "
+                f"autoscaled fleet, {opts.pricing_mode} pricing and operations cost fit "
+                f"${budget:,.0f}/month"
+            )
+        notes.extend(note for note in (ops_note, self._memory_note(binding)) if note)
         return replace(
             self.rejected("", ()),
             concurrency_per_replica=c_star,
@@ -269,17 +318,59 @@ class _Base:
             replicas=replicas,
             gpus=replicas * self.candidate.gpus_per_replica,
             nodes=nodes,
-            monthly_cost_usd=monthly,
+            monthly_cost_usd=fleet.total_usd,
             ops_cost_usd=ops,
             total_monthly_cost_usd=total,
             monthly_output_tokens=monthly_tokens,
             usd_per_million_output_tokens=total / (monthly_tokens / 1e6),
-            budget_capacity=self._budget_capacity(budget, ops, c_star, t_lo),
+            budget_capacity=self._budget_capacity(budget, ops, (c_star, t_lo), (spec, peak_load)),
             meets_sla=True,
             within_budget=None if budget is None else total <= budget,
             rejected_reason=None,
             failed_targets=(),
+            flags=self.flags + ((startup.text,) if autoscaled and startup.assumed else ()),
             notes=tuple(notes),
+            scaling=opts.scaling,
+            pricing_mode=opts.pricing_mode,
+            reserved_usd_per_gpu_hour=self.price.reserved_usd_per_gpu_hour,
+            compute_on_demand_usd=fleet.on_demand_usd,
+            compute_reserved_usd=fleet.reserved_usd,
+            gpu_hours_per_month=fleet.gpu_hours,
+            hourly_replicas=fleet.hourly_replicas,
+            startup_s=startup.seconds if autoscaled else None,
+            startup_assumed=autoscaled and startup.assumed,
+            static_monthly_cost_usd=static.total_usd,
+            autoscale_saving_usd=static.total_usd - fleet.total_usd if autoscaled else None,
+        )
+
+    def _fleet_spec(
+        self, c_star: float, t_lo: float, peak_tok_s: float, startup: Startup
+    ) -> tuple[FleetSpec, float]:
+        """The option's fleet facts, and the peak load in the unit one replica's share uses."""
+        opts = self.scenario.options
+        streams = self.scenario.demand.kind == "peak_concurrent_streams"
+        spec = FleetSpec(
+            load_per_replica=(c_star if streams else t_lo) * opts.target_utilization,
+            gpus_per_node=opts.gpus_per_node,
+            replicas_per_node=opts.gpus_per_node // self.candidate.gpus_per_replica,
+            startup_s=startup.seconds,
+            prices=GpuPrices(self.price.usd_per_gpu_hour, self.price.reserved_usd_per_gpu_hour),
+        )
+        return spec, self.scenario.demand.amount if streams else peak_tok_s
+
+    def _autoscaled(self, spec: FleetSpec, peak_load: float, shape: Shape) -> FleetCost:
+        opts = self.scenario.options
+        serving = hourly_replicas(spec, peak_load, shape.weights, 0)
+        hourly = np.maximum(serving + opts.redundancy_replicas, opts.floor_replicas())
+        return autoscaled_cost(spec, hourly, opts)
+
+    def _memory_note(self, binding: str) -> str | None:
+        memory = self.candidate.max_streams_memory
+        if memory is None or not binding.startswith("memory"):
+            return None
+        return (
+            f"memory limits a replica to {memory} streams: an estimate of KV-cache capacity "
+            "from model and GPU specs (planner.physics), not a measurement"
         )
 
     def _ops_cost(self) -> tuple[float, str | None]:
@@ -302,46 +393,26 @@ class _Base:
         return None if cold is None else f"cold start {cold:g} s (matters for autoscaling)"
 
     def _budget_capacity(
-        self, budget: float | None, ops: float, c_star: float, t_lo: float
+        self,
+        budget: float | None,
+        ops: float,
+        operating: tuple[float, float],
+        fleet: tuple[FleetSpec, float],
     ) -> float | None:
-        """Demand served within the budget, in the scenario's demand unit."""
+        """Demand served within the budget, in the scenario's demand unit, on the same fleet
+        kind (static or autoscaled) and pricing mode as the plan."""
         if budget is None:
             return None
+        spec, peak_load = fleet
         opts = self.scenario.options
-        node_cost = opts.gpus_per_node * self.price.usd_per_gpu_hour * opts.hours_per_month
+        if opts.scaling == "autoscale":
+            shape = demand_shape(self.scenario.demand)
+            cost_at = AutoscaleCostAt(spec, shape, peak_load, opts, ops)
+            return budget_scale(budget, cost_at) * self.scenario.demand.amount
+        price = spec.prices.on_demand
+        if opts.pricing_mode != "on_demand" and spec.prices.reserved is not None:
+            price = spec.prices.reserved  # a static fleet is always-on: reserved in both modes
+        node_cost = opts.gpus_per_node * price * opts.hours_per_month
         nodes = math.floor(max(budget - ops, 0.0) / node_cost + 1e-12)
-        per_node = opts.gpus_per_node // self.candidate.gpus_per_replica
-        serving = max(nodes * per_node - opts.redundancy_replicas, 0)
-        return _serving_to_demand(self.scenario, serving, c_star, t_lo)
-
-
-def _demand(scenario: Scenario, c_star: float, t_lo: float) -> tuple[int, float, float]:
-    """(serving replicas, peak output tok/s, monthly output tokens) for the scenario's demand."""
-    demand, opts = scenario.demand, scenario.options
-    seconds = opts.hours_per_month * SECONDS_PER_HOUR
-    u = opts.target_utilization
-    if demand.kind == "peak_concurrent_streams":
-        peak_tok_s = demand.amount * t_lo / c_star
-        serving = _ceil(demand.amount / (c_star * u))
-    else:
-        if demand.kind == "peak_requests_per_s":
-            peak_tok_s = demand.amount * scenario.workload.osl
-        else:
-            peak_tok_s = demand.amount / seconds * demand.peak_to_average
-        serving = _ceil(peak_tok_s / (t_lo * u))
-    if demand.kind == "monthly_output_tokens":
-        monthly_tokens = demand.amount
-    else:
-        monthly_tokens = peak_tok_s / demand.peak_to_average * seconds
-    return max(serving, 1), peak_tok_s, monthly_tokens
-
-
-def _serving_to_demand(scenario: Scenario, serving: int, c_star: float, t_lo: float) -> float:
-    demand, opts = scenario.demand, scenario.options
-    u = opts.target_utilization
-    peak_tok_s = serving * t_lo * u
-    if demand.kind == "peak_concurrent_streams":
-        return serving * c_star * u
-    if demand.kind == "peak_requests_per_s":
-        return peak_tok_s / scenario.workload.osl
-    return peak_tok_s / demand.peak_to_average * opts.hours_per_month * SECONDS_PER_HOUR
+        serving = max(nodes * spec.replicas_per_node - opts.redundancy_replicas, 0)
+        return serving_to_demand(self.scenario, serving, *operating)

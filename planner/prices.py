@@ -10,17 +10,23 @@ import csv
 import hashlib
 import io
 import math
-from dataclasses import astuple, dataclass
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from errors import InputError, PlanningError
 from planner.curves import canonical_gpu
+
+if TYPE_CHECKING:
+    from planner.scenario import Scenario
 
 DEFAULT_CATALOG = Path(__file__).parent / "data" / "gpu_prices.csv"
 # The DESIGN example prices (Nebius on-demand: H100 $2.95, H200 $3.50 per GPU-hour) are the
 # defaults when a catalog has no is_default column: one quoted provider keeps plans comparable.
 DEFAULT_PROVIDER = "Nebius"
 DEFAULT_PRICING_TYPE = "on_demand"
+RESERVED_PREFIX = "reserved"  # reserved, reserved_1y, reserved_3y
 _REQUIRED = ("provider", "instance_or_sku", "gpu", "pricing_type", "usd_per_gpu_hour")
 _TRUE = {"1", "true", "yes", "y"}
 
@@ -82,6 +88,37 @@ def default_price(catalog: list[PriceEntry] | tuple[PriceEntry, ...], gpu: str) 
         f"{', '.join(known) or 'no GPU'}); set pricing: {{{wanted}: USD_PER_GPU_HOUR}} in the "
         "scenario or mark a catalog row is_default"
     )
+
+
+def reserved_price(
+    catalog: list[PriceEntry] | tuple[PriceEntry, ...], gpu: str
+) -> PriceEntry | None:
+    """The reserved quote of the default price's provider for a GPU (None when there is none).
+
+    Only the default provider's own reserved quote is used: a discount from another provider
+    would compare prices that were never offered together.
+    """
+    wanted = canonical_gpu(gpu)
+    default = next((e for e in catalog if e.gpu == wanted and e.is_default), None)
+    if default is None:
+        return None
+    quotes = [
+        entry
+        for entry in catalog
+        if entry.gpu == default.gpu
+        and entry.provider == default.provider
+        and entry.pricing_type.startswith(RESERVED_PREFIX)
+    ]
+    return min(quotes, key=lambda entry: entry.usd_per_gpu_hour) if quotes else None
+
+
+def other_reserved_quotes(
+    catalog: list[PriceEntry] | tuple[PriceEntry, ...], gpu: str
+) -> list[PriceEntry]:
+    """Reserved quotes for a GPU from any provider, cheapest first (to point users at)."""
+    wanted = canonical_gpu(gpu)
+    quotes = [e for e in catalog if e.gpu == wanted and e.pricing_type.startswith(RESERVED_PREFIX)]
+    return sorted(quotes, key=lambda entry: entry.usd_per_gpu_hour)
 
 
 def catalog_version(entries: list[PriceEntry] | tuple[PriceEntry, ...]) -> str:
@@ -193,3 +230,58 @@ def _optional_float(raw: str, name: str, line: int) -> float | None:
         raise InputError(
             f"line {line}: expected a number", file=name, field="usd_per_instance_hour", value=raw
         ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioPrice:
+    """The prices one GPU is planned at: on-demand, reserved (None: none known), and sources."""
+
+    usd_per_gpu_hour: float
+    source: str
+    entry: PriceEntry | None
+    reserved_usd_per_gpu_hour: float | None = None
+    reserved_note: str | None = None  # where the reserved price came from, or why there is none
+    reserved_entry: PriceEntry | None = None
+
+
+def scenario_price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -> ScenarioPrice:
+    """On-demand price from the scenario or the catalog default; reserved when the pricing
+    mode needs one (the scenario's, else the default provider's own quote, else none)."""
+    on_demand = scenario.on_demand_price(gpu)
+    if on_demand is not None:
+        base = ScenarioPrice(on_demand, "scenario pricing", None)
+    else:
+        entry = default_price(tuple(prices), gpu)
+        base = ScenarioPrice(entry.usd_per_gpu_hour, f"catalog default: {entry.describe()}", entry)
+    if scenario.options.pricing_mode == "on_demand":
+        return base
+    return _with_reserved(base, scenario.reserved_price(gpu), tuple(prices), gpu)
+
+
+def _with_reserved(
+    base: ScenarioPrice, given: float | None, catalog: tuple[PriceEntry, ...], gpu: str
+) -> ScenarioPrice:
+    """The reserved price: the scenario's, else the catalog default provider's, else none."""
+    if given is not None:
+        note = f"{gpu}: reserved ${given:g}/GPU-hour from the scenario pricing"
+        return replace(base, reserved_usd_per_gpu_hour=given, reserved_note=note)
+    entry = reserved_price(catalog, gpu)
+    if entry is not None:
+        note = f"{gpu}: reserved ${entry.usd_per_gpu_hour:g}/GPU-hour, {entry.describe()}"
+        return replace(
+            base,
+            reserved_usd_per_gpu_hour=entry.usd_per_gpu_hour,
+            reserved_note=note,
+            reserved_entry=entry,
+        )
+    others = ", ".join(
+        f"{q.provider} ${q.usd_per_gpu_hour:g} ({q.pricing_type})"
+        for q in other_reserved_quotes(catalog, gpu)[:3]
+    )
+    note = (
+        f"{gpu}: no reserved price from the price's own provider, so reserved GPUs are priced "
+        f"on-demand (no discount invented)"
+        + (f"; the catalog quotes other providers: {others}" if others else "")
+        + f". Set pricing: {{{gpu}: {{on_demand: USD, reserved: USD}}}} to use one"
+    )
+    return replace(base, reserved_note=note)

@@ -5,6 +5,7 @@ The CLI and the app read and write the same file; unknown keys are refused, neve
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +21,7 @@ DEMAND_KINDS: tuple[DemandKind, ...] = (
     "peak_concurrent_streams",
     "monthly_output_tokens",
 )
+HOURS_PER_DAY = 24
 DEMAND_UNITS: dict[DemandKind, str] = {
     "peak_requests_per_s": "requests/s at peak",
     "peak_concurrent_streams": "concurrent streams at peak",
@@ -53,6 +55,28 @@ class DemandSpec(_Spec):
         None, gt=0, le=1e18, description="Output tokens per month"
     )
     peak_to_average: float = Field(1.0, ge=1.0, le=1000, description="Peak load / average load")
+    hourly_profile: tuple[float, ...] | None = Field(
+        None,
+        min_length=24,
+        max_length=24,
+        description="24 relative weights, hour 0-23; the largest hour carries the stated peak "
+        "and peak_to_average follows from the profile",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ratio_from_profile(cls, raw: object) -> object:
+        """With a profile, peak_to_average is max/mean of it; a different one given is an error."""
+        if not isinstance(raw, dict) or raw.get("hourly_profile") is None:
+            return raw
+        ratio = profile_peak_to_average(raw["hourly_profile"])
+        given = raw.get("peak_to_average")
+        if given is not None and not _same(given, ratio):
+            raise ValueError(
+                "give demand.hourly_profile or demand.peak_to_average, not both: the profile "
+                f"implies peak_to_average {ratio:.4g}, the scenario says {given!r}"
+            )
+        return {**raw, "peak_to_average": ratio}
 
     @model_validator(mode="after")
     def _exactly_one(self) -> DemandSpec:
@@ -62,6 +86,13 @@ class DemandSpec(_Spec):
                 f"give exactly one of {', '.join(DEMAND_KINDS)}; got {len(given)}: {given}"
             )
         return self
+
+    def hourly_weights(self) -> tuple[float, ...] | None:
+        """The profile scaled so its peak hour is 1.0 (None without a profile)."""
+        if self.hourly_profile is None:
+            return None
+        peak = max(self.hourly_profile)
+        return tuple(weight / peak for weight in self.hourly_profile)
 
     @property
     def kind(self) -> DemandKind:
@@ -78,6 +109,26 @@ class DemandSpec(_Spec):
     def unit(self) -> str:
         """Human unit of `amount`."""
         return DEMAND_UNITS[self.kind]
+
+
+def profile_peak_to_average(profile: object) -> float:
+    """max / mean of a 24-hour profile; ValueError naming demand.hourly_profile when unusable."""
+    if not isinstance(profile, (list, tuple)) or len(profile) != HOURS_PER_DAY:
+        count = len(profile) if isinstance(profile, (list, tuple)) else "not a list"
+        raise ValueError(f"demand.hourly_profile needs 24 hourly weights, got {count}")
+    try:
+        weights = [float(weight) for weight in profile]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"demand.hourly_profile weights must be numbers: {profile!r}") from exc
+    if any(not math.isfinite(w) or w < 0 for w in weights) or max(weights) <= 0:
+        raise ValueError(
+            f"demand.hourly_profile weights must be finite, >= 0, and not all 0; got {weights!r}"
+        )
+    return max(weights) / (sum(weights) / HOURS_PER_DAY)
+
+
+def _same(given: object, ratio: float) -> bool:
+    return isinstance(given, (int, float)) and math.isclose(float(given), ratio, rel_tol=1e-6)
 
 
 class SlaSpec(_Spec):
@@ -139,6 +190,30 @@ class OptionsSpec(_Spec):
         description="Cap on concurrent streams per replica (vLLM --max-num-seqs, "
         "TensorRT-LLM --max_batch_size); None = as many as the SLA allows",
     )
+    scaling: Literal["static", "autoscale"] = Field(
+        "static",
+        description="static: the peak fleet all month; autoscale: replicas follow hourly demand",
+    )
+    min_replicas: int | None = Field(
+        None, ge=1, description="Autoscaling floor; None = 1 + redundancy_replicas"
+    )
+    prebuilt_engines: bool = Field(
+        False, description="TensorRT-LLM engines are built ahead, so scale-up skips the build"
+    )
+    startup_s_if_unknown: float = Field(
+        300,
+        gt=0,
+        le=86_400,
+        description="Assumed replica start-up time, s, when the curve has no measured one",
+    )
+    pricing_mode: Literal["on_demand", "reserved", "mix"] = Field(
+        "on_demand",
+        description="mix: reserved GPUs for the always-on baseline, on-demand for the rest",
+    )
+
+    def floor_replicas(self) -> int:
+        """The fewest replicas an autoscaled fleet keeps running."""
+        return self.min_replicas or 1 + self.redundancy_replicas
 
 
 class FactorsSpec(_Spec):
@@ -154,6 +229,20 @@ class FactorsSpec(_Spec):
     consumer_gpus: bool = Field(
         False, description="Some replicas must also run on consumer GPUs (RTX 4090/5090)"
     )
+    preference_tolerance_pct: float = Field(
+        15.0,
+        ge=0,
+        le=100,
+        description="Extra monthly cost (%) an engine preferred by a factor may have and still "
+        "be recommended over the cheapest",
+    )
+
+
+class GpuPricingSpec(_Spec):
+    """Per-GPU prices by pricing type, USD per GPU-hour (reserved: None = from the catalog)."""
+
+    on_demand: float = Field(gt=0, le=1e4, description="On-demand USD per GPU-hour")
+    reserved: float | None = Field(None, gt=0, le=1e4, description="Reserved USD per GPU-hour")
 
 
 class Scenario(_Spec):
@@ -167,7 +256,11 @@ class Scenario(_Spec):
     sla: SlaSpec = SlaSpec()
     budget: BudgetSpec | None = None
     candidates: CandidatesSpec = CandidatesSpec()
-    pricing: dict[str, float] = Field(default_factory=dict, description="USD per GPU-hour by GPU")
+    pricing: dict[str, float | GpuPricingSpec] = Field(
+        default_factory=dict,
+        description="By GPU: on-demand USD per GPU-hour, or {on_demand, reserved}; "
+        "else the catalog default",
+    )
     options: OptionsSpec = OptionsSpec()
     factors: FactorsSpec = FactorsSpec()
 
@@ -178,11 +271,23 @@ class Scenario(_Spec):
 
     @field_validator("pricing")
     @classmethod
-    def _pricing(cls, value: dict[str, float]) -> dict[str, float]:
+    def _pricing(
+        cls, value: dict[str, float | GpuPricingSpec]
+    ) -> dict[str, float | GpuPricingSpec]:
         for gpu, price in value.items():
-            if not price > 0:
+            if isinstance(price, float) and not price > 0:
                 raise ValueError(f"price for {gpu!r} must be > 0 USD per GPU-hour, got {price!r}")
         return {canonical_gpu(gpu): price for gpu, price in value.items()}
+
+    def on_demand_price(self, gpu: str) -> float | None:
+        """The scenario's on-demand USD per GPU-hour for a GPU (None: use the catalog)."""
+        price = self.pricing.get(gpu)
+        return price.on_demand if isinstance(price, GpuPricingSpec) else price
+
+    def reserved_price(self, gpu: str) -> float | None:
+        """The scenario's reserved USD per GPU-hour for a GPU (None: use the catalog)."""
+        price = self.pricing.get(gpu)
+        return price.reserved if isinstance(price, GpuPricingSpec) else None
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -234,6 +339,8 @@ def scenario_from_dict(raw: object, name: str = "<scenario>") -> Scenario:
 def scenario_to_yaml(scenario: Scenario) -> str:
     """Write a scenario as YAML that `scenario_from_yaml` reads back to an equal Scenario."""
     data = scenario.model_dump(mode="json", exclude_none=True)
+    if scenario.demand.hourly_profile is not None:
+        del data["demand"]["peak_to_average"]  # implied by the profile
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 

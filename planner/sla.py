@@ -1,4 +1,5 @@
-"""SLA targets checked over a concurrency grid, on the conservative side of every fitted band.
+"""SLA targets checked over a concurrency grid, on the conservative side of every fitted band,
+and the streams-per-replica caps (the scenario's, KV-cache memory) that end the grid.
 
 A target the curve never measured cannot be verified; it is never silently passed.
 """
@@ -10,11 +11,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.curves import LoadCurve
 from planner.families import Array
 from planner.fit import CurveFit, FitResult, series, series_attr
+from planner.projection import PROJECTED
 from planner.scenario import Scenario
+from planner.selection import Candidate
+from planner.workload_adjust import ADJUSTED
 
 MEASURED_RANGE = "measured range"
+# Curves that are estimates (cross-GPU projection, workload adjustment), not measurements.
+ESTIMATED_PROVENANCE = frozenset({PROJECTED, ADJUSTED})
 _TARGET_TEXT = {
     "ttft_p50_ms": ("TTFT p50", "<=", "ms"),
     "ttft_p99_ms": ("TTFT p99", "<=", "ms"),
@@ -168,12 +175,12 @@ def never_holds_text(check: SlaCheck, grid: Array) -> str:
 
 
 def binding_constraint(
-    checks: list[SlaCheck], index: int, size: int, cap: float | None = None
+    checks: list[SlaCheck], index: int, size: int, cap_text: str | None = None
 ) -> str:
     """The target that fails just above c* ('measured range' when c* is the top of the data,
-    the stream cap when the scenario's max streams per replica stopped the search)."""
+    `cap_text` when a streams-per-replica cap (scenario or memory) stopped the search)."""
     if index == size - 1:
-        return MEASURED_RANGE if cap is None else f"max {cap:g} streams per replica"
+        return MEASURED_RANGE if cap_text is None else cap_text
     failing = [_why_fails(c, index) for c in checks if not c.holds()[index + 1]]
     return " and ".join(failing) if failing else MEASURED_RANGE
 
@@ -183,3 +190,36 @@ def _why_fails(check: SlaCheck, index: int) -> str:
     if check.values is not None and not np.isfinite(check.values[index + 1]):
         return f"{_TARGET_TEXT[check.name][0]} not measured above this concurrency"
     return check.text
+
+
+def stream_cap(scenario: Scenario, candidate: Candidate) -> tuple[float | None, str | None]:
+    """The tightest streams-per-replica cap that cuts into the measured range (the scenario's
+    max_streams_per_replica or, where measurements do not cover it, the KV-cache estimate),
+    and how to name it."""
+    workload = scenario.workload
+    limits: list[tuple[float, str]] = []
+    cap = scenario.options.max_streams_per_replica
+    if cap is not None:
+        limits.append((float(cap), f"max {cap} streams per replica"))
+    memory = candidate.max_streams_memory
+    if memory is not None and _memory_estimate_applies(scenario, candidate.curve):
+        text = f"memory (KV cache for {memory} streams of {workload.isl}+{workload.osl} tokens)"
+        limits.append((float(memory), text))
+    top = max(candidate.curve.concurrencies())
+    cutting = [limit for limit in limits if limit[0] < top]
+    if not cutting:
+        return None, None
+    return min(cutting, key=lambda limit: limit[0])
+
+
+def _memory_estimate_applies(scenario: Scenario, curve: LoadCurve) -> bool:
+    """The KV-cache estimate caps streams only where no measurement covers the scenario: on
+    projected or workload-adjusted curves, or curves measured with fewer tokens per stream.
+    A level measured at the scenario's length or longer ran those streams (any queueing is in
+    its numbers), so an estimate never overrides it."""
+    if curve.provenance in ESTIMATED_PROVENANCE:
+        return True
+    isl, osl = curve.key.isl, curve.key.osl
+    if isl is None or osl is None:
+        return False
+    return isl + osl < scenario.workload.isl + scenario.workload.osl

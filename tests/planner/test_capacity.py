@@ -11,10 +11,11 @@ import pytest
 
 from errors import PlanningError
 from planner.capacity import Option, make_plan
-from planner.curves import CurvePoint
+from planner.curves import CurveKey, CurvePoint, LoadCurve
 from planner.prices import load_catalog_csv
+from planner.selection import select_curves
 
-from .builders import scenario, seed_curve, seed_curves, silicon_curves
+from .builders import SEED_VLLM, scenario, seed_curve, seed_curves, silicon_curves
 
 CATALOG = load_catalog_csv()
 SILICON = silicon_curves()
@@ -96,7 +97,7 @@ def test_every_plan_meets_its_sla_at_the_load_it_predicts() -> None:
     checked = 0
     for _ in range(30):
         isl, osl = rng.choice([(1024, 1024), (2048, 1024), (8192, 1024), (1024, 8192)])
-        sla = {
+        sla: dict[str, float] = {
             name: value
             for name, value in (
                 ("ttft_p99_ms", rng.choice([300, 1000, 3000])),
@@ -267,7 +268,7 @@ def test_plan_over_the_whole_silicon_sample_ranks_options_by_cost() -> None:
     assert len(curves) >= 150
     plan = make_plan(sc, curves, CATALOG)
     assert len(plan.options) >= 8
-    costs = [o.total_monthly_cost_usd for o in plan.options if o.meets_sla]
+    costs = [o.total_monthly_cost_usd or 0.0 for o in plan.options if o.meets_sla]
     assert costs == sorted(costs)
     assert np.all([o.meets_sla for o in plan.options[: len(costs)]])
 
@@ -328,3 +329,69 @@ def test_curves_with_a_stated_workload_win_over_unstated_ones_for_the_same_engin
     trt_h100 = [o for o in plan.options if o.engine == "tensorrt-llm" and o.gpu == "H100-SXM-80GB"]
     assert [o.curve.key.isl for o in trt_h100] == [None]
     assert "workload not stated by source" in trt_h100[0].flags
+
+
+def _with_memory(monkeypatch: pytest.MonkeyPatch, streams: int) -> None:
+    """Make selection report `streams` as every candidate's KV-cache estimate."""
+    from planner import capacity
+
+    def select(sc: object, curves: object) -> tuple[list[object], list[str]]:
+        candidates, warnings = select_curves(sc, curves)  # type: ignore[arg-type]
+        return [dataclasses.replace(c, max_streams_memory=streams) for c in candidates], warnings
+
+    monkeypatch.setattr(capacity, "select_curves", select)
+
+
+def _vllm_seed(provenance: str = "published", key: CurveKey | None = None) -> list[LoadCurve]:
+    curve = seed_curve("vllm", SEED_VLLM)
+    return [dataclasses.replace(curve, provenance=provenance, key=key or curve.key)]
+
+
+def test_memory_caps_streams_on_estimated_curves_and_is_named_as_binding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with_memory(monkeypatch, 50)
+    sc = scenario(sla={"min_stream_tok_s": 1})  # loose: the top of the data binds otherwise
+    (option,) = make_plan(sc, _vllm_seed(provenance="adjusted"), CATALOG).options
+    assert option.concurrency_per_replica == 50
+    assert option.binding_constraint == "memory (KV cache for 50 streams of 1000+500 tokens)"
+    assert any("an estimate of KV-cache capacity" in note for note in option.notes)
+    # Measured with fewer tokens per stream (950+480 < 1000+500): the measurement does not cover it.
+    key = dataclasses.replace(seed_curve("vllm", SEED_VLLM).key, isl=950, osl=480)
+    (shorter,) = make_plan(sc, _vllm_seed(key=key), CATALOG).options
+    assert shorter.concurrency_per_replica == 50
+
+
+def test_a_measurement_at_the_scenarios_length_beats_the_memory_estimate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with_memory(monkeypatch, 50)
+    sc = scenario(sla={"min_stream_tok_s": 1})
+    key = dataclasses.replace(seed_curve("vllm", SEED_VLLM).key, isl=1000, osl=500)
+    for curves in (_vllm_seed(key=key), _vllm_seed()):  # stated equal, and unstated workload
+        (option,) = make_plan(sc, curves, CATALOG).options
+        assert option.concurrency_per_replica == 128
+        assert option.binding_constraint == "measured range"
+
+
+def test_the_tighter_of_memory_and_the_stream_cap_binds(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_memory(monkeypatch, 50)
+    curves = _vllm_seed(provenance="projected")
+    sc = scenario(sla={"min_stream_tok_s": 1}, options={"max_streams_per_replica": 30})
+    (option,) = make_plan(sc, curves, CATALOG).options
+    assert option.binding_constraint == "max 30 streams per replica"
+    sc = scenario(sla={"min_stream_tok_s": 1}, options={"max_streams_per_replica": 90})
+    (option,) = make_plan(sc, curves, CATALOG).options
+    assert option.concurrency_per_replica == 50
+    assert (option.binding_constraint or "").startswith("memory")
+
+
+def test_no_memory_for_any_measured_level_rejects_the_option(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with_memory(monkeypatch, 0)
+    (option,) = make_plan(scenario(), _vllm_seed(provenance="adjusted"), CATALOG).options
+    assert not option.meets_sla
+    assert option.rejected_reason == (
+        "memory (KV cache for 0 streams of 1000+500 tokens) is below every measured concurrency"
+    )

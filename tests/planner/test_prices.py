@@ -72,3 +72,23 @@ def test_bad_number_names_file_line_and_field() -> None:
         parse_catalog(text, "bad.csv")
     assert info.value.file == "bad.csv" and info.value.field == "gpus_per_instance"
     assert "line 2" in str(info.value) and "eight" in str(info.value)
+
+
+def test_reserved_price_comes_only_from_the_default_provider() -> None:
+    from planner.prices import other_reserved_quotes, reserved_price
+
+    catalog = load_catalog_csv()
+    # Nebius (the default) quotes no reserved H100/H200 price; other providers' are listed.
+    assert reserved_price(catalog, "H100-SXM-80GB") is None
+    assert reserved_price(catalog, "B200") is None
+    quotes = [(q.provider, q.usd_per_gpu_hour) for q in other_reserved_quotes(catalog, "H100")]
+    assert quotes == [("CoreWeave", 1.79), ("Lambda", 1.85), ("RunPod", 1.94)]
+    text = (
+        "provider,instance_or_sku,gpu,pricing_type,usd_per_gpu_hour\n"
+        "Nebius,HGX H100,H100-SXM-80GB,on_demand,2.95\n"
+        "Nebius,HGX H100 1y,H100-SXM-80GB,reserved_1y,2.10\n"
+        "Lambda,8x H100,H100-SXM-80GB,reserved,1.85\n"
+    )
+    entries, _ = parse_catalog(text, "mine.csv")
+    entry = reserved_price(entries, "H100-SXM-80GB")
+    assert entry is not None and (entry.provider, entry.usd_per_gpu_hour) == ("Nebius", 2.10)

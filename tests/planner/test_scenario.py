@@ -172,3 +172,63 @@ def test_a_key_given_twice_is_refused_with_its_line() -> None:
     with pytest.raises(ScenarioError) as info:
         scenario_from_yaml(text, "twice.yaml")
     assert "'name' is given twice" in str(info.value) and "line 2" in str(info.value)
+
+
+WORKDAY = [1, 1, 1, 1, 1, 2, 3, 5, 7, 8, 9, 10, 10, 9, 8, 8, 7, 6, 5, 4, 3, 2, 1, 1]
+
+
+def _with_demand(demand: dict[str, object]) -> dict[str, object]:
+    return {"name": "p", "model": "m", "workload": {"isl": 1, "osl": 1}, "demand": demand}
+
+
+def test_hourly_profile_sets_peak_to_average_and_round_trips_without_it() -> None:
+    s = scenario_from_dict(_with_demand({"peak_requests_per_s": 20, "hourly_profile": WORKDAY}))
+    assert s.demand.peak_to_average == pytest.approx(240 / 113)  # peak 10, mean 113/24
+    weights = s.demand.hourly_weights()
+    assert weights is not None and max(weights) == 1.0 and weights[0] == 0.1
+    text = scenario_to_yaml(s)
+    assert "peak_to_average" not in text and "hourly_profile" in text
+    assert scenario_from_yaml(text, "again.yaml") == s
+
+
+def test_profile_and_a_different_peak_to_average_is_an_error_naming_both() -> None:
+    demand = {"peak_requests_per_s": 20, "hourly_profile": WORKDAY, "peak_to_average": 3}
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_dict(_with_demand(demand), "both.yaml")
+    message = str(info.value)
+    assert "demand.hourly_profile" in message and "demand.peak_to_average" in message
+    assert "implies peak_to_average 2.124" in message and info.value.field == "demand"
+
+
+@pytest.mark.parametrize(
+    ("profile", "words"),
+    [
+        ([1.0] * 23, "needs 24 hourly weights, got 23"),
+        ([1.0] * 23 + [-1.0], ">= 0"),
+        ([0.0] * 24, "not all 0"),
+        ("busy", "not a list"),
+    ],
+)
+def test_bad_profiles_are_refused(profile: object, words: str) -> None:
+    with pytest.raises(ScenarioError, match=words):
+        scenario_from_dict(_with_demand({"peak_requests_per_s": 1, "hourly_profile": profile}))
+
+
+def test_pricing_by_type_reads_round_trips_and_keeps_the_plain_form() -> None:
+    raw = _with_demand({"peak_requests_per_s": 1})
+    raw["pricing"] = {"H100 SXM": {"on_demand": 2.95, "reserved": 1.85}, "H200-SXM-141GB": 3.5}
+    raw["options"] = {"scaling": "autoscale", "pricing_mode": "mix", "prebuilt_engines": True}
+    s = scenario_from_dict(raw)
+    assert s.on_demand_price("H100-SXM-80GB") == 2.95 and s.reserved_price("H100-SXM-80GB") == 1.85
+    assert s.on_demand_price("H200-SXM-141GB") == 3.5 and s.reserved_price("H200-SXM-141GB") is None
+    assert s.on_demand_price("B200") is None
+    assert scenario_from_yaml(scenario_to_yaml(s), "again.yaml") == s
+
+
+def test_fleet_options_default_to_a_static_on_demand_fleet() -> None:
+    s = scenario_from_yaml(DESIGN_EXAMPLE, "design.yaml")
+    assert (s.options.scaling, s.options.pricing_mode) == ("static", "on_demand")
+    assert s.options.floor_replicas() == 2 and s.options.startup_s_if_unknown == 300
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_yaml(DESIGN_EXAMPLE.replace("gpus_per_node: 8", "scaling: elastic"), "s.yaml")
+    assert info.value.field == "options.scaling"
