@@ -1,7 +1,25 @@
-"""The recommendation: the cheapest option that meets the SLA (and budget), said in words."""
+"""The recommendation: the cheapest option that meets the SLA (and budget), said in words, and
+what the user's qualitative factors (the seed article's) change or add to it, never silently.
+
+Factors, decided per factor from the seed article (shared/seed-article.txt):
+- multi_lora: a preference for vLLM ("Multi-LoRA Dynamic Switching: native Punica kernels" vs
+  "complex runtime reload").
+- weekly_model_changes: a preference for vLLM ("Deploy vLLM ... where code updates occur
+  weekly"; 18 s start vs a 14-minute TensorRT-LLM engine build per change), plus the rebuild
+  cost and lead time in numbers.
+- structured_output: an annotation only (TensorRT-LLM can do it with C++ plugins or a proxy);
+  the runs carry no capability probe, so it says "not checked" instead of guessing.
+- consumer_gpus: an annotation only (the data-centre fleet is what is priced here); when
+  TensorRT-LLM is recommended it says a second engine would be needed on the consumer cards.
+A preference switches the choice from TensorRT-LLM to the cheapest feasible vLLM option only
+when vLLM's cost premium is within `preference_tolerance_pct`; beyond it the cheapest stays and
+the trade-off is stated in numbers.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -11,38 +29,290 @@ from planner.sla import MEASURED_RANGE
 # Whole-node billing makes many options cost the same; a cost gap below this is within the
 # uncertainty of any price quote, so the option using fewer GPUs (more headroom) is preferred.
 COST_TIE_PCT = 1.0
+# How much more a factor-preferred engine may cost and still be recommended over the cheapest.
+DEFAULT_PREFERENCE_TOLERANCE_PCT = 15.0
+WEEKS_PER_MONTH = 52 / 12
+VLLM = "vllm"
+TRTLLM = "tensorrt-llm"
 
-if TYPE_CHECKING:  # capacity imports this module; the type is only needed for annotations
+if TYPE_CHECKING:  # capacity imports this module; the types are only needed for annotations
     from planner.capacity import Option
+    from planner.scenario import FactorsSpec
 
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
-    """The chosen option, the runner-up, why, and the margin (runner-up cost - choice cost)."""
+    """The chosen option, the runner-up, why, and the margin (runner-up cost - choice cost).
+
+    `binding_text` says in plain words what limits the choice (an SLA target, memory, the
+    measured range, the budget); `factors_applied` holds one sentence per user-set factor;
+    `overridden_cheapest` is the option that would have won on cost alone when a factor
+    preference changed the choice (then the margin is negative).
+    """
 
     choice: Option | None
     runner_up: Option | None
     reason: str
     margin_usd: float | None
     margin_pct: float | None
+    binding_text: str | None = None
+    factors_applied: tuple[str, ...] = ()
+    overridden_cheapest: Option | None = None
+    preference_tolerance_pct: float = DEFAULT_PREFERENCE_TOLERANCE_PCT
 
 
-def recommend(options: Sequence[Option], budget: float | None) -> Recommendation:
-    """Cheapest option meeting the SLA (and the monthly budget when given), with the reason."""
+def recommend(
+    options: Sequence[Option],
+    budget: float | None,
+    *,
+    factors: FactorsSpec | None = None,
+    preference_tolerance_pct: float = DEFAULT_PREFERENCE_TOLERANCE_PCT,
+) -> Recommendation:
+    """Cheapest option meeting the SLA (and the monthly budget when given), changed only by a
+    factor preference within the tolerance, with the reason."""
+    tolerance = preference_tolerance_pct
     meeting = sorted((o for o in options if _priced(o) and o.meets_sla), key=_cost_key)
     affordable = [o for o in meeting if budget is None or o.within_budget]
     if not affordable:
-        return Recommendation(None, None, _nothing_fits(options, meeting, budget), None, None)
-    choice = _choose(affordable)
+        reason = _nothing_fits(options, meeting, budget)
+        binding = _budget_binding(meeting, budget)
+        return Recommendation(None, None, reason, None, None, binding, (), None, tolerance)
+    cheapest = _choose(affordable)
+    choice, decision = _apply_preference(affordable, cheapest, factors, tolerance)
+    overridden = cheapest if choice is not cheapest else None
     others = [o for o in affordable if o is not choice]
-    runner_up = others[0] if others else None
+    runner_up = overridden or (others[0] if others else None)
+    notes = (*([decision] if decision else []), *factor_notes(choice, factors))
+    margin = pct = None
     if runner_up is None:
-        return Recommendation(choice, None, _sentence(choice) + "." + _caveats(choice), None, None)
-    margin = _cost(runner_up) - _cost(choice)
-    pct = 100.0 * margin / _cost(runner_up) if _cost(runner_up) > 0 else 0.0
-    reason = f"{_sentence(choice)}, {_comparison(choice, runner_up, margin, pct)}."
-    return Recommendation(choice, runner_up, reason + _caveats(choice), margin, pct)
+        reason = _sentence(choice) + "."
+    else:
+        margin = _cost(runner_up) - _cost(choice)
+        pct = 100.0 * margin / _cost(runner_up) if _cost(runner_up) > 0 else 0.0
+        compared = "" if overridden else ", " + _comparison(choice, runner_up, margin, pct)
+        reason = f"{_sentence(choice)}{compared}."
+    if decision:
+        reason += f" {decision[0].upper()}{decision[1:]}."
+    reason += _budget_use(choice, budget) + _caveats(choice)
+    reason += _factor_suffix(choice, factors, decision)
+    binding = binding_in_words(choice)
+    return Recommendation(
+        choice, runner_up, reason, margin, pct, binding, notes, overridden, tolerance
+    )
 
+
+# --- binding constraint in plain words --------------------------------------------------------
+
+_PLAIN_TARGETS = {
+    "TTFT p50": "median time to first token",
+    "TTFT p99": "p99 time to first token",
+    "TPOT p99": "p99 time per output token",
+    "stream speed": "minimum output speed per user",
+    "e2e p99": "p99 total response time",
+}
+_LABELS = "|".join(re.escape(label) for label in _PLAIN_TARGETS)
+_TARGET = re.compile(rf"^({_LABELS}) (<=|>=) (\S+) (ms|tok/s)$")
+_UNMEASURED = re.compile(rf"^({_LABELS}) not measured above this concurrency$")
+_CAP = re.compile(r"^max (\S+) streams per replica$")
+
+
+def _limit_phrase(binding: str | None) -> str:
+    """What stops more streams per replica, in words, e.g. 'the p99 time to first token target
+    (TTFT p99 <= 300 ms)'."""
+    if binding is None or binding == MEASURED_RANGE:
+        return "its highest measured concurrency"
+    return " and ".join(_part_phrase(part) for part in binding.split(" and "))
+
+
+def _part_phrase(part: str) -> str:
+    if match := _TARGET.match(part):
+        return f"the {_PLAIN_TARGETS[match[1]]} target ({part})"
+    if match := _UNMEASURED.match(part):
+        return f"the {_PLAIN_TARGETS[match[1]]}, which was not measured at more streams"
+    if match := _CAP.match(part):
+        return f"the scenario's cap of {match[1]} streams per replica"
+    if part.startswith("memory"):
+        return f"the GPU memory estimate {part.removeprefix('memory').strip()}".strip()
+    return part
+
+
+def binding_in_words(option: Option) -> str | None:
+    """One plain sentence on what limits an option's streams per replica, e.g. 'The p99 time to
+    first token target (TTFT p99 <= 300 ms) is reached at 24 streams per replica.'"""
+    c = option.concurrency_per_replica
+    if c is None:
+        return None
+    if option.binding_constraint in (None, MEASURED_RANGE):
+        return (
+            f"No data exists above {c:g} streams per replica, its highest measured "
+            "concurrency, so the plan goes no further."
+        )
+    phrase = _limit_phrase(option.binding_constraint)
+    return f"{phrase[0].upper()}{phrase[1:]} is reached at {c:g} streams per replica."
+
+
+def _budget_binding(meeting: list[Option], budget: float | None) -> str | None:
+    if not meeting or budget is None:
+        return None
+    cheapest = meeting[0]
+    return (
+        f"The monthly budget (${budget:,.0f}) is below the cheapest option that meets the SLA "
+        f"({cheapest.title()}, ${_cost(cheapest):,.0f}/month)."
+    )
+
+
+def _budget_use(choice: Option, budget: float | None) -> str:
+    if budget is None or budget <= 0:
+        return ""
+    return (
+        f" It uses ${_cost(choice):,.0f} of the ${budget:,.0f}/month budget "
+        f"({100.0 * _cost(choice) / budget:.0f}%)."
+    )
+
+
+# --- factors ----------------------------------------------------------------------------------
+
+_SEED = {
+    "multi_lora": "seed article: vLLM switches LoRA adapters natively with Punica kernels; "
+    "TensorRT-LLM needs a complex runtime reload",
+    "weekly_model_changes": "seed article: vLLM serves a new checkpoint after an 18 s start; "
+    "TensorRT-LLM rebuilds its engine in 14 min per change, and rollback is not instant unless "
+    "the old engine was cached",
+    "structured_output": "seed article: vLLM integrates Outlines and XGrammar natively; "
+    "TensorRT-LLM needs C++ plugins or a proxy such as LiteLLM in front of Triton",
+    "consumer_gpus": "seed article: TensorRT-LLM builds for RTX 4090/3090/5090 cards often hit "
+    "driver and compute-capability mismatches, while vLLM runs on them",
+}
+_NEEDS = {
+    "multi_lora": "multi-LoRA is required",
+    "weekly_model_changes": "the model changes weekly",
+}
+
+
+def _preferring(factors: FactorsSpec | None) -> list[str]:
+    """Factors set by the user that prefer vLLM over TensorRT-LLM."""
+    if factors is None:
+        return []
+    return [name for name in _NEEDS if getattr(factors, name)]
+
+
+def _apply_preference(
+    affordable: list[Option], cheapest: Option, factors: FactorsSpec | None, tolerance: float
+) -> tuple[Option, str | None]:
+    """The choice after vLLM preferences, and the sentence saying what they did (None: nothing
+    to say because no preference is set or the cheapest is not TensorRT-LLM)."""
+    wanted = _preferring(factors)
+    if not wanted or cheapest.engine != TRTLLM:
+        return cheapest, None
+    needs = " and ".join(_NEEDS[name] for name in wanted)
+    sources = "; ".join(_SEED[name] for name in wanted)
+    preferred = [o for o in affordable if o.engine == VLLM]
+    if not preferred:
+        return cheapest, (
+            f"{needs}, which favours vLLM ({sources}), but no vLLM option meets the SLA and "
+            f"budget, so {cheapest.title()} stays the choice"
+        )
+    alt = _choose(preferred)
+    premium = _cost(alt) - _cost(cheapest)
+    pct = 100.0 * premium / max(_cost(cheapest), 1e-9)
+    if pct <= tolerance:
+        return alt, (
+            f"recommended {alt.title()} although {cheapest.title()} is ${premium:,.0f}/month "
+            f"cheaper (vLLM costs {pct:.1f}% more, within the {tolerance:g}% tolerance for a "
+            f"preferred engine), because {needs} ({sources})"
+        )
+    return cheapest, (
+        f"{needs}, which favours vLLM ({sources}), but the cheapest vLLM option, {alt.title()}, "
+        f"costs ${premium:,.0f}/month ({pct:.1f}%) more, beyond the {tolerance:g}% tolerance, so "
+        f"{cheapest.title()} stays the choice; a tolerance of {math.ceil(pct):d}% would switch"
+    )
+
+
+def factor_notes(option: Option, factors: FactorsSpec | None) -> tuple[str, ...]:
+    """One sentence per user-set factor on what it means for this option, with its source."""
+    return tuple(text for _, text in _keyed_notes(option, factors))
+
+
+def _keyed_notes(option: Option, factors: FactorsSpec | None) -> list[tuple[str, str]]:
+    if factors is None:
+        return []
+    notes = []
+    if factors.multi_lora:
+        notes.append(("multi_lora", _lora_note(option)))
+    if factors.weekly_model_changes:
+        notes.append(("weekly_model_changes", _weekly_note(option)))
+    if factors.structured_output:
+        text = (
+            "structured output: not checked on this run (no capability probe is recorded); "
+            + _SEED["structured_output"]
+        )
+        notes.append(("structured_output", text))
+    if factors.consumer_gpus:
+        notes.append(("consumer_gpus", _consumer_note(option)))
+    return notes
+
+
+def _lora_note(option: Option) -> str:
+    if option.engine == VLLM:
+        return f"multi-LoRA: vLLM switches adapters natively ({_SEED['multi_lora']})"
+    if option.engine == TRTLLM:
+        return f"multi-LoRA: TensorRT-LLM is the harder engine for it ({_SEED['multi_lora']})"
+    return f"multi-LoRA: the seed article does not cover {option.engine}; check its support"
+
+
+def _weekly_note(option: Option) -> str:
+    if option.engine != TRTLLM:
+        cold = option.curve.cold_start_s
+        start = f"{cold:g} s start measured on this run" if cold else "start not measured here"
+        return (
+            f"weekly model changes: {option.engine} needs no engine build per change ({start}; "
+            f"{_SEED['weekly_model_changes']})"
+        )
+    build_s = option.curve.engine_build_s
+    if build_s is None:
+        return (
+            "weekly model changes: this run has no measured engine build time, so the rebuild "
+            f"cost is not estimated ({_SEED['weekly_model_changes']})"
+        )
+    weekly_usd = (
+        WEEKS_PER_MONTH * build_s / 3600 * option.gpus_per_replica * option.usd_per_gpu_hour
+    )
+    advice = (
+        f"; set model_updates_per_month to {WEEKS_PER_MONTH:.2f} to price them"
+        if option.ops_cost_usd + 0.005 < weekly_usd
+        else ""
+    )
+    return (
+        f"weekly model changes: each change waits for a {build_s / 60:.0f}-minute engine build "
+        f"before serving; {WEEKS_PER_MONTH:.2f} builds/month x {option.gpus_per_replica} GPU(s) "
+        f"cost an estimated ${weekly_usd:,.2f}/month, the plan counts "
+        f"${option.ops_cost_usd:,.2f}/month{advice} ({_SEED['weekly_model_changes']})"
+    )
+
+
+def _consumer_note(option: Option) -> str:
+    if option.engine == VLLM:
+        return (
+            "consumer GPUs: vLLM also runs on the consumer cards, one engine for both "
+            f"({_SEED['consumer_gpus']})"
+        )
+    if option.engine == TRTLLM:
+        return (
+            "consumer GPUs: the consumer cards would need a second engine (vLLM) next to "
+            f"TensorRT-LLM ({_SEED['consumer_gpus']})"
+        )
+    return f"consumer GPUs: the seed article does not cover {option.engine}; check it runs there"
+
+
+def _factor_suffix(option: Option, factors: FactorsSpec | None, decision: str | None) -> str:
+    """The factor notes for the reason, less the multi-LoRA one when the decision already cites
+    it (the weekly note stays: it carries the rebuild numbers)."""
+    skip = "multi_lora" if decision else ""
+    rest = [text for key, text in _keyed_notes(option, factors) if key != skip]
+    return f" Factors: {'; '.join(rest)}." if rest else ""
+
+
+# --- cost-only choice and the sentences -------------------------------------------------------
 
 # Flags that weaken what "meets every SLA target" means; the reason must say them.
 _CAVEAT_MARKERS = (
@@ -82,15 +352,11 @@ def _cost_key(option: Option) -> tuple[float, int, int]:
 
 
 def _sentence(option: Option) -> str:
-    limit = (
-        "its highest measured concurrency"
-        if option.binding_constraint == MEASURED_RANGE
-        else option.binding_constraint
-    )
     nodes = f"{option.nodes} node" + ("" if option.nodes == 1 else "s")
     return (
         f"{option.title()} meets every SLA target at up to "
-        f"{option.concurrency_per_replica:g} streams per replica (limited by {limit}); "
+        f"{option.concurrency_per_replica:g} streams per replica (limited by "
+        f"{_limit_phrase(option.binding_constraint)}); "
         f"{option.replicas} replicas on {nodes} cost ${_cost(option):,.0f}/month"
     )
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import pytest
 
-from planner.capacity import make_plan
+from planner.capacity import Option, make_plan
 from planner.prices import load_catalog_csv
-from planner.recommend import recommend
+from planner.recommend import Recommendation, binding_in_words, factor_notes, recommend
+from planner.scenario import FactorsSpec
 
 from .builders import scenario, seed_curves, silicon_curves
 
@@ -65,3 +69,170 @@ def test_a_cost_gap_under_one_percent_goes_to_the_option_with_fewer_gpus() -> No
     assert rec.choice.engine == "tensorrt-llm" and rec.runner_up.engine == "vllm"
     assert rec.margin_usd == pytest.approx(-4 * 840 / 3600 * 2.95)
     assert "$2.75 (0.02%) more than the runner-up" in rec.reason and "within 1%" in rec.reason
+
+
+# --- factors and plain words ------------------------------------------------------------------
+
+SILICON_SCENARIO = scenario(
+    workload={"isl": 1024, "osl": 1024},
+    sla={"tpot_p99_ms": 30, "ttft_p99_ms": 1000},
+    candidates={"gpus": ["H100-SXM-80GB", "H200-SXM-141GB"]},
+    budget={"monthly_usd": 200_000},
+)
+SILICON_PLAN = make_plan(SILICON_SCENARIO, silicon_curves(), CATALOG)
+SEED_PLAN = make_plan(scenario(options={"gpus_per_node": 1}), seed_curves(), CATALOG)
+
+
+def _silicon(factors: FactorsSpec | None, **kwargs: float) -> Recommendation:
+    return recommend(SILICON_PLAN.options, 200_000, factors=factors, **kwargs)
+
+
+def _cost(option: Option | None) -> float:
+    assert option is not None and option.total_monthly_cost_usd is not None
+    return option.total_monthly_cost_usd
+
+
+def _silicon_premium() -> tuple[Option, Option, float, float]:
+    """Cheapest option (TensorRT-LLM on the silicon sample), cheapest vLLM, $ and % premium."""
+    cheapest = _silicon(None).choice
+    vllm_only = [o for o in SILICON_PLAN.options if o.engine == "vllm"]
+    best_vllm = recommend(vllm_only, 200_000).choice
+    assert cheapest is not None and best_vllm is not None
+    premium = _cost(best_vllm) - _cost(cheapest)
+    return cheapest, best_vllm, premium, 100 * premium / _cost(cheapest)
+
+
+def test_factors_left_unset_change_nothing() -> None:
+    for plan, budget in ((SILICON_PLAN, 200_000.0), (SEED_PLAN, None)):
+        before = recommend(plan.options, budget)
+        after = recommend(plan.options, budget, factors=FactorsSpec())
+        assert after.choice is before.choice and after.runner_up is before.runner_up
+        assert after.reason == before.reason and after.margin_usd == before.margin_usd
+        assert after.factors_applied == () and after.overridden_cheapest is None
+
+
+def test_multi_lora_switches_to_vllm_when_its_premium_is_within_the_tolerance() -> None:
+    cheapest, best_vllm, premium, pct = _silicon_premium()
+    assert cheapest.engine == "tensorrt-llm" and premium > 0
+    tolerance = math.ceil(pct)
+    rec = _silicon(FactorsSpec(multi_lora=True), preference_tolerance_pct=tolerance)
+    assert rec.choice is best_vllm and rec.preference_tolerance_pct == tolerance
+    assert rec.overridden_cheapest is cheapest and rec.runner_up is cheapest
+    assert rec.margin_usd == pytest.approx(-premium)
+    assert (
+        f"although {cheapest.title()} is ${premium:,.0f}/month cheaper (vLLM costs {pct:.1f}% "
+        f"more, within the {tolerance}% tolerance for a preferred engine), because multi-LoRA "
+        "is required (seed article: vLLM switches LoRA adapters natively" in rec.reason
+    )
+    assert rec.factors_applied[0].startswith(f"recommended {best_vllm.title()}")
+
+
+def test_multi_lora_beyond_the_tolerance_keeps_the_cheapest_and_states_the_trade_off() -> None:
+    cheapest, best_vllm, premium, pct = _silicon_premium()
+    tolerance = math.ceil(pct) - 1
+    rec = _silicon(FactorsSpec(multi_lora=True), preference_tolerance_pct=tolerance)
+    assert rec.choice is cheapest and rec.overridden_cheapest is None
+    assert (
+        f"the cheapest vLLM option, {best_vllm.title()}, costs ${premium:,.0f}/month "
+        f"({pct:.1f}%) more, beyond the {tolerance}% tolerance" in rec.reason
+    )
+    assert f"a tolerance of {math.ceil(pct)}% would switch" in rec.reason
+    # The seed article's own numbers: vLLM needs 7 GPUs to TensorRT-LLM's 5, 40% more.
+    seed = recommend(SEED_PLAN.options, None, factors=FactorsSpec(multi_lora=True))
+    assert seed.choice is not None and seed.choice.engine == "tensorrt-llm"
+    assert seed.preference_tolerance_pct == 15.0
+    assert "costs $4,307/month (40.0%) more, beyond the 15% tolerance" in seed.reason
+
+
+def test_weekly_model_changes_prefer_vllm_and_price_the_trtllm_rebuilds() -> None:
+    assert (
+        _silicon(FactorsSpec(weekly_model_changes=True)).choice
+        is _silicon(FactorsSpec(multi_lora=True)).choice
+    )
+    rec = recommend(SEED_PLAN.options, None, factors=FactorsSpec(weekly_model_changes=True))
+    # 52/12 builds x 840 s x 1 GPU x $2.95/h = $2.98/month; the plan counted 0 updates.
+    assert "each change waits for a 14-minute engine build before serving" in rec.reason
+    assert "cost an estimated $2.98/month, the plan counts $0.00/month" in rec.reason
+    assert "set model_updates_per_month to 4.33 to price them" in rec.reason
+    priced = make_plan(
+        scenario(options={"gpus_per_node": 1, "model_updates_per_month": 52 / 12}),
+        seed_curves(),
+        CATALOG,
+    )
+    rec = recommend(priced.options, None, factors=FactorsSpec(weekly_model_changes=True))
+    assert "the plan counts $2.98/month (seed article" in rec.reason
+
+
+def test_weekly_model_changes_on_vllm_say_no_build_and_an_unmeasured_start() -> None:
+    vllm = next(o for o in SEED_PLAN.options if o.engine == "vllm")
+    (note,) = factor_notes(vllm, FactorsSpec(weekly_model_changes=True))
+    assert "needs no engine build per change (start not measured here" in note
+    assert "18 s start" in note  # the seed article's number, cited as such
+
+
+def test_structured_output_is_annotated_as_not_checked_without_changing_the_choice() -> None:
+    rec = _silicon(FactorsSpec(structured_output=True))
+    assert rec.choice is _silicon(None).choice and rec.overridden_cheapest is None
+    (note,) = rec.factors_applied
+    assert note.startswith("structured output: not checked on this run")
+    assert "TensorRT-LLM needs C++ plugins or a proxy such as LiteLLM" in rec.reason
+
+
+def test_consumer_gpus_say_a_second_engine_is_needed_only_with_trtllm() -> None:
+    rec = _silicon(FactorsSpec(consumer_gpus=True))
+    assert rec.choice is _silicon(None).choice
+    assert "the consumer cards would need a second engine (vLLM)" in rec.reason
+    both = _silicon(FactorsSpec(consumer_gpus=True, multi_lora=True), preference_tolerance_pct=100)
+    assert both.choice is not None and both.choice.engine == "vllm"
+    assert "vLLM also runs on the consumer cards, one engine for both" in both.reason
+
+
+def test_a_preference_without_a_feasible_vllm_option_says_so() -> None:
+    plan = make_plan(scenario(candidates={"engines": ["tensorrt-llm"]}), seed_curves(), CATALOG)
+    rec = recommend(plan.options, None, factors=FactorsSpec(multi_lora=True))
+    assert rec.choice is not None and rec.choice.engine == "tensorrt-llm"
+    assert "no vLLM option meets the SLA and budget" in rec.reason
+
+
+def test_multi_lora_with_vllm_already_cheapest_only_annotates() -> None:
+    plan = make_plan(scenario(candidates={"engines": ["vllm"]}), seed_curves(), CATALOG)
+    rec = recommend(plan.options, None, factors=FactorsSpec(multi_lora=True))
+    assert rec.overridden_cheapest is None
+    assert rec.factors_applied == (
+        "multi-LoRA: vLLM switches adapters natively (seed article: vLLM switches LoRA "
+        "adapters natively with Punica kernels; TensorRT-LLM needs a complex runtime reload)",
+    )
+
+
+def test_binding_constraints_in_plain_words_with_their_numbers() -> None:
+    tpot = next(o for o in SILICON_PLAN.options if o.binding_constraint == "TPOT p99 <= 30 ms")
+    assert binding_in_words(tpot) == (
+        "The p99 time per output token target (TPOT p99 <= 30 ms) is reached at "
+        f"{tpot.concurrency_per_replica:g} streams per replica."
+    )
+    rec = recommend([tpot], None)
+    assert rec.binding_text == binding_in_words(tpot)
+    assert "(limited by the p99 time per output token target (TPOT p99 <= 30 ms))" in rec.reason
+    ttft = next(o for o in SILICON_PLAN.options if o.binding_constraint == "TTFT p99 <= 1000 ms")
+    text = binding_in_words(ttft)
+    assert text is not None and text.startswith(
+        "The p99 time to first token target (TTFT p99 <= 1000 ms) is reached at "
+    )
+    memory = dataclasses.replace(
+        ttft, binding_constraint="memory (KV cache for 40 streams of 2048 tokens)"
+    )
+    assert binding_in_words(memory) == (
+        f"The GPU memory estimate (KV cache for 40 streams of 2048 tokens) is reached at "
+        f"{ttft.concurrency_per_replica:g} streams per replica."
+    )
+    top = next(o for o in SILICON_PLAN.options if o.binding_constraint == "measured range")
+    assert "its highest measured concurrency" in (binding_in_words(top) or "")
+
+
+def test_the_budget_is_named_when_it_binds_and_its_use_when_it_does_not() -> None:
+    over = make_plan(scenario(budget={"monthly_usd": 100}), seed_curves(), CATALOG)
+    assert over.recommendation.binding_text is not None
+    assert over.recommendation.binding_text.startswith("The monthly budget ($100) is below")
+    rec = _silicon(None)
+    used = _cost(rec.choice)
+    assert f"It uses ${used:,.0f} of the $200,000/month budget ({used / 2000:.0f}%)." in rec.reason
