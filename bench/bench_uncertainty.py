@@ -1,0 +1,77 @@
+"""How long plan_ranges and sensitivity take on the demo data (every example scenario).
+
+plan_ranges re-plans once per sample; its default sample count is chosen so a call on the
+largest example stays around 1 s. Run: `python bench/bench_uncertainty.py [samples]`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from measurements.demo import demo_runs  # noqa: E402
+from planner.capacity import make_plan  # noqa: E402
+from planner.curves import curve_from_run  # noqa: E402
+from planner.prices import load_catalog_csv  # noqa: E402
+from planner.scenario import load_scenario  # noqa: E402
+from planner.sensitivity import sensitivity  # noqa: E402
+from planner.uncertainty import plan_ranges  # noqa: E402
+
+SCENARIOS = ROOT / "docs" / "scenarios"
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def main(samples: int | None = None) -> None:
+    """Print plan, ranges and sensitivity times per example scenario, and the ranges found."""
+    curves = [c for c in (curve_from_run(r, i) for i, r in enumerate(demo_runs())) if c]
+    prices = load_catalog_csv()
+    print(f"{len(curves)} curves, samples: {samples or 'default'}")
+    for path in sorted(SCENARIOS.glob("*.yaml")):
+        scenario = load_scenario(path)
+        start = time.perf_counter()
+        plan = make_plan(scenario, curves, prices)
+        plan_ms = _ms(start)
+        start = time.perf_counter()
+        ranges = plan_ranges(scenario, curves, prices, samples=samples)
+        ranges_ms = _ms(start)
+        start = time.perf_counter()
+        rows = sensitivity(scenario, curves, prices)
+        sensitivity_ms = _ms(start)
+        print(
+            f"{path.name}: {len(plan.options)} options; one plan {plan_ms:.1f} ms; "
+            f"plan_ranges {ranges_ms:.0f} ms for {ranges.samples} samples "
+            f"({ranges_ms / (ranges.samples + 1):.1f} ms per plan); "
+            f"sensitivity {sensitivity_ms:.0f} ms ({len(rows)} inputs)"
+        )
+        print(
+            f"  recommendation {ranges.point_choice}; changes in "
+            f"{ranges.choice_change_share:.0%} of samples"
+        )
+        for option in ranges.options:
+            nodes, cost = option.nodes, option.total_monthly_cost_usd
+            spread = (
+                f"nodes {nodes.p10:g}/{nodes.p50:g}/{nodes.p90:g}, "
+                f"${cost.p10:,.0f}/${cost.p50:,.0f}/${cost.p90:,.0f}"
+                if nodes and cost
+                else "never meets the SLA"
+            )
+            print(
+                f"  {option.title:<45} point {option.point_nodes} nodes; P10/P50/P90 {spread}; "
+                f"feasible {option.feasible_share:.0%}, wins {option.win_share:.0%}"
+            )
+        for row in rows[:5]:
+            print(
+                f"  {row.label:<34} {row.low_value:g} / {row.base_value:g} / {row.high_value:g}: "
+                f"{row.low_change_pct}% / {row.high_change_pct}%, flips {row.flips}"
+            )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else None)
