@@ -1,6 +1,9 @@
 """How long one full plan takes (every engine x GPU x TP candidate of the demo data).
 
-The app recomputes on every slider move, so a plan must return in well under 100 ms.
+The app recomputes on every slider move, so a plan must return in well under 100 ms. Fits are
+cached by their series (planner.fit), so two numbers matter: a cold plan (every chosen curve
+fitted from scratch: the first plan, or one on new curves) and a warm plan (the fits cached:
+a slider move that leaves ISL/OSL alone). Both are measured.
 Run: `python bench/bench_plan_latency.py [repeats]`.
 """
 
@@ -17,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from measurements.demo import demo_runs  # noqa: E402
 from planner.capacity import make_plan  # noqa: E402
 from planner.curves import curve_from_run  # noqa: E402
+from planner.fit import clear_fit_cache  # noqa: E402
 from planner.prices import load_catalog_csv  # noqa: E402
 from planner.scenario import load_scenario  # noqa: E402
 
@@ -30,15 +34,18 @@ def main(repeats: int = 30) -> None:
     print(f"{len(curves)} curves, {repeats} repeats each")
     for path in sorted(SCENARIOS.glob("*.yaml")):
         scenario = load_scenario(path)
-        times_ms = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            plan = make_plan(scenario, curves, prices)
-            times_ms.append((time.perf_counter() - start) * 1000)
-        print(
-            f"{path.name:<28} {len(plan.options):>3} options  "
-            f"median {statistics.median(times_ms):6.1f} ms  max {max(times_ms):6.1f} ms"
-        )
+        for mode in ("cold", "warm"):
+            times_ms = []
+            for _ in range(repeats):
+                if mode == "cold":
+                    clear_fit_cache()
+                start = time.perf_counter()
+                plan = make_plan(scenario, curves, prices)
+                times_ms.append((time.perf_counter() - start) * 1000)
+            print(
+                f"{path.name:<28} {mode}  {len(plan.options):>3} options  "
+                f"median {statistics.median(times_ms):6.1f} ms  max {max(times_ms):6.1f} ms"
+            )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,12 @@ def main(samples: int | None = None) -> None:
         for row in rows[:5]:
             print(
                 f"  {row.label:<34} {row.low_value:g} / {row.base_value:g} / {row.high_value:g}: "
-                f"{row.low_change_pct}% / {row.high_change_pct}%, flips {row.flips}"
+                f"{_pct(row.low_change_pct)} / {_pct(row.high_change_pct)}, flips {row.flips}"
             )
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.1f}%"
 
 
 if __name__ == "__main__":

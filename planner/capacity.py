@@ -7,7 +7,7 @@ of every band); demand and utilisation pick replicas; replicas pack whole nodes;
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -112,16 +112,23 @@ class Plan:
 
 
 def make_plan(
-    scenario: Scenario, curves: Sequence[LoadCurve], prices: Sequence[PriceEntry]
+    scenario: Scenario,
+    curves: Sequence[LoadCurve],
+    prices: Sequence[PriceEntry],
+    *,
+    fitter: Callable[[LoadCurve], CurveFit] = fit_curve,
 ) -> Plan:
-    """Size and price every candidate for the scenario and recommend the cheapest that fits."""
+    """Size and price every candidate for the scenario and recommend the cheapest that fits.
+
+    `fitter` fits each chosen curve (a bootstrap passes a cheap refit; see planner.uncertainty).
+    """
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
         raise PlanningError(_no_candidate_message(scenario, curves, warnings))
     price_by_gpu = {
         gpu: scenario_price(scenario, prices, gpu) for gpu in {c.gpu for c in candidates}
     }
-    options = [_option(scenario, c, price_by_gpu[c.gpu]) for c in candidates]
+    options = [_option(scenario, c, price_by_gpu[c.gpu], fitter(c.curve)) for c in candidates]
     if scenario.options.pricing_mode != "on_demand":
         warnings.extend(
             p.reserved_note
@@ -180,8 +187,9 @@ def _no_candidate_message(
 # --- one option -----------------------------------------------------------------------------
 
 
-def _option(scenario: Scenario, candidate: Candidate, price: ScenarioPrice) -> Option:
-    fit = fit_curve(candidate.curve)
+def _option(
+    scenario: Scenario, candidate: Candidate, price: ScenarioPrice, fit: CurveFit
+) -> Option:
     cap, cap_text = stream_cap(scenario, candidate)
     grid, throughput_lo = throughput_grid(fit, cap)
     checks = sla_checks(scenario, fit, grid, throughput_lo)

@@ -6,9 +6,10 @@ covariance (delta method) with the held-out error, and reads outside the data ar
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.optimize import leastsq
@@ -158,6 +159,17 @@ def _fit(
     c: Sequence[float] | Array, y: Sequence[float] | Array, names: tuple[str, ...]
 ) -> FitResult | None:
     x_arr, y_arr = _clean(c, y)
+    return _fit_series(tuple(x_arr.tolist()), tuple(y_arr.tolist()), names)
+
+
+@functools.lru_cache(maxsize=8192)
+def _fit_series(
+    xs: tuple[float, ...], ys: tuple[float, ...], names: tuple[str, ...]
+) -> FitResult | None:
+    """The chosen fit of one cleaned series; cached (pure, results frozen), so re-planning the
+    same curves — every slider move — refits nothing."""
+    x_arr = np.asarray(xs, dtype=np.float64)
+    y_arr = np.asarray(ys, dtype=np.float64)
     if len(np.unique(x_arr)) < MIN_FIT_POINTS:
         return None
     candidates: list[_Candidate] = []
@@ -175,6 +187,31 @@ def _fit(
         return None
     chosen, reason = _choose(candidates, len(x_arr))
     return _result(chosen, x_arr, y_arr, reason)
+
+
+def clear_fit_cache() -> None:
+    """Forget every cached fit (benchmarks time cold plans with it)."""
+    _fit_series.cache_clear()
+
+
+def refit_like(
+    c: Sequence[float] | Array, y: Sequence[float] | Array, like: FitResult
+) -> FitResult | None:
+    """Refit `like`'s family to new values, keeping its held-out error (no family selection, no
+    leave-one-out refits): the cheap refit a bootstrap sample needs. None when it fails."""
+    x_arr, y_arr = _clean(c, y)
+    family = FAMILIES[like.family]
+    if len(np.unique(x_arr)) < MIN_FIT_POINTS or len(x_arr) < _min_points(family):
+        return None
+    if family.name == "linear":
+        candidate = _fit_linear(family, x_arr, y_arr)
+    else:
+        fitted = _fit_family(family, x_arr, y_arr)
+        candidate = None if fitted is None else _Candidate(family, *fitted, like.loo_mape_pct)
+    if candidate is None:
+        return None
+    kept = replace(candidate, loo_mape_pct=like.loo_mape_pct)
+    return _result(kept, x_arr, y_arr, f"{like.family} refitted (family and held-out error kept)")
 
 
 def _min_points(family: Family) -> int:
@@ -372,8 +409,12 @@ def _pick_series(points: Sequence[CurvePoint], slot: str) -> str | None:
     return enough or next((stat for stat, count in counts if count > 0), None)
 
 
-def fit_curve(curve: LoadCurve) -> CurveFit:
-    """Fit throughput, TTFT p50/p99, TPOT and e2e p99 of a curve (each None when not fittable)."""
+def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
+    """Fit throughput, TTFT p50/p99, TPOT and e2e p99 of a curve (each None when not fittable).
+
+    With `like` (a fit of the same deployment), each series is refitted with the family `like`
+    chose and keeps its held-out error (refit_like): fast, for bootstrap samples.
+    """
     c, t = series(curve.points, "output_tok_s")
     fits: dict[str, FitResult | None] = {}
     stats: dict[str, str | None] = {}
@@ -386,14 +427,21 @@ def fit_curve(curve: LoadCurve) -> CurveFit:
         if attr is None:
             fits[slot] = None
             continue
-        if attr not in cache:
-            cache[attr] = fit_latency(*series(curve.points, attr))
-        fits[slot] = cache[attr]
+        if like is not None:
+            fits[slot] = _refit_slot(curve, attr, getattr(like, slot))
+        else:
+            if attr not in cache:
+                cache[attr] = fit_latency(*series(curve.points, attr))
+            fits[slot] = cache[attr]
         if stat != _SERIES[slot][0][0]:
             flags.append(f"{_SERIES_TEXT[slot]} fitted to values whose statistic is {stat}")
+    if like is None:
+        throughput = fit_throughput(c, t)
+    else:
+        throughput = _refit_slot(curve, "output_tok_s", like.throughput)
     return CurveFit(
         curve=curve,
-        throughput=fit_throughput(c, t),
+        throughput=throughput,
         ttft_p50=fits["ttft_p50"],
         ttft_p99=fits["ttft_p99"],
         tpot=fits["tpot"],
@@ -403,6 +451,12 @@ def fit_curve(curve: LoadCurve) -> CurveFit:
         tpot_stat=stats["tpot"],
         flags=tuple(flags),
     )
+
+
+def _refit_slot(curve: LoadCurve, attr: str, like: FitResult | None) -> FitResult | None:
+    if like is None:
+        return None
+    return refit_like(*series(curve.points, attr), like)
 
 
 Triple = tuple[list[float | None], list[float | None], list[float | None]]

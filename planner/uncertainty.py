@@ -15,14 +15,17 @@ import numpy as np
 from errors import PlanningError
 from planner.capacity import Option, Plan, make_plan
 from planner.curves import CurvePoint, LoadCurve
-from planner.fit import CurveFit, FitResult, series_attr
+from planner.fit import CurveFit, FitResult, fit_curve, series_attr
 from planner.prices import PriceEntry
 from planner.scenario import Scenario
 
-# Each sample refits every sized option's curve, ~8-15 ms per curve on 2 cores (nearly all of a
-# plan's time; bench/bench_uncertainty.py). The default sample count spends about REFIT_BUDGET
-# refits per call (~1-1.5 s): many samples for a few options, never fewer than MIN_SAMPLES.
-REFIT_BUDGET = 100
+# Each sample refits every sized option's curve with its own family (no family selection, no
+# leave-one-out), about 1 ms per curve on 2 cores (bench/bench_uncertainty.py). The default
+# sample count spends about REFIT_BUDGET refits per call (about 1 s): many samples for a few
+# options, never fewer than MIN_SAMPLES.
+REFIT_BUDGET = 1200
+# Two options whose monthly costs differ by no more than this are tied (not a changed choice).
+TIE_USD = 1.0
 MIN_SAMPLES = 8
 MAX_SAMPLES = 200
 PERCENTILES = (10.0, 50.0, 90.0)
@@ -98,6 +101,8 @@ class _Sample:
 
     sized: dict[str, tuple[int, int, int, float]]  # nodes, GPUs, replicas, total cost
     choice: str | None
+    # The choice and every option costing the same (within TIE_USD): a tie is not a change.
+    winners: frozenset[str]
 
 
 def plan_ranges(
@@ -120,10 +125,12 @@ def plan_ranges(
     the measurement's own scatter plus the added noise, widening every refitted band and
     pushing node counts up (on agent-platform, vllm H200 TP 4: P50 7 nodes vs 5 planned).
     So `noise_scale=0` gives one value per option, the plan on the fitted curves. Only curves of the
-    candidates' engine x GPU x TP x precision are perturbed: no other curve can change the plan,
-    and refitting the chosen curves is what each sample costs. Values without a fit are kept
+    candidates' engine x GPU x TP x precision are perturbed; every other curve stays in each
+    sample unchanged (selection depends on them: a measured curve blocks a projection), and
+    each chosen curve is refitted with its own family (fit_curve(like=...)), which is what a
+    sample costs. Values without a fit are kept
     as measured (said in `flags`). Options the point plan rejects are not re-sampled (no range,
-    `sampled` False) and their curves are left out of the samples, saving their refits.
+    `sampled` False).
     `samples=None` picks `default_samples`. The same seed gives the same ranges.
     """
     point = make_plan(scenario, curves, prices)
@@ -131,11 +138,16 @@ def plan_ranges(
     count = default_samples(len(sized)) if samples is None else samples
     _check(count, noise_scale)
     sigmas = {_group(o): _noise(o.fit, noise_scale) for o in sized}
-    kept = _kept_curves(curves, sigmas)
     centres = _centres(sized)
     rng = np.random.default_rng(seed)
+    likes = {_group(o): o.fit for o in sized}
+
+    def refit(curve: LoadCurve) -> CurveFit:
+        like = likes.get(_curve_group(curve))
+        return fit_curve(curve) if like is None else fit_curve(curve, like=like)
+
     drawn = [
-        _sample(make_plan(scenario, _perturbed(kept, sigmas, centres, rng), prices))
+        _sample(make_plan(scenario, _perturbed(curves, sigmas, centres, rng), prices, fitter=refit))
         for _ in range(count)
     ]
     point_choice = _choice_title(point)
@@ -145,7 +157,7 @@ def plan_ranges(
         noise_scale=noise_scale,
         options=tuple(_option_range(o, drawn, sigmas.get(_group(o))) for o in point.options),
         point_choice=point_choice,
-        choice_change_share=_share(drawn, lambda s: s.choice != point_choice),
+        choice_change_share=_share(drawn, lambda s: point_choice not in s.winners),
         no_choice_share=_share(drawn, lambda s: s.choice is None),
         method=METHOD,
         flags=tuple(_flags(point.options, sigmas, {_curve_group(c) for c in curves})),
@@ -156,17 +168,6 @@ def default_samples(sized_options: int) -> int:
     """Samples for about REFIT_BUDGET curve refits, within MIN_SAMPLES..MAX_SAMPLES."""
     per_sample = max(sized_options, 1)
     return min(max(REFIT_BUDGET // per_sample, MIN_SAMPLES), MAX_SAMPLES)
-
-
-def _kept_curves(
-    curves: Sequence[LoadCurve], sigmas: dict[GroupKey, dict[str, float]]
-) -> Sequence[LoadCurve]:
-    """The sized options' curves; every curve when a sized option has no curve group of its own
-    (derived from other curves, e.g. projected), since its sources are then unknown here."""
-    groups = {_curve_group(c) for c in curves}
-    if any(group not in groups for group in sigmas):
-        return curves
-    return [c for c in curves if _curve_group(c) in sigmas]
 
 
 def _check(samples: int, noise_scale: float) -> None:
@@ -257,7 +258,12 @@ def _scaled(point: CurvePoint, factors: list[float]) -> CurvePoint:
 
 def _sample(plan: Plan) -> _Sample:
     sized = {o.title(): size for o in plan.options if (size := _size(o)) is not None}
-    return _Sample(sized, _choice_title(plan))
+    choice = _choice_title(plan)
+    if choice is None or choice not in sized:
+        return _Sample(sized, choice, frozenset(() if choice is None else (choice,)))
+    cost = sized[choice][3]
+    tied = {title for title, size in sized.items() if abs(size[3] - cost) <= TIE_USD}
+    return _Sample(sized, choice, frozenset(tied | {choice}))
 
 
 def _size(option: Option) -> tuple[int, int, int, float] | None:
@@ -296,7 +302,7 @@ def _option_range(
         total_monthly_cost_usd=_percentiles(columns[3]),
         sampled=_size(option) is not None,
         feasible_share=len(rows) / len(drawn),
-        win_share=_share(drawn, lambda s: s.choice == title),
+        win_share=sum(1 / len(s.winners) for s in drawn if title in s.winners) / len(drawn),
         noise_rel=tuple((m, sigma[m]) for m in METRICS if m in sigma),
     )
 
