@@ -49,7 +49,14 @@ from measurements.sim_profiles import PROFILES, get_profile
 from measurements.sim_server import serve
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, canonical_gpu, curve_from_run
-from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
+from planner.export import (
+    options_table,
+    plan_to_csv,
+    plan_to_dict,
+    plan_to_xlsx,
+    ranges_to_dict,
+    sensitivity_rows,
+)
 from planner.fit import fit_curve, predict
 from planner.physics import check_curve
 from planner.present import (
@@ -62,6 +69,8 @@ from planner.present import (
 from planner.prices import load_catalog_csv
 from planner.projection import project_curve
 from planner.scenario import load_scenario
+from planner.sensitivity import SensitivityRow, sensitivity
+from planner.uncertainty import OptionRange, PlanRanges, plan_ranges
 
 app = typer.Typer(
     name="capplan",
@@ -406,10 +415,23 @@ def plan_cmd(
     export: Annotated[
         Path | None, typer.Option(help="Also write the plan to FILE (.json, .csv or .xlsx).")
     ] = None,
+    samples: Annotated[
+        int | None,
+        typer.Option(
+            help="Bootstrap samples for the P10/P50/P90 node and cost ranges (0: no ranges; "
+            "default: about a second's worth).",
+            min=0,
+        ),
+    ] = None,
+    with_sensitivity: Annotated[
+        bool,
+        typer.Option("--sensitivity", help="Also re-plan with each input moved 10% down and up."),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Plan capacity for a scenario: options per engine x GPU x TP, cost, recommendation."""
+    """Plan capacity for a scenario: options per engine x GPU x TP, cost with P10/P50/P90
+    ranges, the recommendation and why (and, asked, which input moves the answer most)."""
     scenario = _guard(lambda: load_scenario(scenario_path))
     if export is not None and export.suffix not in {".json", ".csv", ".xlsx"}:
         _fail(
@@ -419,21 +441,57 @@ def plan_cmd(
     prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
     curves = _curves(engine, None)
     plan = _guard(lambda: make_plan(scenario, curves, prices))
+    ranges = (
+        None
+        if samples == 0
+        else _guard(lambda: plan_ranges(scenario, curves, prices, samples=samples))
+    )
+    swings = _guard(lambda: sensitivity(scenario, curves, prices)) if with_sensitivity else None
     if export is not None:
-        _guard(lambda: _write_export(plan, export))
+        _guard(lambda: _write_export(plan, export, ranges, swings))
     if as_json:
-        _print_json(plan_to_dict(plan))
+        _print_json(_plan_document(plan, ranges, swings))
         return
-    out.print(plan.recommendation.reason, markup=False, highlight=False)
-    choice = plan.recommendation.choice
-    for flag in choice.flags if choice else ():
+    _print_plan(plan, ranges, swings)
+
+
+def _plan_document(
+    plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
+) -> dict[str, object]:
+    document = plan_to_dict(plan)
+    document["ranges"] = ranges_to_dict(ranges) if ranges else None
+    document["sensitivity"] = sensitivity_rows(swings) if swings is not None else None
+    return document
+
+
+def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
+    rec = plan.recommendation
+    lines = [rec.reason, *([rec.binding_text] if rec.binding_text else [])]
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
+    choice = rec.choice
+    for flag in (*rec.factors_applied, *(choice.flags if choice else ())):
         out.print(f"  - {flag}", markup=False, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
-    table = Table(*(title for title, _ in _PLAN_COLUMNS))
-    for row in options_table(plan):
-        table.add_row(*(_cell(row[key]) for _, key in _PLAN_COLUMNS))
+    by_title = {r.title: r for r in ranges.options} if ranges else {}
+    columns = [title for title, _ in _PLAN_COLUMNS]
+    if ranges:
+        columns += ["nodes P10/P50/P90", "$/month P10/P50/P90"]
+    table = Table(*columns)
+    for option, row in zip(plan.options, options_table(plan), strict=True):
+        cells = [_cell(row[key]) for _, key in _PLAN_COLUMNS]
+        if ranges:
+            cells += _range_cells(by_title.get(option.title()))
+        table.add_row(*cells)
     out.print(table)
+    if ranges:
+        out.print(
+            f"Ranges: {ranges.samples} bootstrap samples; the recommendation changes in "
+            f"{ranges.choice_change_share:.0%} of them. {ranges.method}",
+            markup=False,
+            highlight=False,
+        )
     for option in plan.options:
         if option.rejected_reason:
             out.print(
@@ -441,6 +499,35 @@ def plan_cmd(
                 markup=False,
                 highlight=False,
             )
+    if swings is not None:
+        _print_sensitivity(swings)
+
+
+def _range_cells(found: OptionRange | None) -> list[str]:
+    if found is None or found.nodes is None or found.total_monthly_cost_usd is None:
+        return ["-", "-"]
+    nodes, cost = found.nodes, found.total_monthly_cost_usd
+    return [
+        f"{nodes.p10:.0f} / {nodes.p50:.0f} / {nodes.p90:.0f}",
+        f"{cost.p10:,.0f} / {cost.p50:,.0f} / {cost.p90:,.0f}",
+    ]
+
+
+def _print_sensitivity(swings: list[SensitivityRow]) -> None:
+    table = Table("input moved", "low / base / high", "cost change low / high", "flips")
+    for row in sensitivity_rows(swings):
+        low, high = row["cost_change_low_pct"], row["cost_change_high_pct"]
+        table.add_row(
+            str(row["input"]),
+            f"{_cell(row['low'])} / {_cell(row['base'])} / {_cell(row['high'])}",
+            f"{_signed(low)} / {_signed(high)}",
+            _cell(row["recommendation_flips"]),
+        )
+    out.print(table)
+
+
+def _signed(value: object) -> str:
+    return f"{value:+.1f}%" if isinstance(value, float) else "cannot serve"
 
 
 # The terminal shows the decision columns; --json and --export carry every column.
@@ -449,6 +536,7 @@ _PLAN_COLUMNS = (
     ("engine", "engine"),
     ("GPU", "gpu"),
     ("TP", "tp"),
+    ("data", "provenance"),
     ("SLA", "meets_sla"),
     ("streams/replica", "concurrency_per_replica"),
     ("limited by", "binding_constraint"),
@@ -471,22 +559,27 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def _write_export(plan: Plan, path: Path) -> None:
+def _write_export(
+    plan: Plan, path: Path, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
+) -> None:
     try:
-        _write_plan_file(plan, path)
+        _write_plan_file(plan, path, ranges, swings)
     except OSError as exc:
         raise InputError(
             f"cannot write the plan: {exc.strerror}", field="--export", value=str(path)
         ) from exc
 
 
-def _write_plan_file(plan: Plan, path: Path) -> None:
+def _write_plan_file(
+    plan: Plan, path: Path, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
+) -> None:
     if path.suffix == ".json":
-        path.write_text(json.dumps(plan_to_dict(plan), indent=2, default=str), encoding="utf-8")
+        document = _plan_document(plan, ranges, swings)
+        path.write_text(json.dumps(document, indent=2, default=str), encoding="utf-8")
     elif path.suffix == ".csv":
         path.write_text(plan_to_csv(plan), encoding="utf-8")
     else:
-        path.write_bytes(plan_to_xlsx(plan))
+        path.write_bytes(plan_to_xlsx(plan, ranges, swings))
 
 
 @app.command("probe")

@@ -17,6 +17,8 @@ from planner.capacity import Option, Plan
 from planner.families import family_formula
 from planner.fit import CurveFit, FitResult, predict
 from planner.scenario import scenario_to_yaml
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -58,6 +60,16 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
         "usd_per_million_output_tokens": _finite(option.usd_per_million_output_tokens),
         "budget_capacity": _finite(option.budget_capacity),
         "budget_capacity_unit": option.budget_capacity_unit,
+        "scaling": option.scaling,
+        "pricing_mode": option.pricing_mode,
+        "reserved_usd_per_gpu_hour": option.reserved_usd_per_gpu_hour,
+        "compute_on_demand_usd": _finite(option.compute_on_demand_usd),
+        "compute_reserved_usd": _finite(option.compute_reserved_usd),
+        "gpu_hours_per_month": _finite(option.gpu_hours_per_month),
+        "startup_s": option.startup_s,
+        "startup_assumed": option.startup_assumed,
+        "static_monthly_cost_usd": _finite(option.static_monthly_cost_usd),
+        "autoscale_saving_usd": _finite(option.autoscale_saving_usd),
         "rejected_reason": option.rejected_reason,
         "flags": "; ".join(option.flags),
         "notes": "; ".join(option.notes),
@@ -80,12 +92,72 @@ def plan_to_dict(plan: Plan) -> dict[str, object]:
             "reason": rec.reason,
             "margin_usd": _finite(rec.margin_usd),
             "margin_pct": _finite(rec.margin_pct),
+            "binding_text": rec.binding_text,
+            "factors_applied": list(rec.factors_applied),
+            "overridden_cheapest": (
+                rec.overridden_cheapest.title() if rec.overridden_cheapest else None
+            ),
+            "preference_tolerance_pct": rec.preference_tolerance_pct,
         },
         "warnings": list(plan.warnings),
         "run_ids": [_json(run_id) for run_id in _run_ids(plan)],
         "options": [_option_dict(option, option is rec.choice) for option in plan.options],
     }
     return dict(document)
+
+
+def ranges_to_dict(ranges: PlanRanges) -> dict[str, JsonValue]:
+    """P10/P50/P90 per option, win shares and how the ranges were made, JSON-safe."""
+    return {
+        "samples": ranges.samples,
+        "seed": ranges.seed,
+        "noise_scale": ranges.noise_scale,
+        "method": ranges.method,
+        "point_choice": ranges.point_choice,
+        "choice_change_share": ranges.choice_change_share,
+        "no_choice_share": ranges.no_choice_share,
+        "flags": list(ranges.flags),
+        "options": [_json(asdict(option)) for option in ranges.options],
+    }
+
+
+def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
+    """One row per option: nodes and monthly cost at P10/P50/P90, and how often it wins."""
+    rows: list[dict[str, Cell]] = []
+    for option in ranges.options:
+        nodes, cost = option.nodes, option.total_monthly_cost_usd
+        rows.append(
+            {
+                "option": option.title,
+                "nodes_planned": option.point_nodes,
+                "nodes_p10": nodes.p10 if nodes else None,
+                "nodes_p50": nodes.p50 if nodes else None,
+                "nodes_p90": nodes.p90 if nodes else None,
+                "usd_per_month_p10": cost.p10 if cost else None,
+                "usd_per_month_p50": cost.p50 if cost else None,
+                "usd_per_month_p90": cost.p90 if cost else None,
+                "meets_sla_share_pct": round(100 * option.feasible_share, 1),
+                "recommended_share_pct": round(100 * option.win_share, 1),
+            }
+        )
+    return rows
+
+
+def sensitivity_rows(rows: list[SensitivityRow]) -> list[dict[str, Cell]]:
+    """The tornado's data: each input moved down/up and the recommended option's cost change."""
+    return [
+        {
+            "input": row.label,
+            "low": row.low_value,
+            "base": row.base_value,
+            "high": row.high_value,
+            "cost_change_low_pct": _finite(row.low_change_pct),
+            "cost_change_high_pct": _finite(row.high_change_pct),
+            "recommendation_flips": row.flips,
+            "notes": "; ".join(row.notes),
+        }
+        for row in rows
+    ]
 
 
 def _run_ids(plan: Plan) -> list[int]:
@@ -97,6 +169,7 @@ def _option_dict(option: Option, recommended: bool) -> JsonValue:
     row["flags"] = list(option.flags)
     row["notes"] = list(option.notes)
     row["failed_targets"] = list(option.failed_targets)
+    row["hourly_replicas"] = list(option.hourly_replicas)
     row["curve_key"] = _json(asdict(option.curve.key))
     row["points"] = [_json(asdict(point)) for point in option.curve.points]
     row["fits"] = _fits_dict(option.fit)
@@ -151,8 +224,13 @@ def plan_to_csv(plan: Plan) -> str:
     return buffer.getvalue()
 
 
-def plan_to_xlsx(plan: Plan) -> bytes:
-    """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers)."""
+def plan_to_xlsx(
+    plan: Plan,
+    ranges: PlanRanges | None = None,
+    swings: list[SensitivityRow] | None = None,
+) -> bytes:
+    """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers),
+    plus cost ranges and sensitivity when given."""
     book = Workbook()
     inputs = book.active
     inputs.title = "inputs"
@@ -175,6 +253,16 @@ def plan_to_xlsx(plan: Plan) -> bytes:
     for option in plan.options:
         for line in _curve_rows(option):
             curves.append(line)
+    extra = (
+        ("ranges", range_rows(ranges) if ranges else []),
+        ("sensitivity", sensitivity_rows(swings) if swings else []),
+    )
+    for title, table in extra:
+        if table:
+            sheet = book.create_sheet(title)
+            sheet.append(list(table[0]))
+            for row in table:
+                sheet.append([_cell(v) for v in row.values()])
     _text_not_formulas(book)
     buffer = io.BytesIO()
     book.save(buffer)

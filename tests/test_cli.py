@@ -235,6 +235,41 @@ def test_plan_exports_xlsx(demo_db: str, tmp_path: Path) -> None:
     assert "options" in book.sheetnames
 
 
+def test_plan_shows_cost_ranges_and_sensitivity_and_exports_them(
+    demo_db: str, tmp_path: Path
+) -> None:
+    scenario = str(SCENARIOS / "agent-platform.yaml")
+    args = ["plan", scenario, "--db", demo_db, "--samples", "20", "--sensitivity"]
+    document = _json([*args, "--json"])
+    assert isinstance(document, dict)
+    ranges = document["ranges"]
+    assert ranges["samples"] == 20 and "bootstrap" in ranges["method"]
+    chosen = document["recommendation"]["choice"]
+    sized = [o for o in ranges["options"] if o["nodes"] is not None]
+    assert sized and any(o["title"] == chosen for o in sized)
+    for option in sized:
+        nodes, cost = option["nodes"], option["total_monthly_cost_usd"]
+        assert nodes["p10"] <= nodes["p50"] <= nodes["p90"]
+        assert cost["p10"] <= cost["p50"] <= cost["p90"]
+        assert abs(nodes["p50"] - option["point_nodes"]) <= 1
+    swings = document["sensitivity"]
+    labels = [row["input"] for row in swings]
+    assert "requests/s at peak" in labels and "SLA TTFT p99, ms" in labels
+    demand = next(row for row in swings if row["input"] == "requests/s at peak")
+    assert demand["cost_change_low_pct"] <= 0 <= demand["cost_change_high_pct"]
+    assert document["recommendation"]["binding_text"]
+    plain = runner.invoke(app, args)
+    assert plain.exit_code == 0 and "Ranges: 20 bootstrap samples" in plain.stdout
+    target = tmp_path / "plan.xlsx"
+    _json([*args, "--export", str(target), "--json"])
+    book = openpyxl.load_workbook(target)
+    assert {"inputs", "options", "curves", "ranges", "sensitivity"} <= set(book.sheetnames)
+    header = [cell.value for cell in book["ranges"][1]]
+    assert header[:2] == ["option", "nodes_planned"] and "usd_per_month_p90" in header
+    no_ranges = _json(["plan", scenario, "--db", demo_db, "--samples", "0", "--json"])
+    assert isinstance(no_ranges, dict) and no_ranges["ranges"] is None
+
+
 def test_scenario_with_unknown_key_is_rejected(demo_db: str, tmp_path: Path) -> None:
     scenario = tmp_path / "bad.yaml"
     text = (SCENARIOS / "agent-platform.yaml").read_text(encoding="utf-8")
