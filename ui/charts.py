@@ -6,6 +6,7 @@ as a filled area, and dashed segments where the shared axis runs past what that 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,8 @@ from plotly.colors import qualitative
 
 from planner.fit import CurveFit, FitResult, series, series_attr
 from planner.physics import PhysicsCheck
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
 
 GRID_POINTS = 80
 PALETTE = qualitative.Plotly
@@ -124,6 +127,73 @@ def ceiling_share_figure(checks: Sequence[tuple[CurveFit, PhysicsCheck]]) -> go.
                 hovertemplate="c=%{x:g}<br>%{y:.0f}% of the ceiling",
             )
         )
+    return figure
+
+
+def cost_range_figure(ranges: PlanRanges) -> go.Figure:
+    """Monthly cost per option: the planned value and its P10-P90 range from the bootstrap."""
+    sized = [o for o in ranges.options if o.total_monthly_cost_usd is not None]
+    figure = go.Figure()
+    figure.update_layout(
+        title="Monthly cost per option: planned, and P10-P90 over the sampled fits",
+        xaxis_title="$ per month",
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        height=max(260, 40 * len(sized) + 120),
+    )
+    for option in sized:
+        cost = option.total_monthly_cost_usd
+        assert cost is not None
+        figure.add_trace(
+            go.Scatter(
+                x=[cost.p50],
+                y=[option.title],
+                mode="markers",
+                showlegend=False,
+                marker={"size": 10, "color": PALETTE[0]},
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [cost.p90 - cost.p50],
+                    "arrayminus": [cost.p50 - cost.p10],
+                },
+                hovertemplate=(
+                    f"P10 ${cost.p10:,.0f} · P50 ${cost.p50:,.0f} · P90 ${cost.p90:,.0f}"
+                    f"<br>planned ${option.point_total_monthly_cost_usd or 0:,.0f}"
+                    f"<br>recommended in {option.win_share:.0%} of samples<extra></extra>"
+                ),
+            )
+        )
+    figure.update_yaxes(autorange="reversed")
+    return figure
+
+
+def tornado_figure(rows: Sequence[SensitivityRow]) -> go.Figure:
+    """Which input moves the recommended option's monthly cost most (input down / up)."""
+    shown = [r for r in rows if r.low_change_pct is not None or r.high_change_pct is not None]
+    figure = go.Figure()
+    figure.update_layout(
+        title="What moves the answer: cost change of the recommended option",
+        barmode="overlay",
+        xaxis_title="% change in monthly cost",
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        height=max(260, 32 * len(shown) + 120),
+    )
+    labels = [f"{r.label}{' (choice flips)' if r.flips else ''}" for r in shown]
+    for side, values, color in (
+        ("input down", [r.low_change_pct for r in shown], PALETTE[0]),
+        ("input up", [r.high_change_pct for r in shown], PALETTE[1]),
+    ):
+        figure.add_trace(
+            go.Bar(
+                x=[v if v is not None and math.isfinite(v) else None for v in values],
+                y=labels,
+                orientation="h",
+                name=side,
+                marker={"color": color},
+                hovertemplate="%{y}: %{x:+.1f}%<extra>" + side + "</extra>",
+            )
+        )
+    figure.update_yaxes(autorange="reversed")
     return figure
 
 

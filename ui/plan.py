@@ -9,9 +9,19 @@ import json
 import streamlit as st
 
 from planner.capacity import Plan
-from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
+from planner.export import (
+    options_table,
+    plan_to_csv,
+    plan_to_dict,
+    plan_to_xlsx,
+    range_rows,
+    ranges_to_dict,
+    sensitivity_rows,
+)
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
-from ui import plan_form
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
+from ui import charts, plan_form
 from ui import resources as res
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -44,6 +54,10 @@ def _recommendation(plan: Plan) -> None:
         st.error(rec.reason)
         return
     st.success(rec.reason)
+    if rec.binding_text:
+        st.caption(f"What limits it: {rec.binding_text}")
+    for sentence in rec.factors_applied:
+        st.info(sentence)
     cost, nodes, margin = st.columns(3)
     cost.metric("Monthly cost ($/month)", f"${rec.choice.total_monthly_cost_usd or 0:,.0f}")
     nodes.metric(
@@ -53,8 +67,10 @@ def _recommendation(plan: Plan) -> None:
         delta_color="off",
     )
     if rec.margin_usd is not None and rec.runner_up is not None:
+        overridden = rec.overridden_cheapest is not None
+        label = "Premium over the cheapest" if overridden else "Margin over runner-up"
         margin.metric(
-            "Margin over runner-up ($/month)",
+            f"{label} ($/month)",
             f"${rec.margin_usd:,.0f}",
             f"{rec.margin_pct or 0:.1f}% vs {rec.runner_up.title()}",
             delta_color="off",
@@ -74,17 +90,55 @@ def _scenario_file(url: str) -> None:
         st.rerun()
 
 
-def _downloads(plan: Plan, scenario: Scenario) -> None:
+def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
+    st.subheader("How sure is this?")
+    ranges = res.guarded(lambda: res.ranges_for(scenario, url, version))
+    if ranges is None:
+        return None
+    st.caption(
+        f"{ranges.samples} re-plans on fits perturbed by their own held-out error; the "
+        f"recommendation changes in {ranges.choice_change_share:.0%} of them. {ranges.method}"
+    )
+    st.plotly_chart(charts.cost_range_figure(ranges))
+    st.dataframe(range_rows(ranges), hide_index=True)
+    for flag in ranges.flags:
+        st.caption(flag)
+    return ranges
+
+
+def _sensitivity(url: str, version: int, scenario: Scenario) -> list[SensitivityRow] | None:
+    st.subheader("What moves the answer")
+    rows = res.guarded(lambda: res.sensitivity_for(scenario, url, version))
+    if rows is None:
+        return None
+    st.caption(
+        "Each input moved 10% down and up (counts by one), the plan made again: the change in "
+        "the recommended option's monthly cost. Whole nodes make small moves show as 0% or a "
+        "jump."
+    )
+    st.plotly_chart(charts.tornado_figure(rows))
+    return rows
+
+
+def _downloads(
+    plan: Plan,
+    scenario: Scenario,
+    ranges: PlanRanges | None,
+    swings: list[SensitivityRow] | None,
+) -> None:
     stem = scenario.name.replace(" ", "_")
     yaml_file, xlsx, csv, document = st.columns(4)
     yaml_file.download_button(
         "Scenario as YAML", scenario_to_yaml(scenario), f"{stem}.yaml", "application/yaml"
     )
-    xlsx.download_button("Plan as XLSX", plan_to_xlsx(plan), f"{stem}.xlsx", XLSX)
+    xlsx.download_button("Plan as XLSX", plan_to_xlsx(plan, ranges, swings), f"{stem}.xlsx", XLSX)
     csv.download_button("Plan as CSV", plan_to_csv(plan), f"{stem}.csv", "text/csv")
+    full = plan_to_dict(plan)
+    full["ranges"] = ranges_to_dict(ranges) if ranges else None
+    full["sensitivity"] = sensitivity_rows(swings) if swings is not None else None
     document.download_button(
         "Plan as JSON",
-        json.dumps(plan_to_dict(plan), indent=2, default=str),
+        json.dumps(full, indent=2, default=str),
         f"{stem}.json",
         "application/json",
     )
@@ -117,5 +171,8 @@ st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
 st.dataframe(options_table(plan), hide_index=True)
 for warning in plan.warnings:
     st.warning(warning)
-_downloads(plan, scenario)
+ranges = _ranges(url, version, scenario)
+swings = _sensitivity(url, version, scenario)
+st.subheader("Take it away")
+_downloads(plan, scenario, ranges, swings)
 _save(url, scenario)

@@ -12,6 +12,7 @@ from errors import PlanningError
 from planner.curves import H100, H200, LoadCurve, canonical_engine, canonical_gpu, canonical_model
 from planner.prices import PriceEntry, default_price
 from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
+from ui import plan_fleet_form
 from ui.tables import model_choices
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
@@ -104,7 +105,8 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
         "sla": _sla(),
         "budget": _budget(),
         **_candidates_and_pricing(curves, model, catalog),
-        "options": _options(),
+        "options": _options() | plan_fleet_form.fleet_options(),
+        "factors": plan_fleet_form.factors(),
     }
 
 
@@ -150,7 +152,10 @@ def _demand() -> dict[str, object]:
         help="Peak load divided by average load: turns monthly tokens into a peak, and a peak "
         "into the tokens served per month.",
     )
-    return {kind: amount, "peak_to_average": ratio}
+    weights = plan_fleet_form.profile()
+    if weights is None:
+        return {kind: amount, "peak_to_average": ratio}
+    return {kind: amount, "hourly_profile": list(weights)}
 
 
 def _sla() -> dict[str, object]:
@@ -302,5 +307,6 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
     }
     sla = scenario.sla.model_dump()
     state.update({f"plan_sla_{name}": sla[name] for name, *_ in SLA_FIELDS})
-    state.update({f"plan_price_{gpu}": price for gpu, price in scenario.pricing.items()})
+    state.update({f"plan_price_{gpu}": scenario.on_demand_price(gpu) for gpu in scenario.pricing})
+    state.update(plan_fleet_form.widget_state(scenario))
     return state

@@ -25,6 +25,8 @@ from planner.curves import LoadCurve, curve_from_run
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
+from planner.sensitivity import SensitivityRow, sensitivity
+from planner.uncertainty import PlanRanges, plan_ranges
 from ui.tables import price_entries_from_rows
 
 T = TypeVar("T")
@@ -133,6 +135,24 @@ def price_catalog(url: str, version: int) -> list[PriceEntry]:
 def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
     """The capacity plan for a scenario over every stored curve and the price catalog."""
     return make_plan(scenario, load_curves(url, version), price_catalog(url, version))
+
+
+@st.cache_data(
+    show_spinner="Re-planning on sampled fits for the cost ranges...",
+    hash_funcs={Scenario: scenario_to_yaml},
+)
+def ranges_for(scenario: Scenario, url: str, version: int) -> PlanRanges:
+    """P10/P50/P90 nodes and cost per option (planner.uncertainty, default sample count)."""
+    return plan_ranges(scenario, load_curves(url, version), price_catalog(url, version))
+
+
+@st.cache_data(
+    show_spinner="Moving each input down and up to see what moves the answer...",
+    hash_funcs={Scenario: scenario_to_yaml},
+)
+def sensitivity_for(scenario: Scenario, url: str, version: int) -> list[SensitivityRow]:
+    """Each input moved 10% down and up (planner.sensitivity), biggest effect first."""
+    return sensitivity(scenario, load_curves(url, version), price_catalog(url, version))
 
 
 @st.cache_data(show_spinner=False)

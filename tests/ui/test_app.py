@@ -42,6 +42,7 @@ TABLE_COLUMN = {
     "upload_outcomes_table": "status",
     "levels_reported": "requests_sent",
     "options_table": "recommended",
+    "ranges_table": "nodes_p50",
 }
 
 
@@ -185,6 +186,45 @@ def test_plan_page_recommends_the_cheapest_option_that_meets_the_sla(store_url: 
     ]
 
 
+def test_plan_page_shows_cost_ranges_and_what_moves_the_answer(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    options = _table(at, "options_table")
+    ranges = _table(at, "ranges_table").set_index("option")
+    choice = _recommended(options)
+    sized = ranges.dropna(subset=["nodes_p50"])
+    assert (sized["nodes_p10"] <= sized["nodes_p50"]).all()
+    assert (sized["nodes_p50"] <= sized["nodes_p90"]).all()
+    assert (sized["usd_per_month_p10"] <= sized["usd_per_month_p90"]).all()
+    assert (abs(sized["nodes_p50"] - sized["nodes_planned"]) <= 1).all()
+    titles = [t for t in sized.index if choice["engine"] in t and choice["gpu"] in t]
+    assert titles, "the recommended option has a range"
+    assert any("How sure is this?" in h.value for h in at.subheader)
+    assert any("What moves the answer" in h.value for h in at.subheader)
+    assert len(at.get("plotly_chart")) == 2  # cost ranges and the tornado
+
+
+def test_autoscaling_a_working_day_costs_less_than_a_static_fleet(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    at.number_input(key="plan_demand_peak_requests_per_s").set_value(60.0).run()
+    static = _recommended(_table(at, "options_table"))["total_monthly_cost_usd"]
+    at.selectbox(key="plan_profile_shape").set_value("working day").run()
+    at.radio(key="plan_scaling").set_value("autoscale").run()
+    assert not at.exception, [e.value for e in at.exception]
+    options = _table(at, "options_table")
+    scaled = _recommended(options)
+    assert scaled["scaling"] == "autoscale"
+    assert scaled["total_monthly_cost_usd"] < static
+    assert scaled["autoscale_saving_usd"] > 0
+
+
+def test_a_factor_annotates_the_recommendation_in_place(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    at.checkbox(key="plan_factor_consumer_gpus").check().run()
+    assert not at.exception
+    notes = " ".join(i.value for i in at.info)
+    assert "consumer" in notes.lower()
+
+
 def test_a_tighter_ttft_target_changes_the_plan(store_url: str) -> None:
     at = _page("ui/plan.py")
     loose = _table(at, "options_table").set_index("run_id")
@@ -226,17 +266,26 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
     at.text_input(key="plan_name").set_value("agent platform").run()
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(250.0).run()
     at.number_input(key="plan_price_H200-SXM-141GB").set_value(4.25).run()
+    at.selectbox(key="plan_profile_shape").set_value("working day").run()
+    at.radio(key="plan_scaling").set_value("autoscale").run()
+    at.checkbox(key="plan_factor_multi_lora").check().run()
     at.button(key="plan_save").click().run()
     assert "saved scenario 'agent platform'" in [s.value for s in at.success]
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(900.0).run()
     at.text_input(key="plan_name").set_value("something else").run()
     at.number_input(key="plan_price_H200-SXM-141GB").set_value(9.0).run()
+    at.radio(key="plan_scaling").set_value("static").run()
+    at.checkbox(key="plan_factor_multi_lora").uncheck().run()
+    at.selectbox(key="plan_profile_shape").set_value("flat (peak-to-average ratio only)").run()
     at.selectbox(key="plan_saved").set_value("agent platform").run()
     at.button(key="plan_load").click().run()
     assert not at.exception
     assert at.number_input(key="plan_sla_ttft_p99_ms").value == 250.0
     assert at.text_input(key="plan_name").value == "agent platform"
     assert at.number_input(key="plan_price_H200-SXM-141GB").value == 4.25
+    assert at.radio(key="plan_scaling").value == "autoscale"
+    assert at.checkbox(key="plan_factor_multi_lora").value
+    assert at.selectbox(key="plan_profile_shape").value == "working day"
     bound = set(_table(at, "options_table")["binding_constraint"].dropna())
     assert "TTFT p99 <= 250 ms" in bound  # the loaded SLA is the one the plan ran with
 
