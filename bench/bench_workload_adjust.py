@@ -18,8 +18,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_fit_accuracy import load_curves  # noqa: E402
-from planner.curves import CurvePoint, LoadCurve  # noqa: E402
+from bench.bench_fit_accuracy import SILICON_CSV  # noqa: E402
+from measurements.importers import import_path  # noqa: E402
+from measurements.run_file import Provenance  # noqa: E402
+from planner.curves import CurvePoint, LoadCurve, curve_from_run  # noqa: E402
 from planner.gpus import load_gpu_specs  # noqa: E402
 from planner.physics import curve_ceilings  # noqa: E402
 from planner.workload_adjust import adjust_curve  # noqa: E402
@@ -84,9 +86,15 @@ def _ratio(measured: int | None, wanted: int) -> float:
     return float(round(value, 1))
 
 
+def all_curves() -> list[LoadCurve]:
+    """Every curve of the silicon sample (all models and engines), through the curve importer."""
+    runs = import_path(SILICON_CSV, provenance=Provenance.PUBLISHED).runs
+    return [c for c in (curve_from_run(run) for run in runs) if c is not None]
+
+
 def main() -> None:
-    """Print MAPE per engine and distance, adjusted vs used as is."""
-    table = cross_workload_errors(load_curves())
+    """Print MAPE per engine and distance (every model of the sample), adjusted vs used as is."""
+    table = cross_workload_errors(all_curves())
     header = "engine        ISLx  OSLx  points  tok/s adj/as-is   TTFT adj/as-is   TPOT adj/as-is"
     print(header)
     for (engine, isl_x, osl_x), errors in sorted(table.items()):
