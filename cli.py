@@ -47,7 +47,7 @@ from measurements.run_file import Provenance, RunFile, input_error_from_validati
 from measurements.session import SessionPlan, run_session, session_plan_from_flags
 from measurements.sim_profiles import PROFILES, get_profile
 from measurements.sim_server import serve
-from planner.capacity import Plan, make_plan
+from planner.capacity import Option, Plan, make_plan
 from planner.curves import LoadCurve, canonical_gpu, curve_from_run
 from planner.export import (
     options_table,
@@ -358,6 +358,9 @@ def predict_cmd(
         prediction_to_dict(p) | prediction_vs_ceiling(p, physics.ceilings, isl, osl)
         for p in predictions
     ]
+    if curve.provenance == "projected":
+        for row in rows:
+            row["range"] = f"PROJECTED, {row['range']}"
     flags = list(dict.fromkeys((*curve.flags, *fit.flags, *physics.flags)))
     if as_json:
         _print_json(
@@ -470,6 +473,8 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
     for line in lines:
         out.print(line, markup=False, highlight=False)
     choice = rec.choice
+    if choice is not None:
+        out.print(_money_line(choice), markup=False, highlight=False)
     for flag in (*rec.factors_applied, *(choice.flags if choice else ())):
         out.print(f"  - {flag}", markup=False, highlight=False)
     for warning in plan.warnings:
@@ -501,6 +506,28 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
             )
     if swings is not None:
         _print_sensitivity(swings)
+
+
+def _money_line(option: Option) -> str:
+    """The chosen option's cost, line by line, as finance reads it."""
+    parts = [
+        f"Cost: compute ${option.monthly_cost_usd or 0:,.0f}/month "
+        f"(on-demand ${option.compute_on_demand_usd or 0:,.0f}, "
+        f"reserved ${option.compute_reserved_usd or 0:,.0f})",
+        f"engine operations ${option.ops_cost_usd:,.2f}",
+        f"total ${option.total_monthly_cost_usd or 0:,.0f}/month",
+    ]
+    if option.usd_per_million_output_tokens is not None:
+        parts.append(f"${option.usd_per_million_output_tokens:,.2f} per 1M output tokens served")
+    if option.gpu_hours_per_month is not None:
+        parts.append(f"{option.gpu_hours_per_month:,.0f} GPU-hours/month")
+    if option.autoscale_saving_usd is not None and option.scaling == "autoscale":
+        parts.append(f"autoscaling saves ${option.autoscale_saving_usd:,.0f}/month vs static")
+    if option.budget_capacity is not None:
+        parts.append(
+            f"the budget serves up to {option.budget_capacity:,.1f} {option.budget_capacity_unit}"
+        )
+    return "; ".join(parts) + "."
 
 
 def _range_cells(found: OptionRange | None) -> list[str]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from errors import PlanningError
 from planner.curves import LoadCurve, canonical_model
-from planner.fit import CurveFit, fit_curve
+from planner.fit import CurveFit
 from planner.fleet import (
     SECONDS_PER_HOUR,
     AutoscaleCostAt,
@@ -38,6 +38,7 @@ from planner.prices import PriceEntry, ScenarioPrice, catalog_version, scenario_
 from planner.recommend import Recommendation, recommend
 from planner.scenario import Scenario
 from planner.selection import Candidate, select_curves
+from planner.shapes import shaped_fitter
 from planner.sla import (
     binding_constraint,
     never_holds_text,
@@ -91,6 +92,9 @@ class Option:
     startup_assumed: bool = False
     static_monthly_cost_usd: float | None = None  # the same demand on a static fleet
     autoscale_saving_usd: float | None = None  # static_monthly_cost_usd - monthly_cost_usd
+    # Its data has points above a physical ceiling of the stated hardware (planner.physics):
+    # the source likely misstates GPUs, precision or model; recommended only when nothing else is.
+    above_ceiling: bool = False
 
     def title(self) -> str:
         """Short name, e.g. 'tensorrt-llm on H100-SXM-80GB (TP 1, fp8)'."""
@@ -116,11 +120,13 @@ def make_plan(
     curves: Sequence[LoadCurve],
     prices: Sequence[PriceEntry],
     *,
-    fitter: Callable[[LoadCurve], CurveFit] = fit_curve,
+    fitter: Callable[[LoadCurve], CurveFit] | None = None,
 ) -> Plan:
     """Size and price every candidate for the scenario and recommend the cheapest that fits.
 
-    `fitter` fits each chosen curve (a bootstrap passes a cheap refit; see planner.uncertainty).
+    Each chosen curve's output tok/s is corrected by the shared shape of its sibling curves
+    (planner.shapes, said in its flags). `fitter` replaces that fit (a bootstrap passes a cheap
+    refit that keeps the point plan's shape; see planner.uncertainty).
     """
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
@@ -128,7 +134,8 @@ def make_plan(
     price_by_gpu = {
         gpu: scenario_price(scenario, prices, gpu) for gpu in {c.gpu for c in candidates}
     }
-    options = [_option(scenario, c, price_by_gpu[c.gpu], fitter(c.curve)) for c in candidates]
+    fit = fitter or shaped_fitter(curves, [c.curve for c in candidates])
+    options = [_option(scenario, c, price_by_gpu[c.gpu], fit(c.curve)) for c in candidates]
     if scenario.options.pricing_mode != "on_demand":
         warnings.extend(
             p.reserved_note
@@ -143,15 +150,20 @@ def make_plan(
         for entry in (p.entry, p.reserved_entry)
         if entry is not None
     )
+    rec = recommend(
+        options,
+        budget,
+        factors=scenario.factors,
+        preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
+    )
+    if rec.choice is None and warnings:
+        # Nothing fits: what was never considered (too far a workload, no data) belongs in the
+        # answer, not only in the warnings.
+        rec = replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
     return Plan(
         scenario=scenario,
         options=tuple(options),
-        recommendation=recommend(
-            options,
-            budget,
-            factors=scenario.factors,
-            preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
-        ),
+        recommendation=rec,
         warnings=tuple(warnings),
         catalog_version=catalog_version(tuple(prices)),
         prices_used=used,
@@ -270,6 +282,7 @@ class _Base:
             failed_targets=failed,
             flags=self.flags,
             notes=(),
+            above_ceiling=bool(self.candidate.above_ceiling),
         )
 
     def sized(self, c_star: float, t_lo: float, binding: str) -> Option:
@@ -338,6 +351,7 @@ class _Base:
             failed_targets=(),
             flags=self.flags + ((startup.text,) if autoscaled and startup.assumed else ()),
             notes=tuple(notes),
+            above_ceiling=bool(self.candidate.above_ceiling),
             scaling=opts.scaling,
             pricing_mode=opts.pricing_mode,
             reserved_usd_per_gpu_hour=self.price.reserved_usd_per_gpu_hour,
@@ -387,6 +401,8 @@ class _Base:
         if updates == 0:
             return 0.0, None
         if build_s is None:
+            if self.candidate.engine != "tensorrt-llm":
+                return 0.0, f"{self.candidate.engine} loads weights directly: no engine build"
             return 0.0, "no engine build time measured: model-update cost counted as $0"
         gpus = self.candidate.gpus_per_replica
         cost = updates * build_s / SECONDS_PER_HOUR * gpus * self.price.usd_per_gpu_hour

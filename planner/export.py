@@ -42,6 +42,7 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
         "run_id": option.curve.run_id,
         "provenance": option.curve.provenance,
         "meets_sla": option.meets_sla,
+        "above_physical_ceiling": option.above_ceiling,
         "within_budget": option.within_budget,
         "concurrency_per_replica": option.concurrency_per_replica,
         "binding_constraint": option.binding_constraint,

@@ -32,6 +32,20 @@ MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
 MIN_FIT_POINTS = 3
 
 
+def shape_factor(pairs: Sequence[tuple[float, float]], x: Array | Sequence[float]) -> Array:
+    """Correction factors at x from (concurrency, factor) pairs: log-c interpolation between
+    them, 1.0 outside them and everywhere when there are none."""
+    xs = np.asarray(x, dtype=np.float64)
+    if not pairs:
+        return np.ones_like(xs)
+    cs = np.log(np.array([c for c, _ in pairs], dtype=np.float64))
+    fs = np.array([f for _, f in pairs], dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(np.where(xs > 0, xs, np.nan))
+    inside = np.isfinite(logs) & (logs >= cs[0] - 1e-12) & (logs <= cs[-1] + 1e-12)
+    return np.where(inside, np.interp(np.nan_to_num(logs, nan=cs[0]), cs, fs), 1.0)
+
+
 @dataclass(frozen=True, slots=True)
 class FitResult:
     """A fitted family: parameters, standard errors, covariance, quality and held-out error."""
@@ -48,19 +62,25 @@ class FitResult:
     x_min: float
     x_max: float
     chosen_reason: str
+    # Multiplicative correction as (concurrency, factor) pairs (planner.shapes: the shared shape
+    # of sibling curves); empty: none. Applied to values and bands alike.
+    shape: tuple[tuple[float, float], ...] = ()
 
     def eval(self, x: Array | Sequence[float]) -> Array:
-        """Fitted values at x (inf at or past a queueing family's saturation, c >= 1/inv_c_sat)."""
+        """Fitted values at x (inf at or past a queueing family's saturation, c >= 1/inv_c_sat),
+        times the shape correction where there is one."""
         xs = np.asarray(x, dtype=np.float64)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            return FAMILIES[self.family].func(xs, *self.params)
+            return FAMILIES[self.family].func(xs, *self.params) * shape_factor(self.shape, xs)
 
     def eval_band(self, x: Array | Sequence[float], z: float = 1.96) -> tuple[Array, Array]:
-        """Lower and upper band: delta-method parameter spread widened by the held-out error."""
+        """Lower and upper band: delta-method parameter spread widened by the held-out error
+        (scaled by the shape correction, as the values are)."""
         xs = np.asarray(x, dtype=np.float64)
         y = self.eval(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            jac = FAMILIES[self.family].jac(xs, *self.params)
+            factor = shape_factor(self.shape, xs)
+            jac = FAMILIES[self.family].jac(xs, *self.params) * factor[:, None]
             cov = np.asarray(self.covariance, dtype=np.float64)
             param_var = np.einsum("ij,jk,ik->i", jac, cov, jac)
             spread = np.sqrt(np.maximum(param_var, 0.0) + (self.noise_rel() * y) ** 2)
@@ -90,6 +110,7 @@ class FitResult:
             "x_min": self.x_min,
             "x_max": self.x_max,
             "chosen_reason": self.chosen_reason,
+            "shape": ", ".join(f"x{f:.3f} at {c:g}" for c, f in self.shape) or None,
         }
         for name, value, err in zip(self.param_names, self.params, self.stderr, strict=True):
             out[f"param_{name}"] = value
@@ -211,7 +232,8 @@ def refit_like(
     if candidate is None:
         return None
     kept = replace(candidate, loo_mape_pct=like.loo_mape_pct)
-    return _result(kept, x_arr, y_arr, f"{like.family} refitted (family and held-out error kept)")
+    reason = f"{like.family} refitted (family, held-out error and shape correction kept)"
+    return replace(_result(kept, x_arr, y_arr, reason), shape=like.shape)
 
 
 def _min_points(family: Family) -> int:

@@ -215,15 +215,15 @@ def _nodes(spec: FleetSpec, replicas: int) -> int:
 def _bill(spec: FleetSpec, hourly: Counts, options: OptionsSpec, reserved_nodes: int) -> FleetCost:
     """Node-hours of a day priced and scaled to the month; rises pay their start-up lead."""
     nodes = np.ceil(hourly / spec.replicas_per_node - 1e-9).astype(np.int64)
-    rises = np.maximum(nodes - np.roll(nodes, 1), 0)
-    warming_node_h = float(rises.sum()) * spec.startup_s / SECONDS_PER_HOUR
     reserved_price = spec.prices.reserved
     if reserved_price is None:
         reserved_nodes, reserved_price = 0, spec.prices.on_demand
+    # Only on-demand nodes start and stop; reserved ones run all month and never warm up again.
+    on_demand_by_hour = np.maximum(nodes - reserved_nodes, 0)
+    rises = np.maximum(on_demand_by_hour - np.roll(on_demand_by_hour, 1), 0)
+    warming_node_h = float(rises.sum()) * spec.startup_s / SECONDS_PER_HOUR
     # Mean nodes per hour x hours_per_month, so a static fleet costs exactly nodes x hours.
-    on_demand_nodes = (
-        float(np.maximum(nodes - reserved_nodes, 0).sum()) + warming_node_h
-    ) / HOURS_PER_DAY
+    on_demand_nodes = (float(on_demand_by_hour.sum()) + warming_node_h) / HOURS_PER_DAY
     gpus, hours = spec.gpus_per_node, options.hours_per_month
     on_demand = on_demand_nodes * gpus * spec.prices.on_demand * hours
     reserved = reserved_nodes * gpus * reserved_price * hours

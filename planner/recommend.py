@@ -77,10 +77,20 @@ def recommend(
         reason = _nothing_fits(options, meeting, budget)
         binding = _budget_binding(meeting, budget)
         return Recommendation(None, None, reason, None, None, binding, (), None, tolerance)
-    cheapest = _choose(affordable)
-    choice, decision = _apply_preference(affordable, cheapest, factors, tolerance)
+    sound = [o for o in affordable if not o.above_ceiling]
+    cheapest = _choose(sound or affordable)
+    choice, decision = _apply_preference(sound or affordable, cheapest, factors, tolerance)
+    if sound and len(sound) < len(affordable):
+        passed = [o for o in affordable if o.above_ceiling and _cost(o) < _cost(choice)]
+        if passed:
+            note = (
+                f"passed over {passed[0].title()} (${_cost(passed[0]):,.0f}/month): its data "
+                "is above the physical ceiling of the hardware it states, so the GPU count, "
+                "precision or model it names is likely wrong"
+            )
+            decision = f"{decision}; {note}" if decision else note
     overridden = cheapest if choice is not cheapest else None
-    others = [o for o in affordable if o is not choice]
+    others = [o for o in (sound or affordable) if o is not choice]
     runner_up = overridden or (others[0] if others else None)
     notes = (*([decision] if decision else []), *factor_notes(choice, factors))
     margin = pct = None
@@ -128,7 +138,7 @@ def _part_phrase(part: str) -> str:
     if match := _TARGET.match(part):
         return f"the {_PLAIN_TARGETS[match[1]]} target ({part})"
     if match := _UNMEASURED.match(part):
-        return f"the {_PLAIN_TARGETS[match[1]]}, which was not measured at more streams"
+        return f"the end of the {_PLAIN_TARGETS[match[1]]} measurements"
     if match := _CAP.match(part):
         return f"the scenario's cap of {match[1]} streams per replica"
     if part.startswith("memory"):
@@ -316,6 +326,14 @@ def _factor_suffix(option: Option, factors: FactorsSpec | None, decision: str | 
 
 # Flags that weaken what "meets every SLA target" means; the reason must say them.
 _CAVEAT_MARKERS = (
+    "above the single-stream decode ceiling",
+    "above the aggregate ceiling",
+    "below the prefill floor",
+    "PROJECTED",
+    "projected from",
+    "ADJUSTED",
+    "adjusted from",
+    "assumed",
     "did not state",
     "estimated as",
     "checked on the mean",
@@ -365,15 +383,19 @@ def _comparison(choice: Option, runner_up: Option, margin: float, pct: float) ->
     other = f"{runner_up.title()} ({runner_up.replicas} replicas, {runner_up.gpus} GPUs)"
     if margin > 0.005:
         return f"${margin:,.0f} ({pct:.1f}%) less than the runner-up {other}"
+    fewer = (choice.gpus or 0) < (runner_up.gpus or 0)
+    why = (
+        f"it needs fewer GPUs ({choice.gpus} vs {runner_up.gpus})"
+        if fewer
+        else "a tie, listed first"
+    )
     if margin < -0.005:
         return (
-            f"${-margin:,.2f} ({-pct:.2f}%) more than the runner-up {other}: within "
-            f"{COST_TIE_PCT:g}%, and it needs {choice.gpus} GPUs in use, leaving more headroom"
+            f"${-margin:,.{2 if -margin < 100 else 0}f} ({-pct:.{2 if -pct < 1 else 1}f}%) "
+            f"more than the runner-up {other}: within "
+            f"{COST_TIE_PCT:g}% counts as the same cost, and {why}"
         )
-    return (
-        f"the same cost as the runner-up {other} with {choice.gpus} GPUs in use, "
-        "leaving more headroom"
-    )
+    return f"the same cost as the runner-up {other}; {why}"
 
 
 def _nothing_fits(options: Sequence[Option], meeting: list[Option], budget: float | None) -> str:

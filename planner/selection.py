@@ -37,6 +37,8 @@ class Candidate:
     flags: tuple[str, ...]
     # Streams whose KV cache fits one replica's memory (planner.physics estimate); None = unknown.
     max_streams_memory: int | None = None
+    # The physics flags of points above a ceiling of the stated hardware (empty: none).
+    above_ceiling: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +238,7 @@ def _with_physics(context: _Context, candidate: Candidate, measured: LoadCurve) 
     """The candidate with the above-ceiling flags and notes of the measured curve behind it."""
     check = check_curve(measured, context.specs)
     flags = tuple(dict.fromkeys((*candidate.flags, *check.flags, *check.notes)))
-    return _with_memory(context, replace(candidate, flags=flags))
+    return _with_memory(context, replace(candidate, flags=flags, above_ceiling=check.flags))
 
 
 def _with_memory(context: _Context, candidate: Candidate) -> Candidate:

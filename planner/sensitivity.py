@@ -297,6 +297,10 @@ def _scaled_prices(prices: Sequence[PriceEntry], gpu: str, factor: float) -> lis
     ]
 
 
+# Two options whose monthly costs differ by no more than this are tied (as in the ranges).
+TIE_USD = 1.0
+
+
 # --- rows -----------------------------------------------------------------------------------
 
 
@@ -321,10 +325,21 @@ def _row(
         effect_pct=_effect(ref, low_change, high_change),
         low_choice=low_choice,
         high_choice=high_choice,
-        flips=low_choice != base_choice or high_choice != base_choice,
+        flips=_flipped(base_choice, low.plan) or _flipped(base_choice, high.plan),
         options=tuple(_swing(o, low.plan, high.plan) for o in base.options),
         notes=move.notes + tuple(n for n in (low.note, high.note) if n),
     )
+
+
+def _flipped(base_choice: str | None, plan: Plan | None) -> bool:
+    """The moved plan recommends something else, and not merely an option tied on cost."""
+    choice = _choice(plan)
+    if choice == base_choice:
+        return False
+    if plan is None or base_choice is None or choice is None:
+        return True
+    chosen, base = _cost(plan, choice), _cost(plan, base_choice)
+    return chosen is None or base is None or abs(chosen - base) > TIE_USD
 
 
 def _choice(plan: Plan | None) -> str | None:

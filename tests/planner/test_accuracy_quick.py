@@ -51,18 +51,41 @@ def test_output_tok_s_meets_the_5_pct_target(quick: Any, group: str) -> None:
     assert _mape(quick, group, "output_tok_s") <= TOK_S_TARGET_PCT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vLLM H200 misses 5% (7.4% quick, 6.3% full): at TP1-4 with 1024/1024 and 1024/8192 "
-    "its measured tok/s sags at c=32 and recovers at 64, so no smooth per-curve law predicts "
-    "c=32 from 4-16,64 or c=64 from 4-32 (held-out errors 12-18% at those two levels)",
-)
-def test_vllm_h200_output_tok_s_meets_the_5_pct_target(quick: Any) -> None:
+def test_vllm_h200_output_tok_s_meets_the_5_pct_target_with_the_sibling_shape(
+    quick: Any,
+) -> None:
     assert _mape(quick, "vllm H200-SXM-141GB", "output_tok_s") <= TOK_S_TARGET_PCT
 
 
-def test_vllm_h200_output_tok_s_stays_at_its_measured_level(quick: Any) -> None:
-    assert _mape(quick, "vllm H200-SXM-141GB", "output_tok_s") <= 7.5
+def test_the_sibling_shape_is_what_brings_vllm_h200_under_the_target(quick: Any) -> None:
+    """Plain fits miss it (7.4%): at TP 1-4 the measured tok/s sags at 32 streams and recovers
+    at 64, which no smooth per-curve law predicts from the other levels."""
+    plain = _mape(quick, "vllm H200-SXM-141GB", "output_tok_s_plain")
+    assert 7.0 < plain <= 7.5
+    assert _mape(quick, "vllm H200-SXM-141GB", "output_tok_s") < plain - 2.5
+
+
+def test_the_sibling_shape_changes_output_tok_s_only() -> None:
+    bench = _bench()
+    curves = [
+        c
+        for c in bench.load_curves(quick=True)
+        if c.key.engine == "vllm" and c.key.gpu == "H200-SXM-141GB"
+    ]
+    fits = [bench.fit_curve(c) for c in curves]
+    curve = curves[0]
+    shape = bench.shape_for(curve, fits)
+    assert shape is not None
+    shaped, plain = bench.held_out(curve, shape), bench.held_out(curve, None)
+    assert [p for p in shaped if p.metric != "output_tok_s"] == [
+        p for p in plain if p.metric != "output_tok_s"
+    ]
+    moved = [
+        (a.predicted, b.predicted)
+        for a, b in zip(shaped, plain, strict=True)
+        if a.metric == "output_tok_s"
+    ]
+    assert moved and any(a != b for a, b in moved)
 
 
 @pytest.mark.parametrize(

@@ -215,3 +215,16 @@ def test_autoscaled_budget_capacity_is_the_largest_demand_within_budget(pricing_
         assert capacity is not None and capacity > 0
         assert plan_at(capacity * (1 - 1e-6))[engine].within_budget is True
         assert plan_at(capacity * (1 + 1e-3))[engine].within_budget is False
+
+
+def test_autoscaling_on_reserved_gpus_never_bills_a_start_up() -> None:
+    # Reserved pricing keeps the peak fleet all month: nothing starts, nothing warms up.
+    sc = scenario(
+        demand={"peak_requests_per_s": 20, "hourly_profile": DAY},
+        pricing={"H100-SXM-80GB": {"on_demand": 2.95, "reserved": 1.85}},
+        options={"gpus_per_node": 1, "scaling": "autoscale", "pricing_mode": "reserved"},
+    )
+    for option in make_plan(sc, _seed_with_startup(), CATALOG).options:
+        assert option.replicas is not None and option.compute_on_demand_usd == 0
+        assert option.compute_reserved_usd == pytest.approx(option.replicas * 1.85 * 730)
+        assert option.gpu_hours_per_month == pytest.approx(option.replicas * 730)

@@ -7,12 +7,14 @@ import math
 
 import pytest
 
+from measurements.demo import demo_runs
 from planner.capacity import Option, make_plan
+from planner.curves import curve_from_run
 from planner.prices import load_catalog_csv
 from planner.recommend import Recommendation, binding_in_words, factor_notes, recommend
-from planner.scenario import FactorsSpec
+from planner.scenario import FactorsSpec, load_scenario
 
-from .builders import scenario, seed_curves, silicon_curves
+from .builders import ROOT, scenario, seed_curves, silicon_curves
 
 CATALOG = load_catalog_csv()
 
@@ -236,3 +238,26 @@ def test_the_budget_is_named_when_it_binds_and_its_use_when_it_does_not() -> Non
     rec = _silicon(None)
     used = _cost(rec.choice)
     assert f"It uses ${used:,.0f} of the $200,000/month budget ({used / 2000:.0f}%)." in rec.reason
+
+
+def test_data_above_a_physical_ceiling_is_passed_over_when_sound_data_fits() -> None:
+    # The seed article's TensorRT-LLM curve claims 81.4 tok/s per stream on one H100 for a 70B
+    # FP8 model (ceiling 48.2): cheaper on paper, but never recommended over sound data.
+    curves = [c for c in (curve_from_run(r, i) for i, r in enumerate(demo_runs())) if c]
+    agent = load_scenario(ROOT / "docs" / "scenarios" / "agent-platform.yaml")
+    loose = agent.model_copy(update={"sla": agent.sla.model_copy(update={"tpot_p99_ms": None})})
+    plan = make_plan(loose, curves, CATALOG)
+    rec = plan.recommendation
+    impossible = [o for o in plan.options if o.above_ceiling and o.meets_sla]
+    assert impossible, "the seed curve meets the loosened SLA"
+    assert rec.choice is not None and not rec.choice.above_ceiling
+    assert _cost(impossible[0]) < _cost(rec.choice)
+    assert "passed over" in rec.reason.lower() and "physical ceiling" in rec.reason
+    assert rec.runner_up is None or not rec.runner_up.above_ceiling
+
+
+def test_when_every_option_is_above_a_ceiling_the_reason_says_so() -> None:
+    plan = make_plan(scenario(), seed_curves(), CATALOG)
+    rec = plan.recommendation
+    assert rec.choice is not None and rec.choice.above_ceiling
+    assert "above the single-stream decode ceiling" in rec.reason  # in the caveats
