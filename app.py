@@ -10,6 +10,7 @@ st.navigation(
         st.Page("ui/plan.py", title="Plan", icon=":material/calculate:", default=True),
         st.Page("ui/curves.py", title="Curves", icon=":material/show_chart:"),
         st.Page("ui/runs.py", title="Runs", icon=":material/table_rows:"),
+        st.Page("ui/probe.py", title="Probe", icon=":material/speed:"),
         st.Page("ui/prices.py", title="Prices", icon=":material/payments:"),
     ]
 ).run()

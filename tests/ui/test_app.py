@@ -24,6 +24,7 @@ PAGES = {
     "ui/plan.py": "Plan capacity",
     "ui/curves.py": "Curves",
     "ui/runs.py": "Runs",
+    "ui/probe.py": "Probe an endpoint",
     "ui/prices.py": "GPU prices",
 }
 

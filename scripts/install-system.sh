@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Debian packages capplan needs beyond Python: chromium (plotly -> SVG through kaleido for PDF
+# reports, and the browser tests), pango (weasyprint's HTML -> PDF), poppler-utils (pdftotext in
+# tests) and a font. Installs only what is missing; needs root (CI and these machines run as root).
+set -euo pipefail
+packages=(chromium poppler-utils fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,160 @@
+"""Probe page: sweep a running OpenAI-compatible server (vLLM, TensorRT-LLM's trtllm-serve) from
+the app, with live progress per load level, and store the run like any import."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import streamlit as st
+
+from db import repository
+from errors import CapplanError
+from measurements.probe import ProbeOutcome, ProgressEvent
+from measurements.session import run_session, session_plan_from_flags
+from ui import resources as res
+from ui import upload_form
+
+RUNS_DIR = Path("data") / "probe-runs"
+HELP_LEVELS = (
+    "Concurrency levels to climb, e.g. 1,2,4,8,16: each keeps that many requests in flight. "
+    "The sweep stops early once throughput stops growing or the time to first token explodes."
+)
+
+
+def _form() -> dict[str, object] | None:
+    with st.form("probe"):
+        left, right = st.columns(2)
+        base_url = left.text_input(
+            "Server base URL",
+            placeholder="http://10.0.0.5:8000",
+            key="probe_base_url",
+            help="A running vLLM or trtllm-serve endpoint (OpenAI-compatible).",
+        )
+        model = right.text_input(
+            "Served model name", key="probe_model", help="The name the server serves the model as."
+        )
+        isl = left.number_input(
+            "Prompt length, ISL (tokens)", min_value=1, value=1024, key="probe_isl"
+        )
+        osl = right.number_input(
+            "Output length, OSL (tokens)", min_value=1, value=256, key="probe_osl"
+        )
+        levels = left.text_input(
+            "Concurrency levels", value="1,2,4,8,16,32", key="probe_levels", help=HELP_LEVELS
+        )
+        requests = right.number_input(
+            "Measured requests per level (empty: max(32, 8 x concurrency))",
+            min_value=1,
+            value=None,
+            key="probe_requests",
+        )
+        api_key_env = left.text_input(
+            "API key environment variable (optional)",
+            key="probe_api_key_env",
+            help="The NAME of an environment variable of the app's process holding the key; the "
+            "key itself is never typed here, stored or logged.",
+        )
+        endpoint = right.selectbox("Endpoint", ("completions", "chat"), key="probe_endpoint")
+        st.markdown("**Deployment facts** (what the server cannot report about itself)")
+        facts = upload_form.deployment_facts()
+        submitted = st.form_submit_button("Run the sweep")
+    if not submitted:
+        return None
+    return {
+        "base_url": base_url.strip() or None,
+        "model": model.strip(),
+        "isl": int(isl),
+        "osl": int(osl),
+        "concurrency": levels,
+        "requests_per_level": requests,
+        "api_key_env": api_key_env.strip() or None,
+        "endpoint": endpoint,
+        "engine": facts.get("engine") or "other",
+        **{
+            key: facts.get(key)
+            for key in ("engine_version", "precision", "gpu", "gpu_count", "tp", "pp")
+        },
+        "check_capabilities": False,
+        "out": RUNS_DIR / f"probe-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json",
+    }
+
+
+def _sweep(fields: dict[str, object]) -> ProbeOutcome | None:
+    if not fields["model"]:
+        st.error("Give the served model name.")
+        return None
+    plan = res.guarded(lambda: session_plan_from_flags(fields))
+    if plan is None:
+        return None
+    RUNS_DIR.mkdir(parents=True, exist_ok=True)
+    bar = st.progress(0.0, text="Connecting...")
+    rows: dict[int, dict[str, object]] = {}
+    table = st.empty()
+
+    def show(event: ProgressEvent) -> None:
+        total = event.requests_total or 0
+        done = event.requests_done / total if total else 0.0
+        overall = (event.level_index + min(done, 1.0)) / event.levels_total
+        tok_s = event.output_tok_s_so_far
+        bar.progress(
+            min(overall, 1.0),
+            text=f"level {event.level_index + 1} of {event.levels_total}: "
+            f"{event.load_kind} {event.load_value:g}",
+        )
+        rows[event.level_index] = {
+            "level": event.level_index + 1,
+            "load": f"{event.load_kind} {event.load_value:g}",
+            "requests done": event.requests_done,
+            "of": event.requests_total,
+            "output tok/s so far": None if tok_s is None else round(tok_s, 1),
+            "failed": event.failures,
+        }
+        table.dataframe(list(rows.values()), hide_index=True)
+
+    try:
+        outcome = asyncio.run(run_session(plan, show))
+    except CapplanError as exc:
+        st.error(str(exc))
+        return None
+    bar.progress(1.0, text="Done" if outcome.complete else "Stopped early")
+    return outcome
+
+
+def _store(url: str, outcome: ProbeOutcome) -> None:
+    result = res.guarded(lambda: repository.save_run(res.store_engine(url), outcome.run))
+    if result is None:
+        return
+    res.bump_version(url)
+    state = "complete" if outcome.complete else "INCOMPLETE (the server stopped answering)"
+    st.success(f"Sweep {state}: {outcome.stop_reason}. {result.message}")
+    st.dataframe(
+        [
+            {
+                "load": f"{level.load_kind} {level.load_value:g}",
+                "output tok/s": level.value("output_tok_s"),
+                "TTFT p50 (ms)": level.value("p50_ttft_ms"),
+                "TTFT p99 (ms)": level.value("p99_ttft_ms"),
+                "TPOT p99 (ms)": level.value("p99_tpot_ms"),
+                "completed": level.completed,
+                "failed": level.failed,
+            }
+            for level in outcome.run.levels
+        ],
+        hide_index=True,
+    )
+
+
+url = res.open_store()
+st.title("Probe an endpoint")
+st.caption(
+    "Drives a running server through a concurrency sweep from this machine, the way "
+    "`capplan probe --base-url` does, and stores the run. For a sweep on the GPU box itself "
+    "(launching the engine, GPU facts from nvidia-smi), run `capplan probe` there."
+)
+fields = _form()
+if fields is not None:
+    outcome = _sweep(fields)
+    if outcome is not None:
+        _store(url, outcome)
