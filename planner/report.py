@@ -1,0 +1,400 @@
+"""The capacity report: one frozen model of a Plan that every format renders (PDF, XLSX, HTML,
+CSV, JSON; see planner.report_render and planner.report_pdf).
+
+build_report gathers the summary, options table, chart data, cost-vs-demand re-plans,
+assumptions, provenance, runs and what is needed to reproduce the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from errors import PlanningError
+from measurements.run_file import RunFile
+from planner.capacity import Option, Plan, make_plan
+from planner.curves import LoadCurve
+from planner.export import Cell, options_table
+from planner.fit import CurveFit, predict
+from planner.physics import check_curve
+from planner.scenario import Scenario, scenario_to_yaml
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
+
+REPORT_SCHEMA = "capplan-report/1"
+DEMAND_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+GRID_POINTS = 40
+_SLA_WORDS = {
+    "ttft_p50_ms": ("TTFT p50", "ms", "half of requests see their first token within this"),
+    "ttft_p99_ms": ("TTFT p99", "ms", "99 of 100 requests see their first token within this"),
+    "tpot_p99_ms": ("TPOT p99", "ms", "time between output tokens for 99 of 100 requests"),
+    "min_stream_tok_s": ("Min stream speed", "tok/s", "slowest decode speed a user may see"),
+    "e2e_p99_ms": ("End-to-end p99", "ms", "whole-response time for 99 of 100 requests"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunMeta:
+    """One stored run behind the plan: who measured it, when, on what."""
+
+    run_id: int
+    source: str
+    provenance: str
+    label: str | None
+    started_at: datetime | None
+    imported_at: datetime | None
+    engine: str
+    engine_version: str | None
+    gpu: str | None
+    origin_file: str | None
+
+
+def run_meta(run_id: int, imported_at: datetime | None, run: RunFile) -> RunMeta:
+    """RunMeta of a stored run file (the store's StoredRun gives all three)."""
+    deployment = run.deployment
+    return RunMeta(
+        run_id=run_id,
+        source=str(run.source),
+        provenance=str(run.provenance),
+        label=run.label,
+        started_at=run.started_at,
+        imported_at=imported_at,
+        engine=deployment.engine,
+        engine_version=deployment.engine_version,
+        gpu=deployment.gpu,
+        origin_file=run.origin_file,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The finance page: the choice, its monthly cost and range, and why."""
+
+    scenario_name: str
+    recommendation: str
+    choice: str | None
+    runner_up: str | None
+    total_monthly_cost_usd: float | None
+    cost_p10_usd: float | None
+    cost_p50_usd: float | None
+    cost_p90_usd: float | None
+    nodes: int | None
+    gpus: int | None
+    binding_text: str | None
+    factors_applied: tuple[str, ...]
+    margin_usd: float | None
+    margin_pct: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class OptionChart:
+    """One option's measured points and its fit with band on a concurrency grid."""
+
+    title: str
+    provenance: str
+    measured_concurrency: tuple[float, ...]
+    measured_output_tok_s: tuple[float | None, ...]
+    measured_p99_ttft_ms: tuple[float | None, ...]
+    grid_concurrency: tuple[float, ...]
+    fit_output_tok_s: tuple[float | None, ...]
+    fit_output_tok_s_lo: tuple[float | None, ...]
+    fit_output_tok_s_hi: tuple[float | None, ...]
+    fit_p99_ttft_ms: tuple[float | None, ...]
+    fit_p99_ttft_ms_lo: tuple[float | None, ...]
+    fit_p99_ttft_ms_hi: tuple[float | None, ...]
+    extrapolated: tuple[bool, ...]
+    chosen_concurrency: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DemandSeries:
+    """One option's nodes and total monthly cost when the demand is scaled (None: cannot serve)."""
+
+    title: str
+    demand_factor: tuple[float, ...]
+    demand: tuple[float, ...]
+    demand_unit: str
+    total_monthly_cost_usd: tuple[float | None, ...]
+    nodes: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """One input the plan rests on, with its unit and what it means in plain words."""
+
+    name: str
+    value: str
+    unit: str
+    meaning: str
+
+
+@dataclass(frozen=True, slots=True)
+class PriceRow:
+    """The price each GPU was costed at and where it came from."""
+
+    gpu: str
+    usd_per_gpu_hour: float
+    source: str
+    as_of: str
+    origin: str  # "scenario" (typed in) or "catalog"
+
+
+@dataclass(frozen=True, slots=True)
+class CurveOrigin:
+    """Where one option's curve came from and what the physics check says about it."""
+
+    option: str
+    run_id: int | None
+    provenance: str  # measured / imported / published / projected / adjusted
+    label: str
+    curve_flags: tuple[str, ...]
+    physics_flags: tuple[str, ...]
+    physics_notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything each report format renders; `plan` is kept whole for the JSON."""
+
+    title: str
+    generated_at: datetime
+    summary: Summary
+    option_columns: tuple[str, ...]
+    option_rows: tuple[tuple[Cell, ...], ...]
+    charts: tuple[OptionChart, ...]
+    demand_series: tuple[DemandSeries, ...]
+    nodes_by_option: tuple[tuple[str, int | None], ...]
+    assumptions: tuple[Assumption, ...]
+    prices: tuple[PriceRow, ...]
+    provenance: tuple[CurveOrigin, ...]
+    runs: tuple[RunMeta, ...]
+    warnings: tuple[str, ...]
+    scenario_yaml: str
+    run_ids: tuple[int, ...]
+    catalog_version: str
+    plan: Plan
+    ranges: PlanRanges | None
+    swings: tuple[SensitivityRow, ...] | None
+
+
+def build_report(
+    plan: Plan,
+    *,
+    ranges: PlanRanges | None,
+    swings: Sequence[SensitivityRow] | None,
+    runs: Sequence[RunMeta],
+    generated_at: datetime,
+) -> Report:
+    """The report model of a plan: re-plans the demand from 25% to 200% for the cost chart."""
+    table = options_table(plan)
+    columns = tuple(table[0]) if table else ()
+    run_ids = tuple(sorted({o.curve.run_id for o in plan.options if o.curve.run_id is not None}))
+    return Report(
+        title=f"Capacity plan: {plan.scenario.name}",
+        generated_at=generated_at,
+        summary=_summary(plan, ranges),
+        option_columns=columns,
+        option_rows=tuple(tuple(row.values()) for row in table),
+        charts=tuple(_chart(option) for option in plan.options),
+        demand_series=demand_series(plan),
+        nodes_by_option=tuple((o.title(), o.nodes) for o in plan.options),
+        assumptions=_assumptions(plan.scenario),
+        prices=_prices(plan),
+        provenance=tuple(_origin(option) for option in plan.options),
+        runs=tuple(r for r in runs if r.run_id in run_ids),
+        warnings=plan.warnings,
+        scenario_yaml=scenario_to_yaml(plan.scenario),
+        run_ids=run_ids,
+        catalog_version=plan.catalog_version,
+        plan=plan,
+        ranges=ranges,
+        swings=None if swings is None else tuple(swings),
+    )
+
+
+def _summary(plan: Plan, ranges: PlanRanges | None) -> Summary:
+    rec = plan.recommendation
+    choice = rec.choice
+    title = choice.title() if choice else None
+    spread = None
+    if ranges is not None and title is not None:
+        match = next((o for o in ranges.options if o.title == title), None)
+        spread = match.total_monthly_cost_usd if match else None
+    return Summary(
+        scenario_name=plan.scenario.name,
+        recommendation=rec.reason,
+        choice=title,
+        runner_up=rec.runner_up.title() if rec.runner_up else None,
+        total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
+        cost_p10_usd=spread.p10 if spread else None,
+        cost_p50_usd=spread.p50 if spread else None,
+        cost_p90_usd=spread.p90 if spread else None,
+        nodes=choice.nodes if choice else None,
+        gpus=choice.gpus if choice else None,
+        binding_text=rec.binding_text,
+        factors_applied=rec.factors_applied,
+        margin_usd=rec.margin_usd,
+        margin_pct=rec.margin_pct,
+    )
+
+
+def _chart(option: Option) -> OptionChart:
+    points = option.curve.points
+    measured = [p.concurrency for p in points]
+    top = max([*measured, option.concurrency_per_replica or 0.0, 1.0])
+    # Past the last level by a quarter, so the extrapolated stretch shows (marked as such).
+    grid = np.unique(np.concatenate([np.linspace(1.0, top * 1.25, GRID_POINTS), measured]))
+    preds = predict(option.fit, grid.tolist())
+    return OptionChart(
+        title=option.title(),
+        provenance=option.curve.provenance,
+        measured_concurrency=tuple(measured),
+        measured_output_tok_s=tuple(p.output_tok_s for p in points),
+        measured_p99_ttft_ms=tuple(p.p99_ttft_ms or p.ttft_ms for p in points),
+        grid_concurrency=tuple(p.concurrency for p in preds),
+        fit_output_tok_s=tuple(p.output_tok_s for p in preds),
+        fit_output_tok_s_lo=tuple(p.output_tok_s_lo for p in preds),
+        fit_output_tok_s_hi=tuple(p.output_tok_s_hi for p in preds),
+        fit_p99_ttft_ms=tuple(p.p99_ttft_ms for p in preds),
+        fit_p99_ttft_ms_lo=tuple(p.p99_ttft_ms_lo for p in preds),
+        fit_p99_ttft_ms_hi=tuple(p.p99_ttft_ms_hi for p in preds),
+        extrapolated=tuple(p.extrapolated for p in preds),
+        chosen_concurrency=option.concurrency_per_replica,
+    )
+
+
+def demand_series(
+    plan: Plan, factors: Sequence[float] = DEMAND_FACTORS
+) -> tuple[DemandSeries, ...]:
+    """Each option re-planned at each share of the demand, reusing the plan's curves and fits."""
+    curves = list({id(o.curve): o.curve for o in plan.options}.values())
+    fits = {id(o.curve): o.fit for o in plan.options}
+
+    def fitter(curve: LoadCurve) -> CurveFit:
+        return fits[id(curve)]
+
+    demand = plan.scenario.demand
+    base = demand.amount
+    plans = [_replan(_scaled_demand(plan.scenario, f), curves, plan, fitter) for f in factors]
+    return tuple(
+        DemandSeries(
+            title=option.title(),
+            demand_factor=tuple(factors),
+            demand=tuple(base * f for f in factors),
+            demand_unit=demand.unit,
+            total_monthly_cost_usd=tuple(_cost(p, option.title()) for p in plans),
+            nodes=tuple(_nodes(p, option.title()) for p in plans),
+        )
+        for option in plan.options
+    )
+
+
+def _replan(
+    scenario: Scenario,
+    curves: list[LoadCurve],
+    plan: Plan,
+    fitter: Callable[[LoadCurve], CurveFit],
+) -> Plan | None:
+    try:
+        return make_plan(scenario, curves, plan.prices_used, fitter=fitter)
+    except PlanningError:
+        return None
+
+
+def _scaled_demand(scenario: Scenario, factor: float) -> Scenario:
+    demand = scenario.demand
+    field = {
+        "peak_requests_per_s": demand.peak_requests_per_s,
+        "peak_concurrent_streams": demand.peak_concurrent_streams,
+        "monthly_output_tokens": demand.monthly_output_tokens,
+    }
+    update = {name: value * factor for name, value in field.items() if value is not None}
+    return scenario.model_copy(update={"demand": demand.model_copy(update=update)})
+
+
+def _cost(plan: Plan | None, title: str) -> float | None:
+    option = _option(plan, title)
+    return None if option is None or not option.meets_sla else option.total_monthly_cost_usd
+
+
+def _nodes(plan: Plan | None, title: str) -> int | None:
+    option = _option(plan, title)
+    return None if option is None or not option.meets_sla else option.nodes
+
+
+def _option(plan: Plan | None, title: str) -> Option | None:
+    if plan is None:
+        return None
+    return next((o for o in plan.options if o.title() == title), None)
+
+
+def _assumptions(scenario: Scenario) -> tuple[Assumption, ...]:
+    rows = [
+        Assumption("model", scenario.model, "", "the model served"),
+        Assumption("precision", scenario.precision or "any", "", "weights and activations"),
+        Assumption("workload.isl", str(scenario.workload.isl), "tokens", "mean prompt length"),
+        Assumption("workload.osl", str(scenario.workload.osl), "tokens", "mean output length"),
+        Assumption(
+            f"demand.{scenario.demand.kind}",
+            f"{scenario.demand.amount:g}",
+            scenario.demand.unit,
+            "peak demand to serve",
+        ),
+        Assumption(
+            "demand.peak_to_average",
+            f"{scenario.demand.peak_to_average:g}",
+            "ratio",
+            "peak load over average load",
+        ),
+        Assumption(
+            "demand.hourly_profile",
+            "set" if scenario.demand.hourly_profile else "flat",
+            "",
+            "load shape over the day",
+        ),
+    ]
+    for name, value in scenario.sla.targets().items():
+        label, unit, meaning = _SLA_WORDS.get(name, (name, "", ""))
+        rows.append(Assumption(f"sla.{name}", f"{value:g}", unit, f"{label}: {meaning}"))
+    if scenario.budget is not None:
+        rows.append(Assumption("budget.monthly_usd", f"{scenario.budget.monthly_usd:g}", "USD", ""))
+    opts = scenario.options
+    rows += [
+        Assumption("options.target_utilization", f"{opts.target_utilization:g}", "share", ""),
+        Assumption("options.redundancy_replicas", str(opts.redundancy_replicas), "replicas", ""),
+        Assumption("options.gpus_per_node", str(opts.gpus_per_node), "GPUs", ""),
+        Assumption("options.hours_per_month", f"{opts.hours_per_month:g}", "h", "billed hours"),
+        Assumption("options.scaling", opts.scaling, "", "static fleet or autoscaled"),
+        Assumption("options.pricing_mode", opts.pricing_mode, "", "on-demand, reserved or mix"),
+    ]
+    return tuple(rows)
+
+
+def _prices(plan: Plan) -> tuple[PriceRow, ...]:
+    rows: list[PriceRow] = []
+    for gpu in sorted({o.gpu for o in plan.options}):
+        typed = plan.scenario.on_demand_price(gpu)
+        entry = next((e for e in plan.prices_used if e.gpu == gpu), None)
+        if typed is not None:
+            rows.append(PriceRow(gpu, typed, "scenario pricing", "as typed", "scenario"))
+        elif entry is not None:
+            rows.append(
+                PriceRow(gpu, entry.usd_per_gpu_hour, entry.describe(), entry.as_of, "catalog")
+            )
+    return tuple(rows)
+
+
+def _origin(option: Option) -> CurveOrigin:
+    check = check_curve(option.curve)
+    return CurveOrigin(
+        option=option.title(),
+        run_id=option.curve.run_id,
+        provenance=option.curve.provenance,
+        label=option.curve.label_text(),
+        curve_flags=option.curve.flags,
+        physics_flags=check.flags,
+        physics_notes=check.notes,
+    )

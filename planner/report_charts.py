@@ -1,0 +1,165 @@
+"""Plotly figures of a Report (pure: report data in, figures out), shared by HTML and PDF.
+
+Measured points are markers, the fit a line (dotted where extrapolated past the measured range),
+the band a filled area; only options that meet the SLA are drawn (up to MAX_OPTIONS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from planner.report import DemandSeries, OptionChart, Report
+
+MAX_OPTIONS = 6
+PALETTE = qualitative.Plotly
+
+
+def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
+    """The report's charts in order, each with its caption."""
+    shown = _shown(report)
+    titles = {chart.title for chart in shown}
+    series = [s for s in report.demand_series if s.title in titles]
+    return [
+        ("Output throughput vs concurrency per replica", throughput_figure(shown)),
+        ("TTFT p99 vs concurrency per replica", ttft_figure(shown)),
+        ("Total monthly cost vs demand", cost_vs_demand_figure(series)),
+        ("Nodes per option", nodes_figure(report.nodes_by_option)),
+    ]
+
+
+def _shown(report: Report) -> list[OptionChart]:
+    if "meets_sla" not in report.option_columns:
+        return list(report.charts[:MAX_OPTIONS])
+    index = report.option_columns.index("meets_sla")
+    rows = zip(report.charts, report.option_rows, strict=True)
+    return [chart for chart, row in rows if row[index] is True][:MAX_OPTIONS]
+
+
+def throughput_figure(charts: Sequence[OptionChart]) -> go.Figure:
+    """Output tok/s per replica: measured points, fit and band per option."""
+    figure = _figure("Output throughput", "concurrency per replica", "output tok/s")
+    for index, chart in enumerate(charts):
+        _add(figure, chart, index, _throughput(chart))
+    return figure
+
+
+def ttft_figure(charts: Sequence[OptionChart]) -> go.Figure:
+    """TTFT p99 in ms per replica: measured points, fit and band per option."""
+    figure = _figure("TTFT p99", "concurrency per replica", "TTFT p99, ms")
+    for index, chart in enumerate(charts):
+        _add(figure, chart, index, _ttft(chart))
+    return figure
+
+
+Series = tuple[
+    tuple[float | None, ...],
+    tuple[float | None, ...],
+    tuple[float | None, ...],
+    tuple[float | None, ...],
+]
+
+
+def _throughput(chart: OptionChart) -> Series:
+    return (
+        chart.measured_output_tok_s,
+        chart.fit_output_tok_s,
+        chart.fit_output_tok_s_lo,
+        chart.fit_output_tok_s_hi,
+    )
+
+
+def _ttft(chart: OptionChart) -> Series:
+    return (
+        chart.measured_p99_ttft_ms,
+        chart.fit_p99_ttft_ms,
+        chart.fit_p99_ttft_ms_lo,
+        chart.fit_p99_ttft_ms_hi,
+    )
+
+
+def _add(figure: go.Figure, chart: OptionChart, index: int, values: Series) -> None:
+    measured, fit, lo, hi = values
+    color = PALETTE[index % len(PALETTE)]
+    xs = list(chart.grid_concurrency)
+    inside = [None if e else v for v, e in zip(fit, chart.extrapolated, strict=True)]
+    outside = [v if e else None for v, e in zip(fit, chart.extrapolated, strict=True)]
+    group = chart.title
+    figure.add_trace(
+        go.Scatter(x=xs, y=list(hi), mode="lines", line={"width": 0}, legendgroup=group,
+                   showlegend=False, hoverinfo="skip")
+    )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(x=xs, y=list(lo), mode="lines", line={"width": 0}, fill="tonexty",
+                   fillcolor=_translucent(color), legendgroup=group, showlegend=False,
+                   hoverinfo="skip")
+    )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(x=xs, y=inside, mode="lines", name=f"{chart.title} fit",
+                   line={"color": color}, legendgroup=group)
+    )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(x=xs, y=outside, mode="lines", name=f"{chart.title} extrapolated",
+                   line={"color": color, "dash": "dot"}, legendgroup=group, showlegend=False)
+    )  # fmt: skip
+    figure.add_trace(
+        go.Scatter(x=list(chart.measured_concurrency), y=list(measured), mode="markers",
+                   name=f"{chart.title} measured", marker={"color": color}, legendgroup=group)
+    )  # fmt: skip
+
+
+def cost_vs_demand_figure(series: Sequence[DemandSeries]) -> go.Figure:
+    """Total monthly cost in USD per option as the demand is scaled from 25% to 200%."""
+    unit = series[0].demand_unit if series else "demand"
+    figure = _figure("Total monthly cost vs demand", f"demand, {unit}", "USD per month")
+    for index, line in enumerate(series):
+        figure.add_trace(
+            go.Scatter(
+                x=list(line.demand),
+                y=list(line.total_monthly_cost_usd),
+                mode="lines+markers",
+                name=line.title,
+                line={"color": PALETTE[index % len(PALETTE)], "shape": "hv"},
+            )
+        )
+    return figure
+
+
+def nodes_figure(nodes: Sequence[tuple[str, int | None]]) -> go.Figure:
+    """Nodes each option needs (options that cannot serve the demand are left out)."""
+    sized = [(title, count) for title, count in nodes if count is not None]
+    figure = _figure("Nodes per option", "nodes", "")
+    figure.add_trace(
+        go.Bar(
+            x=[count for _, count in sized],
+            y=[title for title, _ in sized],
+            orientation="h",
+            marker={"color": PALETTE[0]},
+        )
+    )
+    figure.update_layout(
+        yaxis={"autorange": "reversed", "automargin": True}, height=max(300, 28 * len(sized) + 120)
+    )
+    return figure
+
+
+def _figure(title: str, x_title: str, y_title: str) -> go.Figure:
+    figure = go.Figure()
+    figure.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        template="plotly_white",
+        width=900,
+        height=520,
+        legend={"orientation": "h", "y": -0.2},
+        margin={"l": 60, "r": 20, "t": 50, "b": 40},
+    )
+    return figure
+
+
+def _translucent(color: str, alpha: float = 0.15) -> str:
+    red, green, blue = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
