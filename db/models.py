@@ -215,3 +215,30 @@ class Scenario(Base):
     yaml_text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PlanRecord(Base):
+    """One recorded plan of a scenario: what it was made from (scenario YAML, run ids, prices)
+    and what it answered, so it can be regenerated and audited later."""
+
+    __tablename__ = "plan_records"
+    # AUTOINCREMENT for the same reason as runs: reports cite plan records by id.
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # SET NULL: deleting a scenario keeps its audit trail (the name and YAML are copied here).
+    scenario_id: Mapped[int | None] = mapped_column(
+        ForeignKey("scenarios.id", ondelete="SET NULL"), index=True
+    )
+    scenario_name: Mapped[str] = mapped_column(String(200))
+    scenario_yaml: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Runs behind the options, and every run whose curve shaped their fits (planner.shapes).
+    run_ids: Mapped[list[int]] = mapped_column(JSON)
+    basis_run_ids: Mapped[list[int]] = mapped_column(JSON)
+    catalog_version: Mapped[str] = mapped_column(String(64))
+    prices_used: Mapped[list[JsonDict]] = mapped_column(JSON)
+    choice_title: Mapped[str | None] = mapped_column(Text)
+    total_monthly_cost_usd: Mapped[float | None] = mapped_column(Float)
+    nodes: Mapped[int | None] = mapped_column(Integer)
+    recommendation: Mapped[str] = mapped_column(Text)

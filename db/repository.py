@@ -1,5 +1,6 @@
-"""The only place that builds queries: runs (save, list, load, delete), the price catalog and
-saved scenarios. Callers get RunFile, PriceEntry and the frozen dataclasses below, never rows.
+"""The only place that builds queries: runs (save, list, load, delete), the price catalog,
+saved scenarios (save, rename, clone, delete) and their plan history (record, list, regenerate).
+Callers get RunFile, PriceEntry, Plan and the frozen dataclasses below, never rows.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -19,8 +20,9 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from db.engine import session_scope
 from db.models import Deployment as DeploymentRow
 from db.models import LevelMetric, LoadLevel, Price, Run, Scenario
+from db.models import PlanRecord as PlanRecordRow
 from db.models import RequestSample as SampleRow
-from errors import InputError, StoreError
+from errors import InputError, PlanningError, ScenarioError, StoreError
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -35,7 +37,11 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
+from planner.capacity import Plan, make_plan
+from planner.curves import LoadCurve, curve_from_run
 from planner.prices import PriceEntry
+from planner.scenario import scenario_from_yaml, scenario_to_yaml
+from planner.shapes import group_key
 
 MAX_SCENARIO_NAME_CHARS = 200
 _LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metrics", "samples"))
@@ -95,6 +101,42 @@ class ScenarioRecord:
     yaml_text: str
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """What a plan answered: the chosen option, its monthly cost and nodes, and why."""
+
+    choice_title: str | None
+    total_monthly_cost_usd: float | None
+    nodes: int | None
+    recommendation: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord:
+    """A recorded plan of a scenario: its inputs at that time (scenario YAML, the runs behind the
+    options and their fits, the prices used, the catalog version) and its summary (UTC time)."""
+
+    record_id: int
+    scenario_name: str
+    scenario_yaml: str
+    created_at: datetime
+    run_ids: tuple[int, ...]
+    basis_run_ids: tuple[int, ...]
+    catalog_version: str
+    prices_used: tuple[PriceEntry, ...]
+    summary: PlanSummary
+
+
+@dataclass(frozen=True, slots=True)
+class Regenerated:
+    """A plan re-made from a record, and whether its summary equals the recorded one."""
+
+    record: PlanRecord
+    plan: Plan
+    summary: PlanSummary
+    matches: bool
 
 
 # ---------------------------------------------------------------- runs: write
@@ -539,3 +581,191 @@ def _scenario_name(name: str) -> str:
 
 def _scenario_record(row: Scenario) -> ScenarioRecord:
     return ScenarioRecord(row.id, row.name, row.yaml_text, row.created_at, row.updated_at)
+
+
+def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
+    """Rename a saved scenario (its YAML's name too); InputError when `old` is missing or
+    `new` is taken. Its plan history follows it."""
+    clean = _scenario_name(new)
+    with session_scope(engine) as session:
+        row = _scenario_row(session, old)
+        if clean != row.name:
+            _refuse_taken(session, clean)
+        row.name = clean
+        row.yaml_text = _renamed_yaml(row.yaml_text, clean)
+        row.updated_at = datetime.now(UTC)
+        session.flush()
+        return _scenario_record(row)
+
+
+def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
+    """Copy a saved scenario under a new name (no plan history); InputError when the name is
+    taken or the source is missing."""
+    clean = _scenario_name(new_name)
+    now = datetime.now(UTC)
+    with session_scope(engine) as session:
+        source = _scenario_row(session, name)
+        _refuse_taken(session, clean)
+        row = Scenario(
+            name=clean,
+            yaml_text=_renamed_yaml(source.yaml_text, clean),
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(row)
+        session.flush()
+        return _scenario_record(row)
+
+
+def _scenario_row(session: Session, name: str) -> Scenario:
+    row = session.scalar(select(Scenario).where(Scenario.name == name.strip()))
+    if row is None:
+        raise InputError(f"no saved scenario named {name!r}", field="name")
+    return row
+
+
+def _refuse_taken(session: Session, name: str) -> None:
+    if session.scalar(select(Scenario.id).where(Scenario.name == name)) is not None:
+        raise InputError(
+            f"a scenario named {name!r} already exists; pick another name or delete that one",
+            field="name",
+            value=name,
+        )
+
+
+def _renamed_yaml(yaml_text: str, name: str) -> str:
+    """The YAML with its `name` set; a YAML that no longer validates is kept as it is (the
+    name column is what lists and loads it)."""
+    try:
+        scenario = scenario_from_yaml(yaml_text, "saved scenario")
+    except ScenarioError:
+        return yaml_text
+    return scenario_to_yaml(scenario.model_copy(update={"name": name}))
+
+
+# ---------------------------------------------------------------- plan history
+
+
+def plan_summary(plan: Plan) -> PlanSummary:
+    """The recorded answer of a plan: choice title, total $/month, nodes, recommendation text."""
+    choice = plan.recommendation.choice
+    return PlanSummary(
+        choice_title=choice.title() if choice else None,
+        total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
+        nodes=choice.nodes if choice else None,
+        recommendation=plan.recommendation.reason,
+    )
+
+
+def plan_run_ids(plan: Plan) -> list[int]:
+    """The stored runs behind a plan's options, ascending (projected curves cite their source)."""
+    return sorted({o.curve.run_id for o in plan.options if o.curve.run_id is not None})
+
+
+def basis_run_ids(plan: Plan, curves: Sequence[LoadCurve]) -> list[int]:
+    """The options' runs plus every run in `curves` of an option's shape group: the siblings
+    whose shared shape corrected the options' fits (planner.shapes), so a re-plan over exactly
+    these runs picks the same curves and fits them the same way."""
+    groups = {group_key(option.curve) for option in plan.options}
+    siblings = {c.run_id for c in curves if c.run_id is not None and group_key(c) in groups}
+    return sorted(siblings | set(plan_run_ids(plan)))
+
+
+def record_plan(
+    engine: Engine, scenario_name: str, plan: Plan, *, curves: Sequence[LoadCurve] | None = None
+) -> PlanRecord:
+    """Record a plan of a saved scenario (InputError when none has that name). `curves` are the
+    curves the plan was made from (default: every stored run's curve, as the app plans)."""
+    basis = basis_run_ids(plan, _store_curves(engine) if curves is None else curves)
+    summary = plan_summary(plan)
+    with session_scope(engine) as session:
+        scenario = _scenario_row(session, scenario_name)
+        row = PlanRecordRow(
+            scenario_id=scenario.id,
+            scenario_name=scenario.name,
+            scenario_yaml=scenario_to_yaml(plan.scenario),
+            created_at=datetime.now(UTC),
+            run_ids=plan_run_ids(plan),
+            basis_run_ids=basis,
+            catalog_version=plan.catalog_version,
+            prices_used=[asdict(entry) for entry in plan.prices_used],
+            **asdict(summary),
+        )
+        session.add(row)
+        session.flush()
+        return _plan_record(row)
+
+
+def plan_history(engine: Engine, scenario_name: str) -> list[PlanRecord]:
+    """The recorded plans of a saved scenario, newest first (InputError when none has the name)."""
+    with session_scope(engine, write=False) as session:
+        scenario = _scenario_row(session, scenario_name)
+        rows = session.scalars(
+            select(PlanRecordRow)
+            .where(PlanRecordRow.scenario_id == scenario.id)
+            .order_by(PlanRecordRow.id.desc())
+        ).all()
+        return [_plan_record(row) for row in rows]
+
+
+def get_plan_record(engine: Engine, record_id: int) -> PlanRecord:
+    """One recorded plan by id; InputError when there is none."""
+    with session_scope(engine, write=False) as session:
+        row = session.get(PlanRecordRow, record_id)
+        if row is None:
+            raise InputError(f"no recorded plan with id {record_id}", field="record_id")
+        return _plan_record(row)
+
+
+def regenerate_plan(engine: Engine, record_id: int) -> Plan:
+    """Re-make a recorded plan from its scenario YAML, exactly its runs and its stored prices;
+    PlanningError naming the runs deleted since. The plan keeps the recorded catalog version
+    (its prices are that catalog's)."""
+    return regenerate(engine, record_id).plan
+
+
+def regenerate(engine: Engine, record_id: int) -> Regenerated:
+    """regenerate_plan, with the recorded summary compared to the new one."""
+    record = get_plan_record(engine, record_id)
+    _refuse_missing_runs(engine, record)
+    scenario = scenario_from_yaml(record.scenario_yaml, f"plan record {record_id}")
+    stored = load_runs(engine, record.basis_run_ids)
+    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
+    plan = make_plan(scenario, curves, record.prices_used)
+    plan = replace(plan, catalog_version=record.catalog_version)
+    summary = plan_summary(plan)
+    return Regenerated(record, plan, summary, summary == record.summary)
+
+
+def _refuse_missing_runs(engine: Engine, record: PlanRecord) -> None:
+    wanted = list(record.basis_run_ids)
+    with session_scope(engine, write=False) as session:
+        found = set(session.scalars(select(Run.id).where(Run.id.in_(wanted))).all())
+    missing = [run_id for run_id in wanted if run_id not in found]
+    if missing:
+        raise PlanningError(
+            f"plan record {record.record_id} cannot be regenerated: run(s) "
+            f"{', '.join(map(str, missing))} it used were deleted since; re-import them or "
+            "record a new plan"
+        )
+
+
+def _store_curves(engine: Engine) -> list[LoadCurve]:
+    curves = (curve_from_run(s.run, s.run_id) for s in load_runs(engine))
+    return [curve for curve in curves if curve is not None]
+
+
+def _plan_record(row: PlanRecordRow) -> PlanRecord:
+    return PlanRecord(
+        record_id=row.id,
+        scenario_name=row.scenario_name,
+        scenario_yaml=row.scenario_yaml,
+        created_at=row.created_at,
+        run_ids=tuple(row.run_ids),
+        basis_run_ids=tuple(row.basis_run_ids),
+        catalog_version=row.catalog_version,
+        prices_used=tuple(PriceEntry(**entry) for entry in row.prices_used),
+        summary=PlanSummary(
+            row.choice_title, row.total_monthly_cost_usd, row.nodes, row.recommendation
+        ),
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
 import streamlit as st
@@ -24,6 +25,9 @@ from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
+from planner.report import build_report, run_meta
+from planner.report_pdf import report_pdf
+from planner.report_render import report_html, report_xlsx
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import PlanRanges, plan_ranges
@@ -155,6 +159,29 @@ def sensitivity_for(scenario: Scenario, url: str, version: int) -> list[Sensitiv
     return sensitivity(scenario, load_curves(url, version), price_catalog(url, version))
 
 
+def report_bytes(
+    plan: Plan,
+    ranges: PlanRanges | None,
+    swings: list[SensitivityRow] | None,
+    url: str,
+    fmt: str,
+) -> bytes:
+    """The capacity report of a plan in one format (pdf, xlsx or html), as bytes."""
+    stored = repository.load_runs(store_engine(url))
+    report = build_report(
+        plan,
+        ranges=ranges,
+        swings=swings,
+        runs=[run_meta(s.run_id, s.imported_at, s.run) for s in stored],
+        generated_at=datetime.now(UTC),
+    )
+    if fmt == "pdf":
+        return report_pdf(report)
+    if fmt == "xlsx":
+        return report_xlsx(report)
+    return report_html(report).encode("utf-8")
+
+
 @st.cache_data(show_spinner=False)
 def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
     """The scenarios saved in the store, by name."""
@@ -270,3 +297,48 @@ def load_scenario(url: str, name: str) -> Scenario:
     """A saved scenario, validated (ScenarioError names the field when it no longer validates)."""
     record = repository.get_scenario(store_engine(url), name)
     return scenario_from_yaml(record.yaml_text, f"saved scenario {name!r}")
+
+
+# ---------------------------------------------------------------- scenarios page (part R3)
+
+
+@st.cache_data(show_spinner=False)
+def plan_history(url: str, version: int, name: str) -> list[repository.PlanRecord]:
+    """The recorded plans of a saved scenario, newest first."""
+    return repository.plan_history(store_engine(url), name)
+
+
+def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
+    """Rename a saved scenario (InputError when the new name is taken)."""
+    record = repository.rename_scenario(store_engine(url), old, new)
+    bump_version(url)
+    return record
+
+
+def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
+    """Copy a saved scenario under a new name."""
+    record = repository.clone_scenario(store_engine(url), name, new_name)
+    bump_version(url)
+    return record
+
+
+def delete_scenario(url: str, name: str) -> bool:
+    """Delete a saved scenario (its recorded plans stay, for audit)."""
+    deleted = repository.delete_scenario(store_engine(url), name)
+    bump_version(url)
+    return deleted
+
+
+def record_plan_now(url: str, name: str) -> repository.PlanRecord:
+    """Plan a saved scenario over the stored curves and prices now, and record it."""
+    version = store_version(url)
+    scenario = load_scenario(url, name)
+    plan = plan_for(scenario, url, version)
+    record = repository.record_plan(store_engine(url), name, plan, curves=load_curves(url, version))
+    bump_version(url)
+    return record
+
+
+def regenerate_record(url: str, record_id: int) -> repository.Regenerated:
+    """Re-plan a recorded plan from its stored inputs and compare it with what was recorded."""
+    return repository.regenerate(store_engine(url), record_id)

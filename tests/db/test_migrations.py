@@ -46,7 +46,7 @@ def test_upgrade_creates_every_model_table_on_an_empty_file(tmp_path: Path) -> N
     path = tmp_path / "new" / "capplan.db"
     url = f"sqlite:///{path}"
     assert current_revision(url) is None
-    assert upgrade(url) == head_revision() == "0001"
+    assert upgrade(url) == head_revision() == "0002"
     assert current_revision(url) == head_revision()
     assert _tables(path) == set(Base.metadata.tables) | {"alembic_version"}
 

@@ -1,0 +1,130 @@
+"""Scenarios page through AppTest on a real SQLite demo store: empty state, compare two saved
+scenarios side by side, rename (and a refused rename), delete with a confirm, and the plan
+history's record and regenerate."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import repository
+from db.engine import Engine, make_engine
+from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S
+
+SCENARIOS = ROOT / "docs" / "scenarios"
+
+
+@pytest.fixture
+def engine(store_url: str) -> Engine:
+    return make_engine(store_url)
+
+
+@pytest.fixture
+def saved(engine: Engine) -> list[str]:
+    """The two shipped scenarios saved in the store."""
+    names = ["agent-platform", "seed-article-h100"]
+    for name in names:
+        repository.save_scenario(engine, name, (SCENARIOS / f"{name}.yaml").read_text("utf-8"))
+    return names
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
+    at.switch_page("ui/scenarios.py").run()
+    _ok(at)
+    return at
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _frame(at: AppTest, column: str) -> pd.DataFrame:
+    frames = [d.value for d in at.dataframe if column in d.value.columns]
+    assert len(frames) == 1, f"expected one table with column {column!r}, found {len(frames)}"
+    frame: pd.DataFrame = frames[0]
+    return frame
+
+
+def test_empty_store_says_how_to_save_a_scenario(store_url: str) -> None:
+    at = _page()
+    assert at.title[0].value == "Scenarios"
+    assert "No saved scenarios yet" in at.info[0].value
+    assert "Save scenario as" in at.info[0].value
+
+
+def test_comparing_two_scenarios_shows_both_columns_and_one_chart(saved: list[str]) -> None:
+    at = _page()
+    assert "Pick two or more" in " ".join(i.value for i in at.info)
+    at.multiselect(key="compare_names").set_value(saved).run()
+    _ok(at)
+    assert not at.error, [e.value for e in at.error]
+    diff = _frame(at, "input").set_index("input")
+    assert list(diff.columns) == saved
+    assert diff.loc["demand.peak_requests_per_s", "seed-article-h100"] == "100.0"
+    assert "sla.min_stream_tok_s" in diff.index
+    assert diff.loc["workload.isl", "agent-platform"] == "1024"
+    assert "model" not in diff.index  # the same in both: not listed
+    assert "pricing.H100-SXM-80GB" not in diff.index
+    results = _frame(at, "binding_constraint").set_index("scenario")
+    assert list(results.index) == saved
+    agent = results.loc["agent-platform"]
+    assert agent["recommended"] == "tensorrt-llm on H200-SXM-141GB (TP 2, fp8)"
+    assert (agent["nodes"], agent["usd_per_month"]) == (3, pytest.approx(61320.0))
+    assert results.loc["seed-article-h100", "nodes"] == 3
+    assert results.loc["seed-article-h100", "usd_per_month"] == pytest.approx(51686.753, rel=1e-6)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    figure = json.loads(charts[0].proto.spec)
+    assert [trace["name"] for trace in figure["data"]] == saved
+    assert figure["layout"]["barmode"] == "group"
+
+
+def test_rename_works_and_a_taken_name_is_refused_in_place(
+    engine: Engine, saved: list[str]
+) -> None:
+    at = _page()
+    at.selectbox(key="manage_name").set_value("agent-platform")
+    at.text_input(key="manage_new_name").set_value("seed-article-h100")
+    at.button(key="rename").click().run()
+    _ok(at)
+    assert "a scenario named 'seed-article-h100' already exists" in at.error[0].value
+    at.text_input(key="manage_new_name").set_value("agents-q3")
+    at.button(key="rename").click().run()
+    _ok(at)
+    assert [r.name for r in repository.list_scenarios(engine)] == [
+        "agents-q3",
+        "seed-article-h100",
+    ]
+    assert at.success[0].value == "renamed 'agent-platform' to 'agents-q3'"
+
+
+def test_delete_needs_the_confirm_box(engine: Engine, saved: list[str]) -> None:
+    at = _page()
+    at.selectbox(key="manage_name").set_value("seed-article-h100").run()
+    assert at.button(key="delete").disabled
+    at.checkbox(key="delete_confirm").check().run()
+    at.button(key="delete").click().run()
+    _ok(at)
+    assert [r.name for r in repository.list_scenarios(engine)] == ["agent-platform"]
+
+
+def test_record_a_plan_then_regenerate_it_matches(engine: Engine, saved: list[str]) -> None:
+    at = _page()
+    at.selectbox(key="history_name").set_value("agent-platform").run()
+    assert "No plan of 'agent-platform' recorded yet" in " ".join(i.value for i in at.info)
+    at.button(key="record_now").click().run()
+    _ok(at)
+    history = _frame(at, "catalog_version")
+    assert len(history) == 1
+    assert history.loc[0, "usd_per_month"] == pytest.approx(61320.0)
+    assert history.loc[0, "nodes"] == 3
+    (record,) = repository.plan_history(engine, "agent-platform")
+    assert history.loc[0, "run_ids"] == ", ".join(map(str, record.run_ids))
+    at.button(key="regenerate").click().run()
+    _ok(at)
+    assert "Regenerated plan matches the record." in [s.value for s in at.success]
+    assert _frame(at, "regenerated")["matches"].all()

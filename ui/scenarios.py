@@ -1,0 +1,112 @@
+"""Scenarios page: the saved scenarios (rename, clone, delete), two or more side by side, and a
+scenario's plan history (record a plan now, regenerate an old one and check it matches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from planner.capacity import Plan
+from ui import resources as res
+from ui import scenario_compare as compare
+
+EMPTY = (
+    "No saved scenarios yet. On the Plan page, set the workload, SLA and demand, then press "
+    "**Save scenario as ...**; saved scenarios appear here to rename, clone, compare and audit."
+)
+
+
+def _flash(message: str) -> None:
+    st.session_state["scenarios_flash"] = message
+
+
+def _act(action: Callable[[], object], message: str) -> None:
+    """Run a write; on success say so after the rerun, on failure the error stays in place."""
+    if res.guarded(action) is not None:
+        _flash(message)
+        st.rerun()
+
+
+def _manage(url: str, names: list[str]) -> None:
+    st.subheader("Rename, clone or delete")
+    name = st.selectbox("Scenario", names, key="manage_name")
+    new_name = st.text_input("New name (for rename or clone)", key="manage_new_name")
+    rename, clone, delete = st.columns(3)
+    if rename.button("Rename", key="rename"):
+        _act(lambda: res.rename_scenario(url, name, new_name), f"renamed {name!r} to {new_name!r}")
+    if clone.button("Clone", key="clone"):
+        _act(lambda: res.clone_scenario(url, name, new_name), f"cloned {name!r} as {new_name!r}")
+    sure = delete.checkbox("Yes, delete it", key="delete_confirm")
+    if delete.button("Delete", key="delete", disabled=not sure):
+        res.delete_scenario(url, name)
+        _flash(f"deleted {name!r} (its recorded plans stay for audit)")
+        st.rerun()
+
+
+def _compare(url: str, version: int, names: list[str]) -> None:
+    st.subheader("Compare side by side")
+    picked = st.multiselect("Scenarios to compare (two or more)", names, key="compare_names")
+    if len(picked) < 2:
+        st.info("Pick two or more scenarios to see their inputs and answers side by side.")
+        return
+    with st.spinner("Planning each scenario..."):
+        plans = [_plan(url, version, name) for name in picked]
+    ready = [plan for plan in plans if plan is not None]
+    if len(ready) < 2:
+        return
+    diff = compare.inputs_diff_rows([plan.scenario for plan in ready])
+    st.markdown("**Inputs that differ**")
+    if diff:
+        st.dataframe(diff, hide_index=True)
+    else:
+        st.caption("These scenarios have the same inputs.")
+    st.markdown("**Answers**")
+    st.dataframe(compare.results_rows(ready), hide_index=True)
+    st.plotly_chart(compare.cost_chart(ready), key="compare_chart")
+
+
+def _plan(url: str, version: int, name: str) -> Plan | None:
+    scenario = res.guarded(lambda: res.load_scenario(url, name))
+    if scenario is None:
+        return None
+    return res.guarded(lambda: res.plan_for(scenario, url, version))
+
+
+def _history(url: str, version: int, names: list[str]) -> None:
+    st.subheader("Plan history")
+    name = st.selectbox("Scenario", names, key="history_name")
+    if st.button("Record a plan run now", key="record_now"):
+        record = res.guarded(lambda: res.record_plan_now(url, name))
+        if record is not None:
+            _flash(f"recorded plan {record.record_id} of {name!r}")
+            st.rerun()
+    records = res.guarded(lambda: res.plan_history(url, version, name)) or []
+    if not records:
+        st.info(f"No plan of {name!r} recorded yet: press 'Record a plan run now'.")
+        return
+    st.dataframe(compare.history_rows(records), hide_index=True)
+    ids = [record.record_id for record in records]
+    record_id = st.selectbox("Recorded plan", ids, key="history_record")
+    if st.button("Regenerate", key="regenerate"):
+        with st.spinner("Re-planning from the recorded scenario, runs and prices..."):
+            result = res.guarded(lambda: res.regenerate_record(url, record_id))
+        if result is not None:
+            show = st.success if result.matches else st.warning
+            show("Regenerated plan matches the record." if result.matches else "It differs:")
+            st.dataframe(compare.regenerated_rows(result), hide_index=True)
+
+
+st.title("Scenarios")
+store = res.open_store()
+store_version = res.store_version(store)
+if flash := st.session_state.pop("scenarios_flash", None):
+    st.success(flash)
+saved = [record.name for record in res.saved_scenarios(store, store_version)]
+if not saved:
+    st.info(EMPTY)
+    st.stop()
+_manage(store, saved)
+_compare(store, store_version, saved)
+_history(store, store_version, saved)
