@@ -12,6 +12,7 @@ import math
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -68,6 +69,9 @@ from planner.present import (
 )
 from planner.prices import load_catalog_csv
 from planner.projection import project_curve
+from planner.report import Report, build_report, run_meta
+from planner.report_pdf import report_pdf
+from planner.report_render import report_csv, report_html, report_json, report_xlsx
 from planner.scenario import load_scenario
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import OptionRange, PlanRanges, plan_ranges
@@ -555,6 +559,93 @@ def _print_sensitivity(swings: list[SensitivityRow]) -> None:
 
 def _signed(value: object) -> str:
     return f"{value:+.1f}%" if isinstance(value, float) else "cannot serve"
+
+
+_REPORT_FORMATS = ("pdf", "xlsx", "html", "csv", "json")
+
+
+@app.command("report")
+def report_cmd(
+    scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO.yaml")],
+    fmt: Annotated[str, typer.Option("--format", help="pdf, xlsx, html, csv or json.")],
+    out_path: Annotated[Path, typer.Option("--out", help="File to write the report to.")],
+    samples: Annotated[
+        int | None,
+        typer.Option(
+            help="Bootstrap samples for the cost ranges (0: none; default: automatic).", min=0
+        ),
+    ] = None,
+    with_sensitivity: Annotated[
+        bool, typer.Option("--sensitivity/--no-sensitivity", help="Include the sensitivity view.")
+    ] = True,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write the capacity report of a scenario: PDF for finance, XLSX with the data behind every
+    chart, self-contained HTML, CSV of the options, or JSON with everything to reproduce it."""
+    if fmt not in _REPORT_FORMATS:
+        _fail(
+            InputError(f"expected one of {', '.join(_REPORT_FORMATS)}", field="--format", value=fmt)
+        )
+    scenario = _guard(lambda: load_scenario(scenario_path))
+    engine = _engine(db)
+    prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
+    stored = _guard(lambda: repository.load_runs(engine))
+    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
+    plan = _guard(lambda: make_plan(scenario, curves, prices))
+    ranges = (
+        None
+        if samples == 0
+        else _guard(lambda: plan_ranges(scenario, curves, prices, samples=samples))
+    )
+    swings = _guard(lambda: sensitivity(scenario, curves, prices)) if with_sensitivity else None
+    report = build_report(
+        plan,
+        ranges=ranges,
+        swings=swings,
+        runs=[run_meta(s.run_id, s.imported_at, s.run) for s in stored],
+        generated_at=datetime.now(UTC),
+    )
+    content = _guard(lambda: _render_report(report, fmt))
+    try:
+        if isinstance(content, bytes):
+            out_path.write_bytes(content)
+        else:
+            out_path.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        _fail(
+            InputError(
+                f"cannot write the report: {exc.strerror}", field="--out", value=str(out_path)
+            )
+        )
+    choice = plan.recommendation.choice
+    summary = {
+        "out": str(out_path),
+        "format": fmt,
+        "bytes": len(content.encode() if isinstance(content, str) else content),
+        "recommended": choice.title() if choice else None,
+        "monthly_cost_usd": choice.total_monthly_cost_usd if choice else None,
+    }
+    if as_json:
+        _print_json(summary)
+        return
+    out.print(
+        f"wrote {fmt} report to {out_path} ({summary['bytes']:,} bytes); recommended: "
+        f"{summary['recommended'] or 'nothing meets the SLA'}",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _render_report(report: Report, fmt: str) -> str | bytes:
+    renderers: dict[str, Callable[[Report], str | bytes]] = {
+        "pdf": report_pdf,
+        "xlsx": report_xlsx,
+        "html": report_html,
+        "csv": report_csv,
+        "json": report_json,
+    }
+    return renderers[fmt](report)
 
 
 # The terminal shows the decision columns; --json and --export carry every column.

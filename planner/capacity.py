@@ -132,7 +132,7 @@ def make_plan(
     if not candidates:
         raise PlanningError(_no_candidate_message(scenario, curves, warnings))
     price_by_gpu = {
-        gpu: scenario_price(scenario, prices, gpu) for gpu in {c.gpu for c in candidates}
+        gpu: scenario_price(scenario, prices, gpu) for gpu in sorted({c.gpu for c in candidates})
     }
     fit = fitter or shaped_fitter(curves, [c.curve for c in candidates])
     options = [_option(scenario, c, price_by_gpu[c.gpu], fit(c.curve)) for c in candidates]

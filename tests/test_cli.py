@@ -456,3 +456,21 @@ def test_load_flag_and_plain_db_path_for_a_file_without_a_stated_load(tmp_path: 
     flags = ["--concurrency", "2", "--request-rate", "1", "--db", str(path)]
     both = runner.invoke(app, [*args, *flags])
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_report_writes_each_format_and_refuses_an_unknown_one(demo_db: str, tmp_path: Path) -> None:
+    scenario = str(SCENARIOS / "agent-platform.yaml")
+    base = ["report", scenario, "--db", demo_db, "--samples", "10", "--no-sensitivity", "--json"]
+    target = tmp_path / "report.xlsx"
+    summary = _json([*base, "--format", "xlsx", "--out", str(target)])
+    assert isinstance(summary, dict) and summary["bytes"] == target.stat().st_size
+    book = openpyxl.load_workbook(target)
+    assert {"inputs", "options", "runs"} <= set(book.sheetnames)
+    document = tmp_path / "report.json"
+    _json([*base, "--format", "json", "--out", str(document)])
+    saved = json.loads(document.read_text(encoding="utf-8"))
+    assert saved["plan"]["recommendation"]["choice"] == summary["recommended"]
+    bad = runner.invoke(
+        app, ["report", scenario, "--format", "docx", "--out", "x", "--db", demo_db]
+    )
+    assert bad.exit_code == 2 and "--format" in bad.stderr

@@ -144,11 +144,49 @@ def _downloads(
     )
 
 
+REPORT_FORMATS = {
+    "PDF for finance": ("pdf", "application/pdf"),
+    "XLSX with the data behind every chart": ("xlsx", XLSX),
+    "HTML with interactive charts": ("html", "text/html"),
+}
+
+
+def _report(
+    url: str,
+    version: int,
+    plan: Plan,
+    ranges: PlanRanges | None,
+    swings: list[SensitivityRow] | None,
+) -> None:
+    """Build the capacity report on request (a PDF takes seconds), then offer it for download."""
+    left, right = st.columns([3, 1])
+    label = left.selectbox("Capacity report", list(REPORT_FORMATS), key="plan_report_format")
+    fmt, mime = REPORT_FORMATS[label]
+    key = (scenario_to_yaml(plan.scenario), version, fmt)
+    if right.button("Build report", key="plan_report_build"):
+        with st.spinner(f"Building the {fmt.upper()} report..."):
+            content = res.guarded(lambda: res.report_bytes(plan, ranges, swings, url, fmt))
+        if content is not None:
+            st.session_state["plan_report"] = (key, content)
+    built = st.session_state.get("plan_report")
+    if built is not None and built[0] == key:
+        stem = plan.scenario.name.replace(" ", "_")
+        st.download_button(
+            f"Download the {fmt.upper()} report",
+            built[1],
+            f"{stem}-capacity-report.{fmt}",
+            mime,
+            key="plan_report_download",
+        )
+
+
 def _save(url: str, scenario: Scenario) -> None:
     if st.button(f"Save scenario as {scenario.name!r}", key="plan_save"):
         record = res.guarded(lambda: res.save_scenario(url, scenario))
         if record is not None:
-            st.success(f"saved scenario {record.name!r}")
+            planned = res.guarded(lambda: res.record_plan_now(url, scenario.name))
+            kept = " and this plan in its history" if planned is not None else ""
+            st.success(f"saved scenario {record.name!r}{kept}")
 
 
 url = res.open_store()
@@ -175,4 +213,5 @@ ranges = _ranges(url, version, scenario)
 swings = _sensitivity(url, version, scenario)
 st.subheader("Take it away")
 _downloads(plan, scenario, ranges, swings)
+_report(url, version, plan, ranges, swings)
 _save(url, scenario)

@@ -25,6 +25,7 @@ PAGES = {
     "ui/curves.py": "Curves",
     "ui/runs.py": "Runs",
     "ui/probe.py": "Probe an endpoint",
+    "ui/scenarios.py": "Scenarios",
     "ui/prices.py": "GPU prices",
 }
 
@@ -273,7 +274,9 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
     at.radio(key="plan_scaling").set_value("autoscale").run()
     at.checkbox(key="plan_factor_multi_lora").check().run()
     at.button(key="plan_save").click().run()
-    assert "saved scenario 'agent platform'" in [s.value for s in at.success]
+    assert "saved scenario 'agent platform' and this plan in its history" in [
+        s.value for s in at.success
+    ]
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(900.0).run()
     at.text_input(key="plan_name").set_value("something else").run()
     at.number_input(key="plan_price_H200-SXM-141GB").set_value(9.0).run()
@@ -400,3 +403,15 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     individual = [s.run for s in stored if "individual" in (s.run.origin_file or "")]
     (level,) = individual[0].levels  # the form's concurrency fills the load the file lacks
     assert (level.load_kind.value, level.load_value, level.load_stated) == ("concurrency", 8, True)
+
+
+def test_plan_page_builds_the_pdf_report_on_request(store_url: str) -> None:
+    at = _page("ui/plan.py")
+    assert "plan_report" not in at.session_state  # nothing slow until it is asked for
+    at.selectbox(key="plan_report_format").set_value("PDF for finance")
+    at.button(key="plan_report_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    _, content = at.session_state["plan_report"]
+    assert content[:5] == b"%PDF-" and len(content) > 20_000
+    labels = [getattr(b, "label", None) for b in at.get("download_button")]
+    assert "Download the PDF report" in labels
