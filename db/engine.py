@@ -23,7 +23,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from errors import StoreError
+from errors import InputError, StoreError
 
 # Engine is re-exported so cli/ui can annotate with db.engine.Engine without importing sqlalchemy.
 __all__ = [
@@ -141,6 +141,8 @@ def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
             yield session
     except DBAPIError as exc:
         raise _store_error(engine, exc) from exc
+    except OverflowError as exc:  # a whole number beyond the 64-bit columns: nothing was written
+        raise InputError(f"a number is too large for the store: {exc}") from exc
 
 
 def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:

@@ -249,13 +249,34 @@ def scenario_price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -
     mode needs one (the scenario's, else the default provider's own quote, else none)."""
     on_demand = scenario.on_demand_price(gpu)
     if on_demand is not None:
-        base = ScenarioPrice(on_demand, "scenario pricing", None)
+        base = _typed_price(on_demand, prices, gpu)
     else:
         entry = default_price(tuple(prices), gpu)
         base = ScenarioPrice(entry.usd_per_gpu_hour, f"catalog default: {entry.describe()}", entry)
     if scenario.options.pricing_mode == "on_demand":
         return base
     return _with_reserved(base, scenario.reserved_price(gpu), tuple(prices), gpu)
+
+
+def _typed_price(price: float, prices: Sequence[PriceEntry], gpu: str) -> ScenarioPrice:
+    """A price the scenario types: cited as the catalog entry it equals (source and as-of date
+    kept), else as typed, beside the catalog default it replaces."""
+    quotes = [
+        e
+        for e in prices
+        if canonical_gpu(e.gpu) == gpu
+        and e.pricing_type == DEFAULT_PRICING_TYPE
+        and abs(e.usd_per_gpu_hour - price) < 1e-9
+    ]
+    if quotes:
+        entry = min(quotes, key=lambda e: not e.is_default)  # the default quote when it matches
+        return ScenarioPrice(price, f"scenario pricing, the catalog's {entry.describe()}", entry)
+    try:
+        default = default_price(tuple(prices), gpu)
+    except PlanningError:
+        return ScenarioPrice(price, "scenario pricing (typed; no catalog price for this GPU)", None)
+    instead = f"${default.usd_per_gpu_hour:g}, {default.describe()}"
+    return ScenarioPrice(price, f"scenario pricing (typed; catalog default {instead})", None)
 
 
 def _with_reserved(

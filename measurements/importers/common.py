@@ -35,6 +35,8 @@ ENGINE_ALIASES = {
     "tensorrt_llm": "tensorrt-llm",
     "tensorrtllm": "tensorrt-llm",
 }
+# The largest count a store column holds (a signed 64-bit integer).
+MAX_COUNT = 2**63 - 1
 OVERRIDE_FIELDS = ("engine", "engine_version", "model", "precision", "gpu", "gpu_count", "tp", "pp")
 
 
@@ -175,6 +177,8 @@ class Reader:
             return None
         if not number.is_integer():
             raise self.fail(key, "expected a whole number", self.obj.get(key))
+        if number > MAX_COUNT:
+            raise self.fail(key, f"is too large (at most {MAX_COUNT})", self.obj.get(key))
         return int(number)
 
     def text(self, key: str) -> str | None:

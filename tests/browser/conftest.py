@@ -54,9 +54,11 @@ def chromium_executable() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running in the main
+# thread until it stops, and every later asyncio.run() (the probe, the simulator) would fail.
+@pytest.fixture(scope="package")
 def browser(chromium_executable: str) -> Iterator[Browser]:
-    """One headless chromium for the session."""
+    """One headless chromium for the browser tests, stopped when they are done."""
     with sync_playwright() as playwright:
         try:
             launched = playwright.chromium.launch(
@@ -68,7 +70,7 @@ def browser(chromium_executable: str) -> Iterator[Browser]:
         launched.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def app(tmp_path_factory: pytest.TempPathFactory, chromium_executable: str) -> Iterator[RunningApp]:
     """The real app on an empty SQLite file: it loads the demo data on first start, as users see.
 

@@ -14,9 +14,13 @@ from db.engine import (
     redact,
     resolve_db_url,
     session_scope,
+    upgrade,
 )
-from db.repository import list_runs
-from errors import StoreError
+from db.repository import count_runs, list_runs, save_runs
+from errors import InputError, StoreError
+from measurements.importers import import_path
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def test_cli_value_beats_environment_beats_default(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,3 +152,17 @@ def test_concurrent_writers_from_separate_engines_all_succeed(db_url: str, db_pa
         created = [flag for flags in pool.map(writer, range(4)) for flag in flags]
     assert created == [True] * 20
     assert row_counts(db_path)["runs"] == 20
+
+
+def test_a_number_too_large_for_the_store_is_an_input_error_and_nothing_is_kept(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'capplan.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    (run,) = import_path(FIXTURES / "vllm-cpu-real" / "c8.json").runs
+    level = run.levels[0].model_copy(update={"requests_sent": 2**63})
+    huge = run.model_copy(update={"levels": (level,), "source_sha256": "f" * 64})
+    with pytest.raises(InputError, match="too large for the store"):
+        save_runs(engine, [run, huge])
+    assert count_runs(engine) == 0

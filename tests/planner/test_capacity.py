@@ -254,7 +254,13 @@ def test_scenario_prices_override_the_catalog_and_defaults_fill_the_rest() -> No
     assert option.usd_per_gpu_hour == 2.95 and option.price_source.startswith("catalog default")
     sc = scenario(pricing={"H100-SXM-80GB": 2.0})
     (option, _) = make_plan(sc, seed_curves(), CATALOG).options
-    assert option.usd_per_gpu_hour == 2.0 and option.price_source == "scenario pricing"
+    assert option.usd_per_gpu_hour == 2.0
+    assert option.price_source.startswith("scenario pricing (typed; catalog default $2.95")
+    # A typed price equal to a catalog quote cites that quote (source and as-of date kept).
+    sc = scenario(pricing={"H100-SXM-80GB": 2.95})
+    plan = make_plan(sc, seed_curves(), CATALOG)
+    assert plan.options[0].price_source.startswith("scenario pricing, the catalog's")
+    assert [entry.usd_per_gpu_hour for entry in plan.prices_used] == [2.95]
 
 
 def test_plan_over_the_whole_silicon_sample_ranks_options_by_cost() -> None:

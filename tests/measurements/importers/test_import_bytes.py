@@ -300,3 +300,11 @@ def test_user_load_never_replaces_a_load_the_file_states() -> None:
 def test_user_load_is_one_of_concurrency_or_rate() -> None:
     with pytest.raises(ValueError, match="not both"):
         DeploymentOverrides(concurrency=4, request_rate=1.0)
+
+
+def test_a_count_beyond_64_bits_is_refused_naming_the_field() -> None:
+    doc = json.loads(C8)
+    doc["num_prompts"] = 9.223372036854776e18  # found by the fuzz test: SQLite cannot store it
+    with pytest.raises(InputError, match="too large") as caught:
+        import_bytes("huge.json", json.dumps(doc).encode(), overrides=DeploymentOverrides())
+    assert caught.value.field == "num_prompts"
