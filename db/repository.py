@@ -697,12 +697,16 @@ def record_plan(
 
 
 def plan_history(engine: Engine, scenario_name: str) -> list[PlanRecord]:
-    """The recorded plans of a saved scenario, newest first (InputError when none has the name)."""
+    """The recorded plans of a saved scenario, newest first (InputError when none has the name),
+    with those recorded under the same name by a scenario deleted since (kept for audit)."""
     with session_scope(engine, write=False) as session:
         scenario = _scenario_row(session, scenario_name)
+        orphaned = (PlanRecordRow.scenario_id.is_(None)) & (
+            PlanRecordRow.scenario_name == scenario.name
+        )
         rows = session.scalars(
             select(PlanRecordRow)
-            .where(PlanRecordRow.scenario_id == scenario.id)
+            .where((PlanRecordRow.scenario_id == scenario.id) | orphaned)
             .order_by(PlanRecordRow.id.desc())
         ).all()
         return [_plan_record(row) for row in rows]

@@ -255,7 +255,8 @@ def _cell(value: Cell) -> Cell:
 def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str] = ()) -> str:
     """One self-contained HTML page: plotly JS inlined (interactive) or the given SVG charts."""
     parts = [_head(report), _summary_html(report)]
-    parts.append(_section("Options", _table_html(*_options_brief(report))))
+    options = _table_html(*_options_brief(report), "options") + _rejected_html(report)
+    parts.append(_section("Options", options))
     if interactive:
         charts = [
             f"<h3>{_e(caption)}</h3>"
@@ -285,8 +286,12 @@ body { font-family: 'DejaVu Sans', sans-serif; font-size: 10pt; color: #222; }
 table { border-collapse: collapse; margin: 6px 0; font-size: 7pt; width: 100%;
   table-layout: fixed; }
 th, td { border: 1px solid #bbb; padding: 2px 4px; text-align: left; vertical-align: top;
-  overflow-wrap: anywhere; }
-th { background: #eee; }
+  overflow-wrap: break-word; }
+th { background: #eee; hyphens: manual; }
+tr { page-break-inside: avoid; }
+table.options { table-layout: auto; }
+table.options td { white-space: nowrap; }
+.nowrap { white-space: nowrap; }
 .big { font-size: 16pt; font-weight: bold; }
 .break { page-break-before: always; }
 .chart svg { width: 100%; height: auto; }
@@ -297,7 +302,7 @@ def _head(report: Report) -> str:
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(report.title)}'
         f"</title><style>{_CSS}</style></head><body><h1>{_e(report.title)}</h1>"
-        f"<p>Generated {_e(report.generated_at.isoformat(timespec='seconds'))} · "
+        f"<p>Generated {_e(report.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · "
         f"price catalog {_e(report.catalog_version)}</p>"
     )
 
@@ -319,7 +324,10 @@ def _summary_html(report: Report) -> str:
         ("Margin", f"{_usd(s.margin_usd)} ({_pct(s.margin_pct)})"),
         ("Limited by", s.binding_text or "-"),
     ]
-    body = f'<p class="big">{_e(s.choice or "No option meets the SLA")}: {_e(cost)}/month</p>'
+    body = (
+        f'<p class="big">{_e(s.choice or "No option meets the SLA")}: '
+        f'<span class="nowrap">{_e(cost)}/month</span></p>'
+    )
     body += _table_html(["", ""], [list(r) for r in rows])
     body += f"<p>{_e(s.recommendation)}</p>"
     body += "".join(f"<p>{_e(f)}</p>" for f in s.factors_applied)
@@ -328,28 +336,61 @@ def _summary_html(report: Report) -> str:
     return _section("Summary", body)
 
 
-_BRIEF = (
-    "recommended",
-    "engine",
-    "gpu",
-    "tp",
-    "provenance",
-    "meets_sla",
-    "concurrency_per_replica",
-    "replicas",
-    "gpus",
-    "nodes",
-    "usd_per_gpu_hour",
-    "total_monthly_cost_usd",
-    "usd_per_million_output_tokens",
-    "rejected_reason",
-)
+# The options table finance reads (every column is in the XLSX, CSV and JSON): header, format.
+_BRIEF: dict[str, tuple[str, str]] = {
+    "recommended": ("Pick", "flag"),
+    "engine": ("Engine", "text"),
+    "gpu": ("GPU", "text"),
+    "tp": ("TP", "text"),
+    "provenance": ("Data", "text"),
+    "meets_sla": ("Meets SLA", "flag"),
+    "concurrency_per_replica": ("Streams per replica", "whole"),
+    "replicas": ("Replicas", "whole"),
+    "gpus": ("GPUs", "whole"),
+    "nodes": ("Nodes", "whole"),
+    "usd_per_gpu_hour": ("$ per GPU-hour", "cents"),
+    "total_monthly_cost_usd": ("$ per month", "dollars"),
+    "usd_per_million_output_tokens": ("$ per 1M output tokens", "cents"),
+}
 
 
 def _options_brief(report: Report) -> Table:
     columns = [c for c in _BRIEF if c in report.option_columns]
     index = [report.option_columns.index(c) for c in columns]
-    return columns, [[row[i] for i in index] for row in report.option_rows]
+    rows = [
+        [_brief_cell(row[i], _BRIEF[column][1]) for i, column in zip(index, columns, strict=True)]
+        for row in report.option_rows
+    ]
+    return [_BRIEF[c][0] for c in columns], rows
+
+
+def _brief_cell(value: Cell, kind: str) -> Cell:
+    if value is None:
+        return "-"
+    if kind == "flag":
+        return "yes" if value in (True, "yes") else ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if kind == "dollars":
+            return f"${value:,.0f}"
+        if kind == "cents":
+            return f"${value:,.2f}"
+        if kind == "whole":
+            return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    return value
+
+
+def _rejected_html(report: Report) -> str:
+    """Options that are not options, each with its reason (kept out of the narrow table)."""
+    if "rejected_reason" not in report.option_columns:
+        return ""
+    at = report.option_columns.index("rejected_reason")
+    title = report.option_columns.index("engine"), report.option_columns.index("gpu")
+    items = [
+        f"<li>{_e(str(row[title[0]]))} on {_e(str(row[title[1]]))}: {_e(str(row[at]))}</li>"
+        for row in report.option_rows
+        if row[at]
+    ]
+    return f"<p>Not options:</p><ul>{''.join(items)}</ul>" if items else ""
 
 
 def _section(title: str, body: str, *, page_break: bool = False) -> str:
@@ -357,12 +398,15 @@ def _section(title: str, body: str, *, page_break: bool = False) -> str:
     return f"<section{css}><h2>{_e(title)}</h2>{body}</section>"
 
 
-def _table_html(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
+def _table_html(
+    header: Sequence[str], rows: Sequence[Sequence[Cell]], css_class: str | None = None
+) -> str:
     head = "".join(f"<th>{_e(h.replace('_', ' '))}</th>" for h in header)
     body = "".join(
         "<tr>" + "".join(f"<td>{_e(_show(v))}</td>" for v in row) + "</tr>" for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    css = f' class="{css_class}"' if css_class else ""
+    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _show(value: Cell) -> str:

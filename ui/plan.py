@@ -148,6 +148,8 @@ REPORT_FORMATS = {
     "PDF for finance": ("pdf", "application/pdf"),
     "XLSX with the data behind every chart": ("xlsx", XLSX),
     "HTML with interactive charts": ("html", "text/html"),
+    "JSON with everything to reproduce the plan": ("json", "application/json"),
+    "CSV of the options": ("csv", "text/csv"),
 }
 
 

@@ -82,6 +82,9 @@ def _form() -> dict[str, object] | None:
 
 
 def _sweep(fields: dict[str, object]) -> ProbeOutcome | None:
+    if not fields["base_url"]:
+        st.error("Give the server's base URL, e.g. http://10.0.0.5:8000.")
+        return None
     if not fields["model"]:
         st.error("Give the served model name.")
         return None

@@ -27,7 +27,7 @@ from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.report import build_report, run_meta
 from planner.report_pdf import report_pdf
-from planner.report_render import report_html, report_xlsx
+from planner.report_render import report_csv, report_html, report_json, report_xlsx
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import PlanRanges, plan_ranges
@@ -179,7 +179,8 @@ def report_bytes(
         return report_pdf(report)
     if fmt == "xlsx":
         return report_xlsx(report)
-    return report_html(report).encode("utf-8")
+    text = {"json": report_json, "csv": report_csv}.get(fmt, report_html)(report)
+    return text.encode("utf-8")
 
 
 @st.cache_data(show_spinner=False)

@@ -139,7 +139,16 @@ def regenerated_rows(result: Regenerated) -> list[Row]:
         ("nodes", recorded.nodes, now.nodes),
         ("recommendation", recorded.recommendation, now.recommendation),
     ]
+    # Text columns: one column mixes names, dollars and counts (Arrow needs one type).
     return [
-        {"field": name, "recorded": old, "regenerated": new, "matches": old == new}
+        {"field": name, "recorded": _text(old), "regenerated": _text(new), "matches": old == new}
         for name, old, new in fields
     ]
+
+
+def _text(value: Cell) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return str(value)

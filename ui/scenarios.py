@@ -40,9 +40,10 @@ def _manage(url: str, names: list[str]) -> None:
         _act(lambda: res.clone_scenario(url, name, new_name), f"cloned {name!r} as {new_name!r}")
     sure = delete.checkbox("Yes, delete it", key="delete_confirm")
     if delete.button("Delete", key="delete", disabled=not sure):
-        res.delete_scenario(url, name)
-        _flash(f"deleted {name!r} (its recorded plans stay for audit)")
-        st.rerun()
+        _act(
+            lambda: res.delete_scenario(url, name),
+            f"deleted {name!r} (its recorded plans stay for audit, under its name)",
+        )
 
 
 def _compare(url: str, version: int, names: list[str]) -> None:

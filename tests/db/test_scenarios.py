@@ -101,6 +101,10 @@ def test_delete_removes_the_scenario_and_keeps_its_recorded_plans(demo: Engine) 
     kept = repository.get_plan_record(demo, record.record_id)
     assert kept.scenario_name == "agent-platform"
     assert kept.summary == record.summary
+    # Saved again under the same name, its history shows the records kept for audit.
+    again = _recorded(demo)
+    history = [r.record_id for r in repository.plan_history(demo, "agent-platform")]
+    assert history == [again.record_id, record.record_id]
 
 
 def test_record_plan_keeps_inputs_and_summary(demo: Engine) -> None:
