@@ -7,6 +7,7 @@ Every command takes `--db URL` (else $CAPPLAN_DB, else sqlite:///data/capplan.db
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import subprocess
@@ -67,7 +68,7 @@ from planner.present import (
     prediction_vs_ceiling,
     run_to_dict,
 )
-from planner.prices import load_catalog_csv
+from planner.prices import PriceEntry, load_catalog_csv
 from planner.projection import project_curve
 from planner.report import Report, build_report, run_meta
 from planner.report_pdf import report_pdf
@@ -566,14 +567,22 @@ _REPORT_FORMATS = ("pdf", "xlsx", "html", "csv", "json")
 
 @app.command("report")
 def report_cmd(
-    scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO.yaml")],
     fmt: Annotated[str, typer.Option("--format", help="pdf, xlsx, html, csv or json.")],
     out_path: Annotated[Path, typer.Option("--out", help="File to write the report to.")],
-    samples: Annotated[
+    scenario_path: Annotated[
+        Path | None, typer.Argument(metavar="[SCENARIO.yaml]", help="Plan this scenario now.")
+    ] = None,
+    record: Annotated[
         int | None,
         typer.Option(
-            help="Bootstrap samples for the cost ranges (0: none; default: automatic).", min=0
+            "--record",
+            help="Instead of a scenario: the plan record ID (Scenarios page history), re-made "
+            "from its own scenario, runs and prices for audit.",
         ),
+    ] = None,
+    samples: Annotated[
+        int | None,
+        typer.Option(help="Bootstrap samples for the cost ranges (0: none; default: auto).", min=0),
     ] = None,
     with_sensitivity: Annotated[
         bool, typer.Option("--sensitivity/--no-sensitivity", help="Include the sensitivity view.")
@@ -581,18 +590,35 @@ def report_cmd(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write the capacity report of a scenario: PDF for finance, XLSX with the data behind every
-    chart, self-contained HTML, CSV of the options, or JSON with everything to reproduce it."""
+    """Write the capacity report of a scenario (or of a recorded plan): PDF for finance, XLSX with
+    the data behind every chart, self-contained HTML, CSV of the options, or JSON with everything
+    to reproduce it."""
     if fmt not in _REPORT_FORMATS:
-        _fail(
-            InputError(f"expected one of {', '.join(_REPORT_FORMATS)}", field="--format", value=fmt)
-        )
-    scenario = _guard(lambda: load_scenario(scenario_path))
+        expected = f"expected one of {', '.join(_REPORT_FORMATS)}"
+        _fail(InputError(expected, field="--format", value=fmt))
+    if (scenario_path is None) == (record is None):
+        _fail(InputError("give a SCENARIO.yaml or --record ID (one of them)", field="--record"))
     engine = _engine(db)
-    prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
-    stored = _guard(lambda: repository.load_runs(engine))
+    title, matches = None, None
+    if record is not None:
+        regenerated = _guard(lambda: repository.regenerate(engine, record))
+        rec = regenerated.record
+        scenario, plan = regenerated.plan.scenario, regenerated.plan
+        prices: Sequence[PriceEntry] = rec.prices_used
+        stored = _guard(lambda: repository.load_runs(engine, rec.basis_run_ids))
+        title = (
+            f"Capacity plan: {rec.scenario_name} (plan record {rec.record_id} of "
+            f"{rec.created_at:%Y-%m-%d %H:%M} UTC, re-made)"
+        )
+        matches = regenerated.matches
+    else:
+        assert scenario_path is not None
+        scenario = _guard(lambda: load_scenario(scenario_path))
+        prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
+        stored = _guard(lambda: repository.load_runs(engine))
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
-    plan = _guard(lambda: make_plan(scenario, curves, prices))
+    if record is None:
+        plan = _guard(lambda: make_plan(scenario, curves, prices))
     ranges = (
         None
         if samples == 0
@@ -606,6 +632,8 @@ def report_cmd(
         runs=[run_meta(s.run_id, s.imported_at, s.run) for s in stored],
         generated_at=datetime.now(UTC),
     )
+    if title is not None:
+        report = dataclasses.replace(report, title=title)
     content = _guard(lambda: _render_report(report, fmt))
     try:
         if isinstance(content, bytes):
@@ -613,11 +641,8 @@ def report_cmd(
         else:
             out_path.write_text(content, encoding="utf-8")
     except OSError as exc:
-        _fail(
-            InputError(
-                f"cannot write the report: {exc.strerror}", field="--out", value=str(out_path)
-            )
-        )
+        message = f"cannot write the report: {exc.strerror}"
+        _fail(InputError(message, field="--out", value=str(out_path)))
     choice = plan.recommendation.choice
     summary = {
         "out": str(out_path),
@@ -625,13 +650,18 @@ def report_cmd(
         "bytes": len(content.encode() if isinstance(content, str) else content),
         "recommended": choice.title() if choice else None,
         "monthly_cost_usd": choice.total_monthly_cost_usd if choice else None,
+        "record": record,
+        "matches_record": matches,
     }
     if as_json:
         _print_json(summary)
         return
+    audit = ""
+    if matches is not None:
+        audit = "; matches the record" if matches else "; DIFFERS from the record"
     out.print(
         f"wrote {fmt} report to {out_path} ({summary['bytes']:,} bytes); recommended: "
-        f"{summary['recommended'] or 'nothing meets the SLA'}",
+        f"{summary['recommended'] or 'nothing meets the SLA'}{audit}",
         markup=False,
         highlight=False,
     )

@@ -13,11 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from db import repository
 from db.engine import make_engine
 from db.repository import load_runs
 from measurements.importers import import_path
 from measurements.run_file import write_run_file
 from measurements.sim_server import start_in_thread
+from planner.capacity import make_plan
+from planner.curves import curve_from_run
+from planner.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -474,3 +478,25 @@ def test_report_writes_each_format_and_refuses_an_unknown_one(demo_db: str, tmp_
         app, ["report", scenario, "--format", "docx", "--out", "x", "--db", demo_db]
     )
     assert bad.exit_code == 2 and "--format" in bad.stderr
+
+
+def test_report_of_a_plan_record_is_remade_from_its_own_runs_and_prices(
+    demo_db: str, tmp_path: Path
+) -> None:
+    engine = make_engine(demo_db)
+    text = (SCENARIOS / "agent-platform.yaml").read_text(encoding="utf-8")
+    repository.save_scenario(engine, "agent-platform", text)
+    scenario = load_scenario(SCENARIOS / "agent-platform.yaml")
+    stored = load_runs(engine)
+    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
+    plan = make_plan(scenario, curves, repository.list_prices(engine))
+    record = repository.record_plan(engine, "agent-platform", plan, curves=curves)
+    target = tmp_path / "audit.json"
+    base = ["report", "--record", str(record.record_id), "--format", "json"]
+    summary = _json([*base, "--out", str(target), "--samples", "0", "--db", demo_db, "--json"])
+    assert isinstance(summary, dict) and summary["matches_record"] is True
+    assert summary["monthly_cost_usd"] == record.summary.total_monthly_cost_usd
+    saved = json.loads(target.read_text(encoding="utf-8"))
+    assert f"plan record {record.record_id}" in saved["title"]
+    both = runner.invoke(app, [*base, str(SCENARIOS / "agent-platform.yaml"), "--out", "x"])
+    assert both.exit_code == 2 and "one of them" in both.stderr

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from db.repository import Regenerated
 from planner.capacity import Plan
 from ui import resources as res
 from ui import scenario_compare as compare
@@ -97,6 +98,25 @@ def _history(url: str, version: int, names: list[str]) -> None:
             show = st.success if result.matches else st.warning
             show("Regenerated plan matches the record." if result.matches else "It differs:")
             st.dataframe(compare.regenerated_rows(result), hide_index=True)
+            st.session_state["history_regenerated"] = result
+    result = st.session_state.get("history_regenerated")
+    if result is not None and result.record.record_id == record_id:
+        _record_report(url, result)
+
+
+def _record_report(url: str, result: Regenerated) -> None:
+    """The PDF report of a regenerated record, for audit (built on request: it takes seconds)."""
+    if st.button("Build the PDF report of this record", key="record_report_build"):
+        with st.spinner("Building the PDF report..."):
+            content = res.guarded(lambda: res.report_bytes(result.plan, None, None, url, "pdf"))
+        if content is not None:
+            st.download_button(
+                f"Download the report of plan record {result.record.record_id}",
+                content,
+                f"{result.record.scenario_name}-record-{result.record.record_id}.pdf",
+                "application/pdf",
+                key="record_report_download",
+            )
 
 
 st.title("Scenarios")

@@ -128,3 +128,7 @@ def test_record_a_plan_then_regenerate_it_matches(engine: Engine, saved: list[st
     _ok(at)
     assert "Regenerated plan matches the record." in [s.value for s in at.success]
     assert _frame(at, "regenerated")["matches"].all()
+    at.button(key="record_report_build").click().run()
+    _ok(at)
+    labels = [getattr(b, "label", None) for b in at.get("download_button")]
+    assert f"Download the report of plan record {record.record_id}" in labels
