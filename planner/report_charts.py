@@ -22,12 +22,58 @@ def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
     shown = _shown(report)
     titles = {chart.title for chart in shown}
     series = [s for s in report.demand_series if s.title in titles]
+    meeting = _meeting_count(report)
+    some = f" (the {len(shown)} cheapest of {meeting} options meeting the SLA)"
+    note = some if meeting > len(shown) else ""
+    scenario = report.plan.scenario
+    throughput = throughput_figure(shown)
+    operating = _operating_point(report)
+    if operating is not None:
+        throughput.add_trace(
+            go.Scatter(
+                x=[operating[0]],
+                y=[operating[1]],
+                mode="markers",
+                name="recommended operating point (conservative side of the band)",
+                marker={"symbol": "star", "size": 16, "color": "black"},
+            )
+        )
+    ttft = ttft_figure(shown)
+    if scenario.sla.ttft_p99_ms is not None:
+        ttft.add_hline(
+            y=scenario.sla.ttft_p99_ms,
+            line_dash="dot",
+            annotation_text=f"SLA: TTFT p99 <= {scenario.sla.ttft_p99_ms:g} ms",
+        )
+    cost = cost_vs_demand_figure(series)
+    cost.add_vline(
+        x=scenario.demand.amount,
+        line_dash="dot",
+        annotation_text=f"this plan: {scenario.demand.amount:g} {scenario.demand.unit}",
+    )
     return [
-        ("Output throughput vs concurrency per replica", throughput_figure(shown)),
-        ("TTFT p99 vs concurrency per replica", ttft_figure(shown)),
-        ("Total monthly cost vs demand", cost_vs_demand_figure(series)),
+        (f"Output throughput vs concurrency per replica{note}", throughput),
+        (f"TTFT p99 vs concurrency per replica{note}", ttft),
+        (f"Total monthly cost vs demand{note}", cost),
         ("Nodes per option", nodes_figure(report.nodes_by_option)),
     ]
+
+
+def _meeting_count(report: Report) -> int:
+    if "meets_sla" not in report.option_columns:
+        return len(report.charts)
+    index = report.option_columns.index("meets_sla")
+    return sum(1 for row in report.option_rows if row[index] is True)
+
+
+def _operating_point(report: Report) -> tuple[float, float] | None:
+    """(streams per replica, output tok/s per replica) the recommended option is planned at."""
+    choice = report.plan.recommendation.choice
+    if choice is None or choice.concurrency_per_replica is None:
+        return None
+    if choice.output_tok_s_per_replica is None:
+        return None
+    return choice.concurrency_per_replica, choice.output_tok_s_per_replica
 
 
 def _shown(report: Report) -> list[OptionChart]:

@@ -22,6 +22,7 @@ from planner.curves import LoadCurve, curve_from_run
 from planner.export import options_table, plan_to_dict
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.report import Report, RunMeta, build_report, run_meta
+from planner.report_charts import report_figures
 from planner.report_pdf import report_pdf
 from planner.report_render import report_csv, report_html, report_json, report_xlsx
 from planner.scenario import Scenario, load_scenario, scenario_from_yaml
@@ -206,3 +207,17 @@ def test_pdf_has_the_summary_options_assumptions_and_runs(report: Report, tmp_pa
     assert f"{report.run_ids[0]}curve-csv" in flat or f"{report.run_ids[0]}published" in flat
     pages = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True)
     assert "A4" in pages.stdout
+
+
+def test_charts_mark_the_sla_the_operating_point_and_the_planned_demand(
+    report: Report, plan: Plan
+) -> None:
+    (throughput, ttft, cost, _) = [figure for _, figure in report_figures(report)]
+    choice = plan.recommendation.choice
+    assert choice is not None
+    (star,) = [t for t in throughput.data if (t.name or "").startswith("recommended operating")]
+    planned = (choice.concurrency_per_replica, choice.output_tok_s_per_replica)
+    assert (star.x[0], star.y[0]) == planned
+    sla = plan.scenario.sla.ttft_p99_ms
+    assert [shape.y0 for shape in ttft.layout.shapes] == [sla]
+    assert [shape.x0 for shape in cost.layout.shapes] == [plan.scenario.demand.amount]
