@@ -70,10 +70,9 @@ from planner.present import (
 )
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.projection import project_curve
-from planner.report import Report, build_report, run_meta
-from planner.report_pdf import report_pdf
-from planner.report_render import report_csv, report_html, report_json, report_xlsx
-from planner.scenario import load_scenario
+from planner.report import build_report, run_meta
+from planner.report_pdf import REPORT_FORMATS, render_report
+from planner.scenario import Scenario, load_scenario
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import OptionRange, PlanRanges, plan_ranges
 
@@ -449,18 +448,30 @@ def plan_cmd(
     prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
     curves = _curves(engine, None)
     plan = _guard(lambda: make_plan(scenario, curves, prices))
-    ranges = (
-        None
-        if samples == 0
-        else _guard(lambda: plan_ranges(scenario, curves, prices, samples=samples))
-    )
-    swings = _guard(lambda: sensitivity(scenario, curves, prices)) if with_sensitivity else None
+    ranges, swings = _ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
     if export is not None:
         _guard(lambda: _write_export(plan, export, ranges, swings))
     if as_json:
         _print_json(_plan_document(plan, ranges, swings))
         return
     _print_plan(plan, ranges, swings)
+
+
+def _ranges_and_swings(
+    scenario: Scenario,
+    curves: Sequence[LoadCurve],
+    prices: Sequence[PriceEntry],
+    samples: int | None,
+    with_sensitivity: bool,
+) -> tuple[PlanRanges | None, list[SensitivityRow] | None]:
+    """The cost ranges (none when samples is 0) and, when asked, the sensitivity rows."""
+    ranges = (
+        None
+        if samples == 0
+        else _guard(lambda: plan_ranges(scenario, curves, prices, samples=samples))
+    )
+    swings = _guard(lambda: sensitivity(scenario, curves, prices)) if with_sensitivity else None
+    return ranges, swings
 
 
 def _plan_document(
@@ -562,9 +573,6 @@ def _signed(value: object) -> str:
     return f"{value:+.1f}%" if isinstance(value, float) else "cannot serve"
 
 
-_REPORT_FORMATS = ("pdf", "xlsx", "html", "csv", "json")
-
-
 @app.command("report")
 def report_cmd(
     fmt: Annotated[str, typer.Option("--format", help="pdf, xlsx, html, csv or json.")],
@@ -593,8 +601,8 @@ def report_cmd(
     """Write the capacity report of a scenario (or of a recorded plan): PDF for finance, XLSX with
     the data behind every chart, self-contained HTML, CSV of the options, or JSON with everything
     to reproduce it."""
-    if fmt not in _REPORT_FORMATS:
-        expected = f"expected one of {', '.join(_REPORT_FORMATS)}"
+    if fmt not in REPORT_FORMATS:
+        expected = f"expected one of {', '.join(REPORT_FORMATS)}"
         _fail(InputError(expected, field="--format", value=fmt))
     if (scenario_path is None) == (record is None):
         _fail(InputError("give a SCENARIO.yaml or --record ID (one of them)", field="--record"))
@@ -619,12 +627,7 @@ def report_cmd(
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     if record is None:
         plan = _guard(lambda: make_plan(scenario, curves, prices))
-    ranges = (
-        None
-        if samples == 0
-        else _guard(lambda: plan_ranges(scenario, curves, prices, samples=samples))
-    )
-    swings = _guard(lambda: sensitivity(scenario, curves, prices)) if with_sensitivity else None
+    ranges, swings = _ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
     report = build_report(
         plan,
         ranges=ranges,
@@ -634,12 +637,9 @@ def report_cmd(
     )
     if title is not None:
         report = dataclasses.replace(report, title=title)
-    content = _guard(lambda: _render_report(report, fmt))
+    content = _guard(lambda: render_report(report, fmt))
     try:
-        if isinstance(content, bytes):
-            out_path.write_bytes(content)
-        else:
-            out_path.write_text(content, encoding="utf-8")
+        out_path.write_bytes(content)
     except OSError as exc:
         message = f"cannot write the report: {exc.strerror}"
         _fail(InputError(message, field="--out", value=str(out_path)))
@@ -647,7 +647,7 @@ def report_cmd(
     summary = {
         "out": str(out_path),
         "format": fmt,
-        "bytes": len(content.encode() if isinstance(content, str) else content),
+        "bytes": len(content),
         "recommended": choice.title() if choice else None,
         "monthly_cost_usd": choice.total_monthly_cost_usd if choice else None,
         "record": record,
@@ -665,17 +665,6 @@ def report_cmd(
         markup=False,
         highlight=False,
     )
-
-
-def _render_report(report: Report, fmt: str) -> str | bytes:
-    renderers: dict[str, Callable[[Report], str | bytes]] = {
-        "pdf": report_pdf,
-        "xlsx": report_xlsx,
-        "html": report_html,
-        "csv": report_csv,
-        "json": report_json,
-    }
-    return renderers[fmt](report)
 
 
 # The terminal shows the decision columns; --json and --export carry every column.

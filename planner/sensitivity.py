@@ -15,6 +15,7 @@ from planner.capacity import Option, Plan, make_plan
 from planner.curves import LoadCurve
 from planner.prices import PriceEntry
 from planner.scenario import DEMAND_UNITS, Scenario, scenario_from_dict
+from planner.uncertainty import TIE_USD
 
 DEFAULT_STEP = 0.1
 Path = tuple[
@@ -295,10 +296,6 @@ def _scaled_prices(prices: Sequence[PriceEntry], gpu: str, factor: float) -> lis
         else entry
         for entry in prices
     ]
-
-
-# Two options whose monthly costs differ by no more than this are tied (as in the ranges).
-TIE_USD = 1.0
 
 
 # --- rows -----------------------------------------------------------------------------------

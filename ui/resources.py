@@ -26,8 +26,7 @@ from planner.curves import LoadCurve, curve_from_run
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.report import build_report, run_meta
-from planner.report_pdf import report_pdf
-from planner.report_render import report_csv, report_html, report_json, report_xlsx
+from planner.report_pdf import render_report
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import PlanRanges, plan_ranges
@@ -166,7 +165,7 @@ def report_bytes(
     url: str,
     fmt: str,
 ) -> bytes:
-    """The capacity report of a plan in one format (pdf, xlsx or html), as bytes."""
+    """The capacity report of a plan in one format (planner.report_pdf.REPORT_FORMATS)."""
     stored = repository.load_runs(store_engine(url))
     report = build_report(
         plan,
@@ -175,12 +174,7 @@ def report_bytes(
         runs=[run_meta(s.run_id, s.imported_at, s.run) for s in stored],
         generated_at=datetime.now(UTC),
     )
-    if fmt == "pdf":
-        return report_pdf(report)
-    if fmt == "xlsx":
-        return report_xlsx(report)
-    text = {"json": report_json, "csv": report_csv}.get(fmt, report_html)(report)
-    return text.encode("utf-8")
+    return render_report(report, fmt)
 
 
 @st.cache_data(show_spinner=False)

@@ -11,17 +11,15 @@ from measurements.importers.common import (
     DeploymentOverrides,
     Reader,
     checked_number,
-    content_key,
-    join_notes,
     resolve_deployment,
 )
 from measurements.importers.sample_level import (
     sample_level,
-    sample_workload,
+    sample_run,
     timestamp_ns,
     unstated_load,
 )
-from measurements.run_file import Environment, Provenance, RequestSample, RunFile, Source
+from measurements.run_file import Provenance, RequestSample, RunFile, Source
 
 FORMAT_ID = "aiperf-records"
 DESCRIPTION = (
@@ -98,19 +96,17 @@ def parse(
     level = sample_level(name, samples, duration_s, load, notes)
     hint = " (AIPerf per-request records do not name it; profile_export_aiperf.json does)"
     deployment, conflicts = resolve_deployment(name, DeploymentOverrides(), overrides, hint=hint)
-    return [
-        RunFile(
-            source=Source.AIPERF,
-            provenance=provenance,
-            deployment=deployment,
-            workload=sample_workload(samples),
-            environment=Environment(client=CLIENT),
-            levels=(level,),
-            notes=join_notes(conflicts, "\n"),
-            origin_file=name,
-            source_sha256=content_key(data),
-        )
-    ]
+    run = sample_run(
+        name,
+        data,
+        source=Source.AIPERF,
+        client=CLIENT,
+        provenance=provenance,
+        deployment=deployment,
+        levels=(level,),
+        notes=conflicts,
+    )
+    return [run]
 
 
 def _section(reader: Reader, key: str) -> Reader:

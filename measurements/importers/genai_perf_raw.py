@@ -13,18 +13,15 @@ from measurements.importers.common import (
     DeploymentOverrides,
     Reader,
     checked_number,
-    content_key,
-    join_notes,
     resolve_deployment,
 )
 from measurements.importers.sample_level import (
     SampleLoad,
     sample_level,
-    sample_workload,
+    sample_run,
     timestamp_ns,
 )
 from measurements.run_file import (
-    Environment,
     Level,
     LoadKind,
     Provenance,
@@ -102,19 +99,17 @@ def parse(
     hint = " (perf_analyzer does not record the serving engine)"
     stated = DeploymentOverrides(model=model)
     deployment, conflicts = resolve_deployment(name, stated, overrides, hint=hint)
-    return [
-        RunFile(
-            source=Source.GENAI_PERF,
-            provenance=provenance,
-            deployment=deployment,
-            workload=sample_workload([s for level in levels for s in level.samples]),
-            environment=Environment(client=CLIENT),
-            levels=levels,
-            notes=join_notes(conflicts + notes, "\n"),
-            origin_file=name,
-            source_sha256=content_key(data),
-        )
-    ]
+    run = sample_run(
+        name,
+        data,
+        source=Source.GENAI_PERF,
+        client=CLIENT,
+        provenance=provenance,
+        deployment=deployment,
+        levels=levels,
+        notes=conflicts + notes,
+    )
+    return [run]
 
 
 def _level(exp: Reader, models: set[str]) -> Level:

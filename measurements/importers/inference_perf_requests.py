@@ -6,16 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
-from pydantic import ValidationError
-
-from measurements.importers.common import MetricSet, Reader, checked_number, join_notes
-from measurements.importers.samples import add_distribution, recompute
+from measurements.importers.common import Reader, checked_number
+from measurements.importers.sample_level import SampleLoad, sample_level, sample_workload
 from measurements.run_file import (
     Level,
     LoadKind,
     RequestSample,
     Workload,
-    input_error_from_validation,
 )
 
 _KEYS = ("start_time", "end_time", "info")
@@ -42,35 +39,15 @@ def per_request_level(name: str, doc: Sequence[Mapping[str, object]]) -> tuple[L
         _sample(reader, start, end, first)
         for reader, (start, end) in zip(readers, spans, strict=True)
     )
-    metrics = MetricSet()
-    notes = recompute(metrics, samples, duration_s)
-    per_token = [
-        s.e2e_ms / s.output_tokens for s in samples if s.ok and s.e2e_ms and s.output_tokens
-    ]
-    add_distribution(metrics, "e2e_per_token", per_token)
-    rate = len(samples) / duration_s
-    notes.append(
+    load = SampleLoad(
+        LoadKind.RATE,
+        len(samples) / duration_s,
+        False,
         "per-request records alone: the file states no stage rate or concurrency (records of "
         "several stages are mixed); recorded at the achieved rate over the whole span and "
-        "marked load not stated, kept out of curve fits"
+        "marked load not stated, kept out of curve fits",
     )
-    ok = sum(s.ok for s in samples)
-    try:
-        level = Level(
-            load_kind=LoadKind.RATE,
-            load_value=rate,
-            load_stated=False,
-            duration_s=duration_s,
-            requests_sent=len(samples),
-            completed=ok,
-            failed=len(samples) - ok,
-            metrics=metrics.metrics(),
-            samples=samples,
-            notes=join_notes(notes + metrics.notes),
-        )
-    except ValidationError as exc:
-        raise input_error_from_validation(exc, name) from exc
-    return level, _workload(samples)
+    return sample_level(name, samples, duration_s, load), sample_workload(samples)
 
 
 def _span(reader: Reader) -> tuple[float, float]:
@@ -127,13 +104,3 @@ def _error(reader: Reader) -> str | None:
         kind, message = error.get("error_type"), error.get("error_msg")
         return ": ".join(str(part) for part in (kind, message) if part) or "error"
     return str(error) or "error"
-
-
-def _workload(samples: Sequence[RequestSample]) -> Workload:
-    ok = [s for s in samples if s.ok]
-    inputs = [s.input_tokens for s in ok if s.input_tokens is not None]
-    outputs = [s.output_tokens for s in ok if s.output_tokens is not None]
-    return Workload(
-        isl=round(sum(inputs) / len(inputs)) or None if inputs else None,
-        osl=round(sum(outputs) / len(outputs)) or None if outputs else None,
-    )

@@ -1,6 +1,7 @@
 """One load level built from per-request samples alone: capplan's recomputed aggregates, the
 load the file states (or the user's, or the achieved rate marked not stated) and the workload.
-Shared by the per-request importers (trtllm-bench --request_json, GenAI-Perf raw, AIPerf jsonl)."""
+Shared by the per-request importers (trtllm-bench --request_json, GenAI-Perf raw, AIPerf jsonl,
+inference-perf per-request records)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,20 @@ from measurements.importers.common import (
     MetricSet,
     Reader,
     checked_number,
+    content_key,
     join_notes,
     user_load,
 )
 from measurements.importers.samples import add_distribution, recompute
 from measurements.run_file import (
+    Deployment,
+    Environment,
     Level,
     LoadKind,
+    Provenance,
     RequestSample,
+    RunFile,
+    Source,
     Workload,
     input_error_from_validation,
 )
@@ -91,6 +98,31 @@ def sample_level(
         )
     except ValidationError as exc:
         raise input_error_from_validation(exc, name) from exc
+
+
+def sample_run(
+    name: str,
+    data: bytes,
+    *,
+    source: Source,
+    client: str,
+    provenance: Provenance,
+    deployment: Deployment,
+    levels: Sequence[Level],
+    notes: Sequence[str] = (),
+) -> RunFile:
+    """One RunFile of per-request levels; the workload is the mean of every level's samples."""
+    return RunFile(
+        source=source,
+        provenance=provenance,
+        deployment=deployment,
+        workload=sample_workload([s for level in levels for s in level.samples]),
+        environment=Environment(client=client),
+        levels=tuple(levels),
+        notes=join_notes(list(notes), "\n"),
+        origin_file=name,
+        source_sha256=content_key(data),
+    )
 
 
 def sample_workload(samples: Sequence[RequestSample]) -> Workload:

@@ -9,17 +9,15 @@ from errors import InputError
 from measurements.importers.common import (
     DeploymentOverrides,
     Reader,
-    content_key,
-    join_notes,
     resolve_deployment,
 )
 from measurements.importers.sample_level import (
     sample_level,
-    sample_workload,
+    sample_run,
     timestamp_ns,
     unstated_load,
 )
-from measurements.run_file import Environment, Provenance, RequestSample, RunFile, Source
+from measurements.run_file import Provenance, RequestSample, RunFile, Source
 
 FORMAT_ID = "trtllm-requests"
 DESCRIPTION = (
@@ -71,19 +69,17 @@ def parse(
     hint = " (trtllm-bench request records do not name the model)"
     stated = DeploymentOverrides(engine=ENGINE)
     deployment, conflicts = resolve_deployment(name, stated, overrides, hint=hint)
-    return [
-        RunFile(
-            source=Source.TRTLLM_BENCH,
-            provenance=provenance,
-            deployment=deployment,
-            workload=sample_workload(samples),
-            environment=Environment(client=CLIENT),
-            levels=(level,),
-            notes=join_notes(conflicts, "\n"),
-            origin_file=name,
-            source_sha256=content_key(data),
-        )
-    ]
+    run = sample_run(
+        name,
+        data,
+        source=Source.TRTLLM_BENCH,
+        client=CLIENT,
+        provenance=provenance,
+        deployment=deployment,
+        levels=(level,),
+        notes=conflicts,
+    )
+    return [run]
 
 
 def _timestamp(reader: Reader, key: str) -> float | None:
