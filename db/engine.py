@@ -1,16 +1,21 @@
 """Database URL, engine and session factory, and Alembic upgrades run from code.
 
 SQLite gets WAL, foreign keys, a busy timeout and writes that start with BEGIN IMMEDIATE, so
-two processes (CLI import + app) never deadlock on a lock upgrade.
+two processes (CLI import + app) never deadlock on a lock upgrade. Writes that may race with
+another writer (two probes storing the same deployment on Postgres, a SQLite writer that waited
+out the busy timeout) run through `write_transaction`, which retries the whole transaction.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -19,7 +24,7 @@ from alembic.script import ScriptDirectory
 from alembic.util import CommandError as AlembicError
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -32,6 +37,7 @@ __all__ = [
     "MIGRATIONS_DIR",
     "Engine",
     "alembic_config",
+    "busy_timeout_ms",
     "current_revision",
     "downgrade",
     "ensure_schema",
@@ -41,7 +47,10 @@ __all__ = [
     "resolve_db_url",
     "session_scope",
     "upgrade",
+    "write_transaction",
 ]
+
+T = TypeVar("T")
 
 DEFAULT_DB_URL = "sqlite:///data/capplan.db"
 DB_URL_ENV = "CAPPLAN_DB"
@@ -49,12 +58,12 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # Execution option naming the BEGIN flavour; reads ask for DEFERRED so they never queue
 # behind a writer (WAL lets readers run alongside one writer).
 BEGIN_OPTION = "capplan_sqlite_begin"
-_SQLITE_PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA foreign_keys=ON",
-    "PRAGMA busy_timeout=5000",
-    "PRAGMA synchronous=NORMAL",
-)
+BUSY_TIMEOUT_ENV = "CAPPLAN_SQLITE_BUSY_TIMEOUT_MS"
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+# Races a retry resolves: unique (23505) and foreign-key (23503) violations from a concurrent
+# insert or delete, serialization failures (40001) and deadlocks (40P01) on Postgres.
+_RETRY_SQLSTATES = frozenset({"23505", "23503", "40001", "40P01"})
+WRITE_ATTEMPTS = 6
 
 
 def resolve_db_url(cli_value: str | None) -> str:
@@ -116,12 +125,32 @@ def _sqlite_on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoo
     # isolation_level=None stops pysqlite from issuing its own (deferred, DML-only) BEGIN;
     # _sqlite_on_begin issues ours instead (SQLAlchemy docs, "sqlite_transactions").
     dbapi_connection.isolation_level = None
+    pragmas = (
+        "PRAGMA journal_mode=WAL",
+        "PRAGMA foreign_keys=ON",
+        f"PRAGMA busy_timeout={busy_timeout_ms()}",
+        "PRAGMA synchronous=NORMAL",
+    )
     cursor = dbapi_connection.cursor()
     try:
-        for pragma in _SQLITE_PRAGMAS:
+        for pragma in pragmas:
             cursor.execute(pragma)
     finally:
         cursor.close()
+
+
+def busy_timeout_ms() -> int:
+    """How long a SQLite writer waits for another's lock: $CAPPLAN_SQLITE_BUSY_TIMEOUT_MS or 5 s."""
+    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_BUSY_TIMEOUT_MS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise StoreError(f"{BUSY_TIMEOUT_ENV}={raw!r}: give a whole number of milliseconds >= 0")
+    return value
 
 
 def _sqlite_on_begin(connection: Connection) -> None:
@@ -139,10 +168,42 @@ def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
     try:
         with Session(bind, expire_on_commit=False) as session, session.begin():
             yield session
+    except DataError as exc:  # a value the column refuses (Postgres: a number or text too long)
+        detail = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc)
+        what = "a number is too large" if "out of range" in detail else "a value does not fit"
+        raise InputError(f"{what} for the store ({detail}); nothing was written") from exc
     except DBAPIError as exc:
         raise _store_error(engine, exc) from exc
     except OverflowError as exc:  # a whole number beyond the 64-bit columns: nothing was written
         raise InputError(f"a number is too large for the store: {exc}") from exc
+
+
+def write_transaction(
+    engine: Engine, work: Callable[[Session], T], *, attempts: int = WRITE_ATTEMPTS
+) -> T:
+    """Run work(session) in one write transaction, retrying the whole of it when it lost a race.
+
+    Lost races are a concurrent insert of the same unique row, a concurrent delete under a
+    foreign key, a serialization failure or deadlock, or a SQLite lock held past the busy
+    timeout. work must be safe to run again (it starts from a fresh transaction each time).
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            with session_scope(engine) as session:
+                return work(session)
+        except StoreError as exc:
+            cause = exc.__cause__
+            if attempt == attempts or not (isinstance(cause, DBAPIError) and _lost_race(cause)):
+                raise
+            # Exponential backoff with jitter so racing writers do not collide again in step.
+            time.sleep(random.uniform(0.5, 1.0) * 0.05 * 2 ** (attempt - 1))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _lost_race(exc: DBAPIError) -> bool:
+    if getattr(exc.orig, "sqlstate", None) in _RETRY_SQLSTATES:
+        return True
+    return "database is locked" in str(exc.orig) or "database is busy" in str(exc.orig)
 
 
 def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
@@ -151,7 +212,11 @@ def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
     if "no such table" in detail or "does not exist" in detail:
         hint = "; create or upgrade the schema with `capplan db upgrade`"
     elif "locked" in detail:
-        hint = "; another process holds the write lock, try again"
+        hint = (
+            f"; another process held SQLite's write lock past the busy timeout "
+            f"({busy_timeout_ms()} ms, ${BUSY_TIMEOUT_ENV}) and retries: try again, or use "
+            "Postgres for many concurrent writers"
+        )
     url = engine.url.render_as_string(hide_password=True)
     return StoreError(f"database {url} refused the operation: {detail}{hint}")
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Dialect,
@@ -120,7 +121,8 @@ class Run(Base):
 
 
 class LoadLevel(Base):
-    """One concurrency or rate level of a run, with its counts."""
+    """One concurrency or rate level of a run, with its counts (64-bit: a 32-bit INTEGER on
+    Postgres would refuse a long run's token totals that SQLite takes)."""
 
     __tablename__ = "load_levels"
     # (run_id, position) serves "levels of these runs, in order" for many runs at once.
@@ -136,12 +138,12 @@ class LoadLevel(Base):
     window_end_s: Mapped[float | None] = mapped_column(Float)
     burst: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     load_stated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
-    requests_sent: Mapped[int | None] = mapped_column(Integer)
-    completed: Mapped[int | None] = mapped_column(Integer)
-    failed: Mapped[int | None] = mapped_column(Integer)
-    incomplete: Mapped[int | None] = mapped_column(Integer)
-    input_tokens_total: Mapped[int | None] = mapped_column(Integer)
-    output_tokens_total: Mapped[int | None] = mapped_column(Integer)
+    requests_sent: Mapped[int | None] = mapped_column(BigInteger)
+    completed: Mapped[int | None] = mapped_column(BigInteger)
+    failed: Mapped[int | None] = mapped_column(BigInteger)
+    incomplete: Mapped[int | None] = mapped_column(BigInteger)
+    input_tokens_total: Mapped[int | None] = mapped_column(BigInteger)
+    output_tokens_total: Mapped[int | None] = mapped_column(BigInteger)
     notes: Mapped[str | None] = mapped_column(Text)
 
 
@@ -175,8 +177,8 @@ class RequestSample(Base):
     send_s: Mapped[float | None] = mapped_column(Float)
     ttft_ms: Mapped[float | None] = mapped_column(Float)
     e2e_ms: Mapped[float | None] = mapped_column(Float)
-    input_tokens: Mapped[int | None] = mapped_column(Integer)
-    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    output_tokens: Mapped[int | None] = mapped_column(BigInteger)
     chunk_gaps_ms: Mapped[list[float]] = mapped_column(JSON)
     http_status: Mapped[int | None] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(Text)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from sqlalchemy import ColumnElement, Engine, delete, func, insert, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from db.engine import session_scope
+from db.engine import session_scope, write_transaction
 from db.models import Deployment as DeploymentRow
 from db.models import LevelMetric, LoadLevel, Price, Run, Scenario
 from db.models import PlanRecord as PlanRecordRow
@@ -151,14 +151,13 @@ def run_content_sha256(run: RunFile) -> str:
 
 def save_run(engine: Engine, run: RunFile) -> SaveResult:
     """Store one run in one transaction; a run already stored (same sha256) is not written again."""
-    with session_scope(engine) as session:
-        return _save(session, run)
+    return write_transaction(engine, lambda session: _save(session, run))
 
 
 def save_runs(engine: Engine, runs: Iterable[RunFile]) -> list[SaveResult]:
     """Store many runs in ONE transaction: if any fails, none is stored."""
-    with session_scope(engine) as session:
-        return [_save(session, run) for run in runs]
+    batch = list(runs)
+    return write_transaction(engine, lambda session: [_save(session, run) for run in batch])
 
 
 def _save(session: Session, run: RunFile) -> SaveResult:

@@ -1,10 +1,8 @@
-"""Store fixtures: a migrated SQLite file per test (copied from one migrated template) and a
-RunFile that sets every field the store keeps."""
+"""Store fixtures: a migrated database per test on the backend under test (tests/stores.py) and
+a RunFile that sets every field the store keeps."""
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from db.engine import make_engine, upgrade
+from db.engine import make_engine
 from measurements.run_file import (
     Capabilities,
     CapabilityCheck,
@@ -29,31 +27,21 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
-
-TABLES = ("deployments", "runs", "load_levels", "level_metrics", "request_samples")
-
-
-@pytest.fixture(scope="session")
-def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One database file migrated to head by Alembic; tests copy it instead of re-migrating."""
-    path = tmp_path_factory.mktemp("template") / "template.db"
-    upgrade(f"sqlite:///{path}")
-    return path
+from tests.stores import Stores
 
 
 @pytest.fixture
-def db_path(tmp_path: Path, migrated_template: Path) -> Path:
-    """A fresh migrated database file for this test."""
-    path = tmp_path / "store" / "capplan.db"
-    path.parent.mkdir()
-    shutil.copyfile(migrated_template, path)
-    return path
+def db_url(stores: Stores) -> str:
+    """URL of a fresh database at the newest revision, on the backend under test."""
+    return stores.migrated()
 
 
 @pytest.fixture
-def db_url(db_path: Path) -> str:
-    """URL of this test's migrated database."""
-    return f"sqlite:///{db_path}"
+def db_path(db_url: str) -> Path:
+    """The file of this test's database (SQLite-only tests)."""
+    if not db_url.startswith("sqlite:///"):
+        pytest.skip("needs the SQLite file")
+    return Path(db_url.removeprefix("sqlite:///"))
 
 
 @pytest.fixture
@@ -62,15 +50,6 @@ def engine(db_url: str) -> Iterator[Engine]:
     made = make_engine(db_url)
     yield made
     made.dispose()
-
-
-def row_counts(path: Path) -> dict[str, int]:
-    """Rows per run table, read with the stdlib driver (independent of the code under test)."""
-    with sqlite3.connect(path) as connection:
-        return {
-            table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-            for table in TABLES
-        }
 
 
 def full_run(label: str = "full run", source_sha256: str | None = "ab" * 32) -> RunFile:

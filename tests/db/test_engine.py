@@ -1,4 +1,5 @@
-"""Engine factory, URL handling and transactions on real SQLite files."""
+"""Engine factory, URL handling and transactions on the backend under test (SQLite locking
+behaviour on SQLite files only)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from db.engine import (
     redact,
     resolve_db_url,
     session_scope,
-    upgrade,
 )
 from db.repository import count_runs, list_runs, save_runs
 from errors import InputError, StoreError
 from measurements.importers import import_path
+from tests.stores import Stores, query, row_counts
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -57,6 +58,7 @@ def test_redact_hides_the_password_of_an_unparseable_url() -> None:
     assert "bob" in shown
 
 
+@pytest.mark.sqlite_only
 def test_make_engine_creates_the_parent_folder(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "capplan.db"
     engine = make_engine(f"sqlite:///{path}")
@@ -68,6 +70,7 @@ def test_make_engine_creates_the_parent_folder(tmp_path: Path) -> None:
     assert path.is_file()
 
 
+@pytest.mark.sqlite_only
 def test_sqlite_pragmas_are_set_on_every_connection(engine: Engine) -> None:
     with engine.connect() as connection:
         pragmas = {
@@ -83,6 +86,7 @@ def test_sqlite_pragmas_are_set_on_every_connection(engine: Engine) -> None:
     }
 
 
+@pytest.mark.sqlite_only
 def test_write_transaction_takes_the_write_lock_at_begin(engine: Engine, db_path: Path) -> None:
     other = sqlite3.connect(db_path, timeout=0, isolation_level=None)
     try:
@@ -96,6 +100,7 @@ def test_write_transaction_takes_the_write_lock_at_begin(engine: Engine, db_path
         other.close()
 
 
+@pytest.mark.sqlite_only
 def test_read_transaction_does_not_block_a_writer(engine: Engine, db_path: Path) -> None:
     other = sqlite3.connect(db_path, timeout=0, isolation_level=None)
     try:
@@ -107,7 +112,7 @@ def test_read_transaction_does_not_block_a_writer(engine: Engine, db_path: Path)
         other.close()
 
 
-def test_session_scope_rolls_back_on_error(engine: Engine, db_path: Path) -> None:
+def test_session_scope_rolls_back_on_error(engine: Engine, db_url: str) -> None:
     class InjectedError(RuntimeError):
         pass
 
@@ -119,12 +124,11 @@ def test_session_scope_rolls_back_on_error(engine: Engine, db_path: Path) -> Non
             )
         )
         raise InjectedError
-    with sqlite3.connect(db_path) as raw:
-        assert raw.execute("select count(*) from scenarios").fetchone()[0] == 0
+    assert query(db_url, "select count(*) from scenarios") == [(0,)]
 
 
-def test_missing_schema_is_a_store_error_that_says_what_to_run(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'empty.db'}"
+def test_missing_schema_is_a_store_error_that_says_what_to_run(stores: Stores) -> None:
+    url = stores.empty()
     engine = make_engine(url)
     try:
         with pytest.raises(StoreError, match="capplan db upgrade"):
@@ -133,13 +137,13 @@ def test_missing_schema_is_a_store_error_that_says_what_to_run(tmp_path: Path) -
         engine.dispose()
 
 
-def test_concurrent_writers_from_separate_engines_all_succeed(db_url: str, db_path: Path) -> None:
+def test_concurrent_writers_from_separate_engines_all_succeed(db_url: str) -> None:
     # With deferred BEGIN, a reader-turned-writer fails at once with "database is locked";
     # BEGIN IMMEDIATE makes the others wait on busy_timeout instead.
     from concurrent.futures import ThreadPoolExecutor
 
     from db.repository import save_run
-    from tests.db.conftest import full_run, row_counts
+    from tests.db.conftest import full_run
 
     def writer(worker: int) -> list[bool]:
         own = make_engine(db_url)
@@ -151,15 +155,13 @@ def test_concurrent_writers_from_separate_engines_all_succeed(db_url: str, db_pa
     with ThreadPoolExecutor(max_workers=4) as pool:
         created = [flag for flags in pool.map(writer, range(4)) for flag in flags]
     assert created == [True] * 20
-    assert row_counts(db_path)["runs"] == 20
+    assert row_counts(db_url)["runs"] == 20
 
 
 def test_a_number_too_large_for_the_store_is_an_input_error_and_nothing_is_kept(
-    tmp_path: Path,
+    stores: Stores,
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'capplan.db'}"
-    upgrade(url)
-    engine = make_engine(url)
+    engine = make_engine(stores.migrated())
     (run,) = import_path(FIXTURES / "vllm-cpu-real" / "c8.json").runs
     level = run.levels[0].model_copy(update={"requests_sent": 2**63})
     huge = run.model_copy(update={"levels": (level,), "source_sha256": "f" * 64})

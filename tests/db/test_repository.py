@@ -31,7 +31,8 @@ from db.repository import (
 from errors import InputError, StoreError
 from measurements.run_file import Level, LoadKind, Metric, Origin, RunFile
 from planner.prices import PriceEntry, load_catalog_csv
-from tests.db.conftest import full_run, row_counts
+from tests.db.conftest import full_run
+from tests.stores import row_counts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -148,11 +149,9 @@ def test_sample_count_of_the_detailed_fixture_matches_the_tool_output(engine: En
 # ---------------------------------------------------------------- dedupe and atomicity
 
 
-def test_saving_the_same_run_twice_stores_it_once_and_says_so(
-    engine: Engine, db_path: Path
-) -> None:
+def test_saving_the_same_run_twice_stores_it_once_and_says_so(engine: Engine, db_url: str) -> None:
     first = save_run(engine, full_run())
-    counts = row_counts(db_path)
+    counts = row_counts(db_url)
     second = save_run(engine, full_run())
     assert first.created
     assert first.message.startswith(f"stored as run {first.run_id}")
@@ -160,22 +159,20 @@ def test_saving_the_same_run_twice_stores_it_once_and_says_so(
     assert second.run_id == first.run_id
     assert second.message.startswith(f"already stored as run {first.run_id}")
     assert "nothing written" in second.message
-    assert row_counts(db_path) == counts
+    assert row_counts(db_url) == counts
 
 
-def test_runs_of_the_same_deployment_share_one_deployment_row(
-    engine: Engine, db_path: Path
-) -> None:
+def test_runs_of_the_same_deployment_share_one_deployment_row(engine: Engine, db_url: str) -> None:
     save_runs(engine, [full_run("a"), full_run("b", source_sha256="cd" * 32)])
-    assert row_counts(db_path)["deployments"] == 1
-    assert row_counts(db_path)["runs"] == 2
+    assert row_counts(db_url)["deployments"] == 1
+    assert row_counts(db_url)["runs"] == 2
 
 
 def test_a_failure_after_the_first_level_leaves_the_database_unchanged(
-    engine: Engine, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     save_run(engine, full_run("already there", source_sha256=None))
-    before = row_counts(db_path)
+    before = row_counts(db_url)
     real_insert = repository._insert_level
 
     def insert_then_fail(*args: object, **kwargs: object) -> None:
@@ -188,26 +185,26 @@ def test_a_failure_after_the_first_level_leaves_the_database_unchanged(
     )
     with pytest.raises(InjectedError):
         save_run(engine, changed)
-    assert row_counts(db_path) == before
+    assert row_counts(db_url) == before
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic warns when dumping the bad level
 def test_a_database_constraint_violated_midway_rolls_back_and_raises_store_error(
-    engine: Engine, db_path: Path
+    engine: Engine, db_url: str
 ) -> None:
     good = full_run()
     # load_value None violates the column's NOT NULL; model_construct skips pydantic's check.
     no_load: float = None  # type: ignore[assignment]
     bad_level = Level.model_construct(load_kind=LoadKind.RATE, load_value=no_load)
     broken = RunFile.model_construct(**{**dict(good), "levels": (good.levels[0], bad_level)})
-    before = row_counts(db_path)
-    with pytest.raises(StoreError, match="NOT NULL"):
+    before = row_counts(db_url)
+    with pytest.raises(StoreError, match=r"(?i)not.null"):
         save_run(engine, broken)
-    assert row_counts(db_path) == before
+    assert row_counts(db_url) == before
 
 
 def test_a_metric_twice_with_the_same_origin_is_refused_naming_the_level(
-    engine: Engine, db_path: Path
+    engine: Engine, db_url: str
 ) -> None:
     twice = Metric(name="output_tok_s", value=1.0, origin=Origin.REPORTED)
     level = full_run().levels[1].model_copy(update={"metrics": (twice, twice)})
@@ -217,11 +214,11 @@ def test_a_metric_twice_with_the_same_origin_is_refused_naming_the_level(
     assert caught.value.field == "levels[1].metrics"
     assert caught.value.file == "probe-2025-03-04.json"
     assert "output_tok_s" in str(caught.value)
-    assert row_counts(db_path)["runs"] == 0
+    assert row_counts(db_url)["runs"] == 0
 
 
 def test_save_runs_is_all_or_nothing(
-    engine: Engine, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_insert = repository._insert_level
     calls: list[int] = []
@@ -236,7 +233,7 @@ def test_save_runs_is_all_or_nothing(
     runs = [full_run(f"run {i}", source_sha256=None) for i in range(3)]
     with pytest.raises(InjectedError):
         save_runs(engine, runs)
-    assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
+    assert row_counts(db_url) == dict.fromkeys(row_counts(db_url), 0)
     monkeypatch.undo()
     results = save_runs(engine, [*runs, runs[0]])
     assert [result.created for result in results] == [True, True, True, False]
@@ -301,10 +298,10 @@ def test_asking_for_a_missing_run_names_its_id(engine: Engine) -> None:
 
 
 def test_delete_run_cascades_to_levels_metrics_samples_and_orphan_deployment(
-    engine: Engine, db_path: Path
+    engine: Engine, db_url: str
 ) -> None:
     saved = save_run(engine, full_run())
-    assert row_counts(db_path) == {
+    assert row_counts(db_url) == {
         "deployments": 1,
         "runs": 1,
         "load_levels": 2,
@@ -312,14 +309,14 @@ def test_delete_run_cascades_to_levels_metrics_samples_and_orphan_deployment(
         "request_samples": 3,
     }
     assert delete_run(engine, saved.run_id)
-    assert row_counts(db_path) == dict.fromkeys(row_counts(db_path), 0)
+    assert row_counts(db_url) == dict.fromkeys(row_counts(db_url), 0)
     assert not delete_run(engine, saved.run_id)
 
 
-def test_delete_run_keeps_a_deployment_other_runs_still_use(engine: Engine, db_path: Path) -> None:
+def test_delete_run_keeps_a_deployment_other_runs_still_use(engine: Engine, db_url: str) -> None:
     first, second = save_runs(engine, [full_run("a", None), full_run("b", None)])
     delete_run(engine, first.run_id)
-    assert row_counts(db_path)["deployments"] == 1
+    assert row_counts(db_url)["deployments"] == 1
     assert get_run(engine, second.run_id).run == full_run("b", None)
 
 

@@ -1,9 +1,10 @@
-"""Saved scenarios on a real SQLite store: rename, clone, delete, and the plan history that
+"""Saved scenarios on a real store (SQLite or Postgres): rename, clone, delete, and the plan
+history that
 records what a plan used (scenario YAML, run ids, prices) and regenerates it equal."""
 
 from __future__ import annotations
 
-import shutil
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,12 +12,12 @@ import pytest
 from sqlalchemy import Engine
 
 from db import repository
-from db.engine import make_engine, upgrade
-from db.seed import load_demo_data
+from db.engine import make_engine
 from errors import InputError, PlanningError
 from planner.capacity import make_plan
 from planner.prices import catalog_version
 from planner.scenario import scenario_from_yaml
+from tests.stores import Stores
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_YAML = (ROOT / "docs" / "scenarios" / "agent-platform.yaml").read_text(encoding="utf-8")
@@ -26,22 +27,12 @@ CATALOG_YAML = "".join(
 )
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A migrated store with the demo runs and prices, made once and copied per test."""
-    path = tmp_path_factory.mktemp("demo") / "capplan.db"
-    made = make_engine(f"sqlite:///{path}")
-    upgrade(f"sqlite:///{path}")
-    load_demo_data(made)
-    made.dispose()
-    return path
-
-
 @pytest.fixture
-def demo(demo_template: Path, tmp_path: Path) -> Engine:
-    path = tmp_path / "capplan.db"
-    shutil.copyfile(demo_template, path)
-    return make_engine(f"sqlite:///{path}")
+def demo(stores: Stores) -> Iterator[Engine]:
+    """A store with the demo runs and prices, on the backend under test."""
+    made = make_engine(stores.demo())
+    yield made
+    made.dispose()
 
 
 def _yaml(name: str, text: str = AGENT_YAML) -> str:

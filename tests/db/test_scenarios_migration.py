@@ -2,40 +2,34 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from db import repository
-from db.engine import current_revision, downgrade, make_engine, upgrade
+from db.engine import current_revision, downgrade, head_revision, make_engine, upgrade
 from db.seed import load_demo_data
 from planner.capacity import make_plan
 from planner.scenario import scenario_from_yaml
-from tests.db.conftest import full_run, row_counts
+from tests.db.conftest import full_run
+from tests.stores import Stores, column_names, query, row_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_YAML = (ROOT / "docs" / "scenarios" / "seed-article-h100.yaml").read_text(encoding="utf-8")
 
 
-def _columns(path: Path, table: str) -> list[str]:
-    with sqlite3.connect(path) as connection:
-        return [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
-
-
-def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    url = f"sqlite:///{path}"
+def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(stores: Stores) -> None:
+    url = stores.empty()
     assert upgrade(url, "0001") == "0001"
     engine = make_engine(url)
     try:
         # Only 0001 tables are touched, as a 0001 capplan would have written them.
         stored = repository.save_run(engine, full_run())
         repository.save_scenario(engine, "seed-article-h100", SEED_YAML)
-        before = row_counts(path)
-        assert _columns(path, "plan_records") == []
+        before = row_counts(url)
+        assert column_names(url, "plan_records") == []
 
-        assert upgrade(url) == current_revision(url) == "0002"
+        assert upgrade(url) == current_revision(url) == head_revision()
         assert (
-            row_counts(path)
+            row_counts(url)
             == before
             == {
                 "deployments": 1,
@@ -47,17 +41,16 @@ def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(tmp_pa
         )
         assert repository.get_run(engine, stored.run_id).run == full_run()
         assert repository.get_scenario(engine, "seed-article-h100").yaml_text == SEED_YAML
-        assert "basis_run_ids" in _columns(path, "plan_records")
+        assert "basis_run_ids" in column_names(url, "plan_records")
         assert repository.plan_history(engine, "seed-article-h100") == []
     finally:
         engine.dispose()
 
 
 def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
-    tmp_path: Path,
+    stores: Stores,
 ) -> None:
-    path = tmp_path / "store.db"
-    url = f"sqlite:///{path}"
+    url = stores.empty()
     upgrade(url)
     engine = make_engine(url)
     try:
@@ -71,12 +64,10 @@ def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
     finally:
         engine.dispose()
     assert downgrade(url, "0001") == "0001"
-    assert _columns(path, "plan_records") == []
-    with sqlite3.connect(path) as connection:
-        names = connection.execute("SELECT name FROM scenarios").fetchall()
-        assert names == [("seed-article-h100",)]
-        assert connection.execute("SELECT count(*) FROM runs").fetchone() == (runs,)
-    assert upgrade(url) == "0002"
+    assert column_names(url, "plan_records") == []
+    assert query(url, "SELECT name FROM scenarios") == [("seed-article-h100",)]
+    assert query(url, "SELECT count(*) FROM runs") == [(runs,)]
+    assert upgrade(url) == head_revision()
     engine = make_engine(url)
     try:
         assert repository.plan_history(engine, "seed-article-h100") == []

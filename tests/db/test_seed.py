@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from db import repository
-from db.engine import make_engine, upgrade
+from db.engine import make_engine
 from db.seed import ensure_demo_data, load_demo_data
 from planner.prices import load_catalog_csv
+from tests.stores import Stores
 
 
-def test_first_start_loads_demo_data_once(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'capplan.db'}"
-    upgrade(url)
+def test_first_start_loads_demo_data_once(stores: Stores) -> None:
+    url = stores.migrated()
     engine = make_engine(url)
     first = ensure_demo_data(engine)
     assert first is not None and first.runs_created == 232
@@ -22,9 +20,8 @@ def test_first_start_loads_demo_data_once(tmp_path: Path) -> None:
     assert labels == {"seed-article", "aiconfigurator-silicon-sample"}
 
 
-def test_reloading_keeps_edited_prices_unless_asked(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'capplan.db'}"
-    upgrade(url)
+def test_reloading_keeps_edited_prices_unless_asked(stores: Stores) -> None:
+    url = stores.migrated()
     engine = make_engine(url)
     load_demo_data(engine)
     repository.replace_prices(engine, load_catalog_csv()[:2])

@@ -1,0 +1,49 @@
+"""Session-wide store fixtures on the backend under test (tests/stores.py): SQLite files by
+default, databases on a real PostgreSQL server with CAPPLAN_TEST_DB=postgres."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.stores import PG_URL_ENV, REQUIRE_PG_ENV, Stores, backend, pg_admin_url
+
+
+def pytest_report_header() -> str:
+    """Say which database backend the suite stores into."""
+    admin = pg_admin_url()
+    return f"capplan store backend: {backend()}" + (f" (Postgres admin: {admin})" if admin else "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip SQLite-only tests on Postgres, and Postgres tests where no server is given."""
+    on_postgres = backend() == "postgres"
+    no_server = pg_admin_url() is None
+    required = os.environ.get(REQUIRE_PG_ENV) == "1"
+    for item in items:
+        if on_postgres and item.get_closest_marker("sqlite_only"):
+            item.add_marker(pytest.mark.skip(reason="SQLite behaviour; covered by the SQLite pass"))
+        if no_server and item.get_closest_marker("postgres") and not required:
+            item.add_marker(pytest.mark.skip(reason=f"no PostgreSQL server: set {PG_URL_ENV}"))
+
+
+@pytest.fixture(scope="session")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stores]:
+    """The session's database maker on the backend under test."""
+    made = Stores(backend(), tmp_path_factory.mktemp("stores"), pg_admin_url())
+    yield made
+    made.close()
+
+
+@pytest.fixture(scope="session")
+def pg_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stores]:
+    """A database maker on the PostgreSQL server whatever the backend under test."""
+    if pg_admin_url() is None:
+        if os.environ.get(REQUIRE_PG_ENV) == "1":
+            pytest.fail(f"{REQUIRE_PG_ENV}=1 but {PG_URL_ENV} is not set")
+        pytest.skip(f"no PostgreSQL server: set {PG_URL_ENV}")
+    made = Stores("postgres", tmp_path_factory.mktemp("pg-stores"), pg_admin_url())
+    yield made
+    made.close()
