@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
 
 from openpyxl import Workbook  # type: ignore[import-untyped]
@@ -18,7 +19,8 @@ from planner.families import family_formula
 from planner.fit import CurveFit, FitResult, predict
 from planner.scenario import scenario_to_yaml
 from planner.sensitivity import SensitivityRow
-from planner.uncertainty import PlanRanges
+from planner.uncertainty import TIE_USD, PlanRanges
+from planner.xlsx_layout import input_unit, unit_format, write_sheet
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -144,6 +146,35 @@ def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
     return rows
 
 
+def tie_note(plan: Plan, ranges: PlanRanges | None) -> str | None:
+    """Plain words when the choice costs the same as another option (within TIE_USD) and the
+    resampled plans split the win between them; None otherwise."""
+    choice = plan.recommendation.choice
+    if choice is None or ranges is None or choice.total_monthly_cost_usd is None:
+        return None
+    cost = choice.total_monthly_cost_usd
+    tied = [
+        o
+        for o in plan.options
+        if o is not choice
+        and o.meets_sla
+        and o.total_monthly_cost_usd is not None
+        and abs(o.total_monthly_cost_usd - cost) <= TIE_USD
+    ]
+    shares = {option.title: option.win_share for option in ranges.options}
+    if not any(shares.get(o.title(), 0.0) > 0 for o in tied):
+        return None
+    titles = [choice.title(), *(o.title() for o in tied)]
+    won = [f"{shares.get(title, 0.0):.0%}" for title in titles]
+    rest = [f"{title} {share}" for title, share in zip(titles[1:], won[1:], strict=True)]
+    split = _and([f"{titles[0]} won {won[0]}", *rest])
+    return f"{_and(titles)} cost the same (${cost:,.0f}/month); in resampling {split} of the time."
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def sensitivity_rows(rows: list[SensitivityRow]) -> list[dict[str, Cell]]:
     """The tornado's data: each input moved down/up and the recommended option's cost change."""
     return [
@@ -233,50 +264,34 @@ def plan_to_xlsx(
     """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers),
     plus cost ranges and sensitivity when given."""
     book = Workbook()
-    inputs = book.active
-    inputs.title = "inputs"
-    inputs.append(["input", "value"])
-    for key, value in _flatten(plan.scenario.model_dump(mode="json")):
-        inputs.append([key, value])
-    inputs.append(["price_catalog_version", plan.catalog_version])
+    book.remove(book.active)
+    inputs: list[list[Cell]] = [
+        [key, value, input_unit(key)]
+        for key, value in _flatten(plan.scenario.model_dump(mode="json"))
+    ]
+    inputs.append(["price_catalog_version", plan.catalog_version, ""])
     for entry in plan.prices_used:
-        inputs.append([f"catalog_price_usd_per_gpu_hour.{entry.gpu}", entry.usd_per_gpu_hour])
-        inputs.append([f"catalog_price_source.{entry.gpu}", f"{entry.describe()} {entry.source}"])
-    inputs.append(["recommendation", plan.recommendation.reason])
+        price_key = f"catalog_price_usd_per_gpu_hour.{entry.gpu}"
+        inputs.append([price_key, entry.usd_per_gpu_hour, "USD/GPU-hour"])
+        source = f"{entry.describe()} {entry.source}"
+        inputs.append([f"catalog_price_source.{entry.gpu}", source, ""])
+    inputs.append(["recommendation", plan.recommendation.reason, ""])
+    write_sheet(book, "inputs", ["input", "value", "unit"], inputs, row_format=unit_format)
     rows = options_table(plan)
-    options = book.create_sheet("options")
-    if rows:
-        options.append(list(rows[0]))
-        for row in rows:
-            options.append([_cell(v) for v in row.values()])
-    curves = book.create_sheet("curves")
-    curves.append(list(_CURVE_COLUMNS))
-    for option in plan.options:
-        for line in _curve_rows(option):
-            curves.append(line)
+    header = list(rows[0]) if rows else []
+    write_sheet(book, "options", header, [list(row.values()) for row in rows])
+    curves = [line for option in plan.options for line in _curve_rows(option)]
+    write_sheet(book, "curves", list(_CURVE_COLUMNS), curves)
     extra = (
         ("ranges", range_rows(ranges) if ranges else []),
         ("sensitivity", sensitivity_rows(swings) if swings else []),
     )
     for title, table in extra:
         if table:
-            sheet = book.create_sheet(title)
-            sheet.append(list(table[0]))
-            for row in table:
-                sheet.append([_cell(v) for v in row.values()])
-    _text_not_formulas(book)
+            write_sheet(book, title, list(table[0]), [list(row.values()) for row in table])
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()
-
-
-def _text_not_formulas(book: Workbook) -> None:
-    """A scenario name or note starting with '=' is text: never let a spreadsheet run it."""
-    for sheet in book.worksheets:
-        for row in sheet.iter_rows():
-            for cell in row:
-                if cell.data_type == "f":
-                    cell.data_type = "s"
 
 
 def _cell(value: Cell) -> Cell:

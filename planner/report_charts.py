@@ -15,6 +15,12 @@ from planner.report import DemandSeries, OptionChart, Report
 
 MAX_OPTIONS = 6
 PALETTE = qualitative.Plotly
+_STAT_WORDS = {
+    "p99": "p99",
+    "p50": "p50",
+    "unstated": "statistic not stated by the source",
+    None: "not measured",
+}
 
 
 def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
@@ -38,7 +44,9 @@ def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
                 marker={"symbol": "star", "size": 16, "color": "black"},
             )
         )
-    ttft = ttft_figure(shown)
+    stats = dict(zip((c.title for c in report.charts), ttft_statistics(report), strict=True))
+    shown_stats = [stats[chart.title] for chart in shown]
+    ttft = ttft_figure(shown, shown_stats)
     if scenario.sla.ttft_p99_ms is not None:
         ttft.add_hline(
             y=scenario.sla.ttft_p99_ms,
@@ -53,7 +61,7 @@ def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
     )
     return [
         (f"Output throughput vs concurrency per replica{note}", throughput),
-        (f"TTFT p99 vs concurrency per replica{note}", ttft),
+        (f"{ttft_title(shown_stats)} vs concurrency per replica{note}", ttft),
         (f"Total monthly cost vs demand{note}", cost),
         ("Nodes per option", nodes_figure(report.nodes_by_option)),
     ]
@@ -92,11 +100,41 @@ def throughput_figure(charts: Sequence[OptionChart]) -> go.Figure:
     return figure
 
 
-def ttft_figure(charts: Sequence[OptionChart]) -> go.Figure:
-    """TTFT p99 in ms per replica: measured points, fit and band per option."""
-    figure = _figure("TTFT p99", "concurrency per replica", "TTFT p99, ms")
-    for index, chart in enumerate(charts):
-        _add(figure, chart, index, _ttft(chart))
+def ttft_statistics(report: Report) -> tuple[str | None, ...]:
+    """Per chart (report order): which TTFT statistic its p99 slot holds: 'p99', 'unstated' (the
+    source did not say) or None (no TTFT); the fit records it (CurveFit.ttft_p99_stat)."""
+    by_title = {option.title(): option.fit.ttft_p99_stat for option in report.plan.options}
+    return tuple(by_title.get(chart.title) for chart in report.charts)
+
+
+def stat_words(stat: str | None) -> str:
+    """A TTFT statistic in plain words ('p99', 'statistic not stated by the source', ...)."""
+    return _STAT_WORDS.get(stat, stat or "not measured")
+
+
+def ttft_title(stats: Sequence[str | None]) -> str:
+    """'TTFT p99' only when every drawn series is known to be p99; else it says what it is."""
+    known = {stat for stat in stats if stat is not None}
+    if len(known) > 1:
+        return "TTFT (statistic differs by option, see legend)"
+    if not known:
+        return "TTFT"
+    (stat,) = known
+    return f"TTFT {stat}" if stat in ("p50", "p99") else f"TTFT ({stat_words(stat)})"
+
+
+def ttft_figure(
+    charts: Sequence[OptionChart], stats: Sequence[str | None] | None = None
+) -> go.Figure:
+    """TTFT in ms per replica: measured points, fit and band per option. `stats` (per chart)
+    names the statistic; without it nothing is claimed beyond 'TTFT'."""
+    stats = list(stats) if stats is not None else [None] * len(charts)
+    title = ttft_title(stats)
+    figure = _figure(title, "concurrency per replica", f"{title}, ms")
+    mixed = len({stat for stat in stats if stat is not None}) > 1
+    for index, (chart, stat) in enumerate(zip(charts, stats, strict=True)):
+        suffix = f" · TTFT {stat_words(stat)}" if mixed else ""
+        _add(figure, chart, index, _ttft(chart), suffix)
     return figure
 
 
@@ -126,9 +164,12 @@ def _ttft(chart: OptionChart) -> Series:
     )
 
 
-def _add(figure: go.Figure, chart: OptionChart, index: int, values: Series) -> None:
+def _add(
+    figure: go.Figure, chart: OptionChart, index: int, values: Series, suffix: str = ""
+) -> None:
     measured, fit, lo, hi = values
     color = PALETTE[index % len(PALETTE)]
+    name = f"{chart.title}{suffix}"
     xs = list(chart.grid_concurrency)
     inside = [None if e else v for v, e in zip(fit, chart.extrapolated, strict=True)]
     outside = [v if e else None for v, e in zip(fit, chart.extrapolated, strict=True)]
@@ -143,16 +184,16 @@ def _add(figure: go.Figure, chart: OptionChart, index: int, values: Series) -> N
                    hoverinfo="skip")
     )  # fmt: skip
     figure.add_trace(
-        go.Scatter(x=xs, y=inside, mode="lines", name=f"{chart.title} fit",
+        go.Scatter(x=xs, y=inside, mode="lines", name=f"{name} fit",
                    line={"color": color}, legendgroup=group)
     )  # fmt: skip
     figure.add_trace(
-        go.Scatter(x=xs, y=outside, mode="lines", name=f"{chart.title} extrapolated",
+        go.Scatter(x=xs, y=outside, mode="lines", name=f"{name} extrapolated",
                    line={"color": color, "dash": "dot"}, legendgroup=group, showlegend=False)
     )  # fmt: skip
     figure.add_trace(
         go.Scatter(x=list(chart.measured_concurrency), y=list(measured), mode="markers",
-                   name=f"{chart.title} measured", marker={"color": color}, legendgroup=group)
+                   name=f"{name} measured", marker={"color": color}, legendgroup=group)
     )  # fmt: skip
 
 

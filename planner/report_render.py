@@ -22,9 +22,11 @@ from planner.export import (
     range_rows,
     ranges_to_dict,
     sensitivity_rows,
+    tie_note,
 )
 from planner.report import REPORT_SCHEMA, Report, RunMeta
-from planner.report_charts import report_figures
+from planner.report_charts import report_figures, stat_words, ttft_statistics
+from planner.xlsx_layout import header_with_unit, number_format, unit_format, write_sheet
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Table = tuple[list[str], list[list[Cell]]]
@@ -48,7 +50,7 @@ def report_json(report: Report) -> str:
         "schema": REPORT_SCHEMA,
         "title": report.title,
         "generated_at": report.generated_at.isoformat(),
-        "summary": asdict(report.summary),
+        "summary": {**asdict(report.summary), "tie_note": tie_note(report.plan, report.ranges)},
         "plan": plan_to_dict(report.plan),
         "ranges": ranges_to_dict(report.ranges) if report.ranges else None,
         "sensitivity": sensitivity_rows(list(report.swings)) if report.swings else None,
@@ -92,22 +94,21 @@ def report_csv(report: Report) -> str:
 
 
 def report_xlsx(report: Report) -> bytes:
-    """Workbook: inputs, options, one sheet per chart's data, ranges, sensitivity, runs."""
+    """Workbook: inputs, options, one sheet per chart's data, ranges, sensitivity, runs; units in
+    every header, numbers formatted by unit, a frozen bold header row, widths fitted."""
     book = Workbook()
     book.remove(book.active)
+    by_row = {"summary": _named_format, "inputs": unit_format}
     for title, (header, rows) in report_tables(report).items():
-        sheet = book.create_sheet(title)
-        sheet.append(header)
-        for row in rows:
-            sheet.append([_cell(v) for v in row])
-    for sheet in book.worksheets:
-        for line in sheet.iter_rows():
-            for cell in line:
-                if cell.data_type == "f":  # text starting with '=' stays text
-                    cell.data_type = "s"
+        write_sheet(book, title, header, rows, row_format=by_row.get(title))
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()
+
+
+def _named_format(row: Sequence[Cell]) -> str | None:
+    """Rows named by their first cell (the summary sheet: total_monthly_cost_usd, nodes...)."""
+    return number_format(str(row[0]))
 
 
 def report_tables(report: Report) -> dict[str, Table]:
@@ -117,7 +118,7 @@ def report_tables(report: Report) -> dict[str, Table]:
         "inputs": _inputs_table(report),
         "options": (list(report.option_columns), [list(r) for r in report.option_rows]),
         "chart_throughput": _curve_table(report, "output_tok_s"),
-        "chart_ttft_p99": _curve_table(report, "p99_ttft_ms"),
+        "chart_ttft_p99": _curve_table(report, "ttft_ms"),
         "chart_cost_vs_demand": _demand_table(report),
         "chart_nodes": (["option", "nodes"], [[t, n] for t, n in report.nodes_by_option]),
         "provenance": _provenance_table(report),
@@ -139,6 +140,8 @@ def _summary_table(report: Report) -> Table:
         for key, value in summary.items()
     ]
     rows.append(["generated_at_utc", report.generated_at.isoformat()])
+    if (note := tie_note(report.plan, report.ranges)) is not None:
+        rows.append(["tie_note", note])
     rows += [["warning", text] for text in report.warnings]
     return ["field", "value"], rows
 
@@ -158,29 +161,38 @@ def _inputs_table(report: Report) -> Table:
 
 
 _CURVE_HEADERS = {
-    "output_tok_s": ("measured_output_tok_s", "fit_output_tok_s", "fit_lo", "fit_hi"),
-    "p99_ttft_ms": ("measured_p99_ttft_ms", "fit_p99_ttft_ms", "fit_lo_ms", "fit_hi_ms"),
+    "output_tok_s": (
+        "measured_output_tok_s",
+        "fit_output_tok_s",
+        "fit_lo_output_tok_s",
+        "fit_hi_output_tok_s",
+    ),
+    "ttft_ms": ("measured_ttft_ms", "fit_ttft_ms", "fit_lo_ttft_ms", "fit_hi_ttft_ms"),
 }
 
 
 def _curve_table(report: Report, metric: str) -> Table:
+    """Measured points and the fit with its band per option; TTFT says which statistic it is."""
     names = _CURVE_HEADERS[metric]
-    header = ["option", "provenance", "concurrency_per_replica", "kind", *names, "extrapolated"]
+    ttft = metric == "ttft_ms"
+    stats = ttft_statistics(report)
+    lead = ["option", "provenance", *(["ttft_statistic"] if ttft else [])]
+    header = [*lead, "concurrency_per_replica", "kind", *names, "extrapolated"]
     rows: list[list[Cell]] = []
-    for chart in report.charts:
-        measured = (
-            chart.measured_output_tok_s if metric == "output_tok_s" else chart.measured_p99_ttft_ms
-        )
+    for chart, stat in zip(report.charts, stats, strict=True):
+        start: list[Cell] = [chart.title, chart.provenance, *([stat_words(stat)] if ttft else [])]
+        measured, fit, lo, hi = (
+            (chart.measured_p99_ttft_ms, chart.fit_p99_ttft_ms, chart.fit_p99_ttft_ms_lo,
+             chart.fit_p99_ttft_ms_hi)
+            if ttft
+            else (chart.measured_output_tok_s, chart.fit_output_tok_s, chart.fit_output_tok_s_lo,
+                  chart.fit_output_tok_s_hi)
+        )  # fmt: skip
         for x, y in zip(chart.measured_concurrency, measured, strict=True):
-            rows.append([chart.title, chart.provenance, x, "measured", y, None, None, None, None])
-        fit, lo, hi = (
-            (chart.fit_output_tok_s, chart.fit_output_tok_s_lo, chart.fit_output_tok_s_hi)
-            if metric == "output_tok_s"
-            else (chart.fit_p99_ttft_ms, chart.fit_p99_ttft_ms_lo, chart.fit_p99_ttft_ms_hi)
-        )
+            rows.append([*start, x, "measured", y, None, None, None, None])
         for i, x in enumerate(chart.grid_concurrency):
             flag = "yes" if chart.extrapolated[i] else "no"
-            rows.append([chart.title, chart.provenance, x, "fit", None, fit[i], lo[i], hi[i], flag])
+            rows.append([*start, x, "fit", None, fit[i], lo[i], hi[i], flag])
     return header, rows
 
 
@@ -243,10 +255,6 @@ def _number(text: str) -> Cell:
         return float(text) if any(c in text for c in ".e") else int(text)
     except ValueError:
         return text
-
-
-def _cell(value: Cell) -> Cell:
-    return value if not isinstance(value, bool) else ("yes" if value else "no")
 
 
 # ------------------------------------------------------------------------------------ HTML
@@ -330,6 +338,8 @@ def _summary_html(report: Report) -> str:
     )
     body += _table_html(["", ""], [list(r) for r in rows])
     body += f"<p>{_e(s.recommendation)}</p>"
+    if (note := tie_note(report.plan, report.ranges)) is not None:
+        body += f"<p><strong>{_e(note)}</strong></p>"
     body += "".join(f"<p>{_e(f)}</p>" for f in s.factors_applied)
     if report.warnings:
         body += "<ul>" + "".join(f"<li>{_e(w)}</li>" for w in report.warnings) + "</ul>"
@@ -401,7 +411,7 @@ def _section(title: str, body: str, *, page_break: bool = False) -> str:
 def _table_html(
     header: Sequence[str], rows: Sequence[Sequence[Cell]], css_class: str | None = None
 ) -> str:
-    head = "".join(f"<th>{_e(h.replace('_', ' '))}</th>" for h in header)
+    head = "".join(f"<th>{_e(header_with_unit(h).replace('_', ' '))}</th>" for h in header)
     body = "".join(
         "<tr>" + "".join(f"<td>{_e(_show(v))}</td>" for v in row) + "</tr>" for row in rows
     )

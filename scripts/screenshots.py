@@ -1,7 +1,8 @@
 """Full-page screenshots of the app's pages for the README: docs/screenshots/<page>.png, 1400 px.
 
-Starts the real app (streamlit run app.py) on a fresh store with the demo data and drives Debian's
-chromium with Playwright, as tests/browser does. Run: .venv/bin/python scripts/screenshots.py
+Starts the real app (streamlit run app.py) on a fresh store with the demo data plus the scenarios
+of docs/scenarios/*.yaml, and drives Debian's chromium with Playwright, as tests/browser does; the
+Scenarios page is shot comparing them. Run: .venv/bin/python scripts/screenshots.py
 """
 
 from __future__ import annotations
@@ -16,8 +17,18 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
+from db import repository  # noqa: E402
+from db.engine import make_engine, upgrade  # noqa: E402
+from planner.scenario import scenario_from_yaml  # noqa: E402
 from tests.browser.app_server import CHROMIUM_ARGS, chromium_path, running_app  # noqa: E402
-from tests.browser.pages import PAGES, app_idle, open_page  # noqa: E402
+from tests.browser.pages import (  # noqa: E402
+    PAGE_TIMEOUT_MS,
+    PAGES,
+    app_idle,
+    choose,
+    keyed,
+    open_page,
+)
 
 WIDTH = 1400
 HEIGHT = 1000
@@ -28,6 +39,35 @@ CONTENT_HEIGHT_JS = """() => Math.max(0, ...[...document.querySelectorAll(
   '[data-testid=stMain], [data-testid=stSidebarContent]')].map(e => e.scrollHeight))"""
 SETTLE_POLLS = 20
 SETTLE_POLL_MS = 500
+SCENARIOS = sorted((ROOT / "docs" / "scenarios").glob("*.yaml"))
+
+
+def seed_scenarios(db_url: str) -> list[str]:
+    """Save docs/scenarios/*.yaml in the store (schema created first); their names."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    names: list[str] = []
+    for path in SCENARIOS:
+        text = path.read_text(encoding="utf-8")
+        name = scenario_from_yaml(text, str(path)).name
+        repository.save_scenario(engine, name, text)
+        names.append(name)
+    return names
+
+
+def compare_scenarios(page: Page, names: list[str]) -> None:
+    """On the Scenarios page, pick every saved scenario to compare and record a plan of the
+    first; wait for the chart."""
+    for name in names:
+        choose(page, "compare_names", name)
+    keyed(page, "compare_chart").locator(".js-plotly-plot").wait_for(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    # One recorded plan, so the history section shows a record rather than its empty state.
+    keyed(page, "record_now").get_by_role("button").click()
+    page.get_by_text("recorded plan").wait_for(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    keyed(page, "compare_chart").locator(".js-plotly-plot").wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.get_by_role("heading", name="Scenarios", exact=True).click()  # no focused widget
 
 
 def _content_height(page: Page) -> int:
@@ -57,15 +97,22 @@ def take(out: Path, names: list[str]) -> list[Path]:
         raise SystemExit("no chromium found ($CAPPLAN_CHROMIUM, /usr/bin/chromium)")
     out.mkdir(parents=True, exist_ok=True)
     saved: list[Path] = []
+    seeded: list[str] = []
     with (
         tempfile.TemporaryDirectory(prefix="capplan-shots-") as scratch,
-        running_app(Path(scratch) / "capplan.db", Path(scratch) / "streamlit.log") as app,
+        running_app(
+            Path(scratch) / "capplan.db",
+            Path(scratch) / "streamlit.log",
+            prepare=lambda url: seeded.extend(seed_scenarios(url)),
+        ) as app,
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
         for name in names:
             open_page(page, app.url, name)
+            if name == "scenarios":
+                compare_scenarios(page, seeded)
             target = out / f"{name}.png"
             _shoot(page, target)
             saved.append(target)

@@ -22,6 +22,7 @@ from measurements.sim_server import start_in_thread
 from planner.capacity import make_plan
 from planner.curves import curve_from_run
 from planner.scenario import load_scenario
+from tests.stores import Stores
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -32,13 +33,13 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'capplan.db'}"
+def db(stores: Stores) -> str:
+    return stores.empty()
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'capplan.db'}"
+def demo_db(stores: Stores) -> str:
+    url = stores.empty("demo")
     result = runner.invoke(app, ["demo-data", "--db", url, "--json"])
     assert result.exit_code == 0, result.output
     return url
@@ -289,12 +290,11 @@ def test_db_upgrade_reports_revision(db: str) -> None:
 
 
 def test_database_url_comes_from_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'env.db'}"
+    url = stores.empty("env")
     monkeypatch.setenv("CAPPLAN_DB", url)
     _json(["import", str(C8), "--json"])
-    assert (tmp_path / "env.db").exists()
     assert len(_runs(url)) == 1
 
 
@@ -317,7 +317,7 @@ def test_same_content_under_another_name_is_a_duplicate(db: str, tmp_path: Path)
 
 
 def test_files_of_one_sweep_import_as_one_curve_unless_asked_not_to(
-    db: str, tmp_path: Path
+    db: str, stores: Stores
 ) -> None:
     files = [str(FIXTURES / "vllm-cpu-real" / f"c{c}.json") for c in (1, 8, 32)]
     facts = ["--gpu", "H100-SXM-80GB", "--tp", "1"]
@@ -325,7 +325,7 @@ def test_files_of_one_sweep_import_as_one_curve_unless_asked_not_to(
     assert row["levels"] == 3
     fits = _json(["fit", "--json", "--db", db])
     assert isinstance(fits, list) and fits[0]["throughput"] is not None
-    other = f"sqlite:///{tmp_path / 'apart.db'}"
+    other = stores.empty("apart")
     rows = _json(["import", *files, *facts, "--no-merge", "--db", other, "--json"])
     assert isinstance(rows, list) and [r["levels"] for r in rows] == [1, 1, 1]
 

@@ -17,6 +17,7 @@ from planner.export import (
     range_rows,
     ranges_to_dict,
     sensitivity_rows,
+    tie_note,
 )
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
@@ -206,12 +207,16 @@ plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
 _recommendation(plan)
+# Filled once the resampled ranges below are in: a cost tie the resampling splits.
+tie_slot = st.empty()
 st.subheader("Options")
 st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
 st.dataframe(options_table(plan), hide_index=True)
 for warning in plan.warnings:
     st.warning(warning)
 ranges = _ranges(url, version, scenario)
+if (note := tie_note(plan, ranges)) is not None:
+    tie_slot.info(note, icon=":material/balance:")
 swings = _sensitivity(url, version, scenario)
 st.subheader("Take it away")
 _downloads(plan, scenario, ranges, swings)

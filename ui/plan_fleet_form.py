@@ -53,6 +53,8 @@ def profile() -> tuple[float, ...] | None:
         "Hourly weights, hour 0 to 23 (comma-separated)",
         value=", ".join(f"{w:g}" for w in WORKDAY),
         key="plan_profile_custom",
+        help="24 numbers, one per hour from midnight, relative to each other (1 = the busiest "
+        "hour, 0.5 = half as busy); only their shape matters, not their scale.",
     )
     return _weights(text)
 
@@ -85,14 +87,18 @@ def fleet_options() -> dict[str, object]:
     options: dict[str, object] = {"scaling": scaling}
     if scaling == "autoscale":
         options["prebuilt_engines"] = bar.checkbox(
-            "TensorRT-LLM engines are prebuilt", key="plan_prebuilt"
+            "TensorRT-LLM engines are prebuilt",
+            key="plan_prebuilt",
+            help="Ticked: a new TensorRT-LLM replica starts from an engine built ahead of time, "
+            "so scaling up does not wait for (or pay) an engine build.",
         )
         options["startup_s_if_unknown"] = bar.number_input(
             "Start-up time when not measured (s)",
             min_value=1.0,
             value=300.0,
             key="plan_startup_unknown",
-            help="Used (and flagged as assumed) when a run has no measured cold start.",
+            help="Seconds from asking for a new replica to it serving requests, paid at each "
+            "scale-up. Used (and flagged as assumed) when a run has no measured cold start.",
         )
     options["pricing_mode"] = bar.radio(
         "Pricing",
@@ -110,7 +116,8 @@ def factors() -> dict[str, object]:
     bar = st.sidebar
     bar.subheader("Factors", help=FACTOR_HELP)
     chosen: dict[str, object] = {
-        name: bar.checkbox(label, key=f"plan_factor_{name}") for name, label in FACTORS
+        name: bar.checkbox(label, key=f"plan_factor_{name}", help=FACTOR_HELP)
+        for name, label in FACTORS
     }
     chosen["preference_tolerance_pct"] = bar.slider(
         "Extra cost accepted for a preferred engine (%)",

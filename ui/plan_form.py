@@ -27,33 +27,49 @@ DEMAND_DEFAULTS: dict[DemandKind, float] = {
     "peak_concurrent_streams": 200.0,
     "monthly_output_tokens": 1e10,
 }
+DEMAND_HELP: dict[DemandKind, str] = {
+    "peak_requests_per_s": "New requests arriving per second in the busiest hour.",
+    "peak_concurrent_streams": "Answers being generated at the same moment in the busiest hour "
+    "(about the number of users waiting on a reply at once).",
+    "monthly_output_tokens": "Tokens the model writes in a month, all users together (a token "
+    "is about 3/4 of an English word).",
+}
 # (scenario field, label with unit, help in plain words, default)
 SLA_FIELDS: tuple[tuple[str, str, str, float | None], ...] = (
     (
         "ttft_p50_ms",
         "TTFT p50 (ms)",
-        "Time until the first token appears, for the median request.",
+        "Time to first token: how long a user waits before the answer starts appearing. p50 "
+        "is the typical request: half of them wait less than this.",
         None,
     ),
     (
         "ttft_p99_ms",
         "TTFT p99 (ms)",
-        "Time until the first token appears, for all but the slowest 1% of requests.",
+        "Time to first token: how long a user waits before the answer starts appearing. p99: "
+        "99 of 100 requests wait less than this (all but the slowest 1%). 1000 ms = 1 second.",
         1000.0,
     ),
     (
         "tpot_p99_ms",
         "TPOT p99 (ms)",
-        "Time between tokens for one user (all but the slowest 1%).",
+        "Time per output token: the pause between words as the answer streams, for 99 of 100 "
+        "requests. 30 ms per token is about 33 tokens per second, faster than anyone reads.",
         None,
     ),
     (
         "min_stream_tok_s",
         "Minimum per-stream speed (tok/s)",
-        "Reading speed one user sees: tokens per second of a single stream.",
+        "The slowest streaming speed one user may see, in tokens per second (people read "
+        "about 5-10 tokens per second).",
         None,
     ),
-    ("e2e_p99_ms", "End-to-end p99 (ms)", "Time from sending a request to its last token.", None),
+    (
+        "e2e_p99_ms",
+        "End-to-end p99 (ms)",
+        "Whole-answer time: from sending a request to its last token, for 99 of 100 requests.",
+        None,
+    ),
 )
 OPTIONAL = "Leave empty to not check this target."
 
@@ -62,7 +78,12 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
     """Draw the scenario widgets in the sidebar and return the raw scenario mapping they give."""
     bar = st.sidebar
     bar.header("Scenario")
-    name = bar.text_input("Scenario name", value="my-plan", key="plan_name")
+    name = bar.text_input(
+        "Scenario name",
+        value="my-plan",
+        key="plan_name",
+        help="Names the plan in reports and the saved scenario list.",
+    )
     models = model_choices(curves) or [DEFAULT_MODEL]
     _match_loaded_model(models)
     model = bar.selectbox(
@@ -70,6 +91,7 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
         models,
         key="plan_model",
         index=models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0,
+        help="The model to serve; the list holds every model with stored measurements.",
     )
     loaded = st.session_state.get("plan_precision")
     extra = {loaded} if isinstance(loaded, str) and loaded != ANY_PRECISION else set()
@@ -79,6 +101,8 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
         precisions,
         key="plan_precision",
         index=precisions.index("fp8") if "fp8" in precisions else 0,
+        help="Number format of the weights (fp8 needs half the memory of bf16); 'any' plans "
+        "with every precision measured.",
     )
     isl = bar.number_input(
         "Prompt length, ISL (tokens)",
@@ -86,7 +110,8 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
         value=1024,
         step=128,
         key="plan_isl",
-        help="Mean input tokens per request.",
+        help="Average prompt size per request in tokens (a token is about 3/4 of an English "
+        "word), including any system prompt and chat history sent along.",
     )
     osl = bar.number_input(
         "Output length, OSL (tokens)",
@@ -94,7 +119,8 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
         value=1024,
         step=128,
         key="plan_osl",
-        help="Mean generated tokens per request.",
+        help="Average answer length per request in tokens (a token is about 3/4 of an "
+        "English word).",
     )
     return {
         "name": name,
@@ -141,16 +167,21 @@ def _demand() -> dict[str, object]:
         format_func=DEMAND_LABELS.__getitem__,
     )
     amount = bar.number_input(
-        DEMAND_LABELS[kind], min_value=0.0, key=f"plan_demand_{kind}", value=DEMAND_DEFAULTS[kind]
+        DEMAND_LABELS[kind],
+        min_value=0.0,
+        key=f"plan_demand_{kind}",
+        value=DEMAND_DEFAULTS[kind],
+        help=DEMAND_HELP[kind],
     )
     ratio = bar.number_input(
-        "Peak-to-average ratio",
+        "Peak-to-average ratio (x)",
         min_value=1.0,
         value=1.0,
         step=0.5,
         key="plan_peak_to_average",
-        help="Peak load divided by average load: turns monthly tokens into a peak, and a peak "
-        "into the tokens served per month.",
+        help="Busiest-hour load divided by the average load (2 means the peak is twice the "
+        "average): turns monthly tokens into a peak, and a peak into the tokens served per "
+        "month. 1 means flat, round the clock.",
     )
     weights = plan_fleet_form.profile()
     if weights is None:
@@ -199,11 +230,25 @@ def _candidates_and_pricing(
     gpus = _with_loaded("plan_gpus", {H100, H200, *(c.key.gpu for c in mine if c.key.gpu)})
     tps = sorted({c.key.tp for c in mine if c.key.tp} | set(st.session_state.get("plan_tp", [])))
     chosen_engines = bar.multiselect(
-        "Engines", engines, default=["vllm", "tensorrt-llm"], key="plan_engines"
+        "Engines",
+        engines,
+        default=["vllm", "tensorrt-llm"],
+        key="plan_engines",
+        help="Serving software to compare; only engines with measurements for the model count.",
     )
-    chosen_gpus = bar.multiselect("GPUs", gpus, default=[H100, H200], key="plan_gpus")
+    chosen_gpus = bar.multiselect(
+        "GPUs",
+        gpus,
+        default=[H100, H200],
+        key="plan_gpus",
+        help="GPU types to compare; each is priced per GPU-hour below.",
+    )
     chosen_tp = bar.multiselect(
-        "Tensor-parallel sizes (TP)", tps, key="plan_tp", help="Empty: every TP that was measured."
+        "Tensor-parallel sizes (TP, GPUs per replica)",
+        tps,
+        key="plan_tp",
+        help="How many GPUs one copy of the model (a replica) is split across. Empty: every "
+        "TP that was measured.",
     )
     pricing: dict[str, object] = {}
     for gpu in chosen_gpus:
@@ -214,7 +259,8 @@ def _candidates_and_pricing(
             value=default.usd_per_gpu_hour if default else None,
             step=0.05,
             key=f"plan_price_{gpu}",
-            help=f"Catalog default: {default.describe()}." if default else "No catalog default.",
+            help="What one GPU costs per hour of rent. "
+            + (f"Catalog default: {default.describe()}." if default else "No catalog default."),
         )
         # Only a changed price goes into the scenario; else the plan cites the catalog entry.
         if price is not None and (default is None or price != default.usd_per_gpu_hour):
@@ -235,26 +281,41 @@ def _options() -> dict[str, object]:
     bar.subheader("Planning options")
     return {
         "gpus_per_node": bar.number_input(
-            "GPUs per node", min_value=1, value=8, key="plan_gpus_per_node"
+            "GPUs per node (GPUs)",
+            min_value=1,
+            value=8,
+            key="plan_gpus_per_node",
+            help="GPUs in one server (node); nodes are rented whole, so the plan rounds up to "
+            "whole nodes and a replica never spans two. 8 for HGX H100/H200 servers.",
         ),
         "target_utilization": bar.slider(
-            "Target utilisation",
+            "Utilisation ceiling (% of measured capacity)",
             min_value=0.1,
             max_value=1.0,
             value=0.8,
             step=0.05,
+            format="percent",
             key="plan_utilization",
-            help="Share of measured capacity planned for; the rest absorbs bursts.",
+            help="How hard each replica is driven, as a share of the load it carried within the "
+            "SLA when measured. 80% keeps 20% headroom for bursts and measurement error; 100% "
+            "keeps none.",
         ),
         "redundancy_replicas": bar.number_input(
-            "Redundancy (spare replicas)", min_value=0, value=1, key="plan_redundancy"
+            "Spare replicas, N+k (replicas)",
+            min_value=0,
+            value=1,
+            key="plan_redundancy",
+            help="Whole replicas added on top of what the demand needs (the k in N+k), so one "
+            "can fail or be upgraded without missing the SLA. A count of replicas, not of "
+            "nodes and not a share; 0 means no spare.",
         ),
         "model_updates_per_month": bar.number_input(
-            "Model updates per month",
+            "Model updates (per month)",
             min_value=0.0,
             value=0.0,
             key="plan_updates",
-            help="Each update rebuilds TensorRT-LLM engines; the build time is billed.",
+            help="How often a new model version is rolled out. Each update rebuilds TensorRT-LLM "
+            "engines and the measured build time is billed; vLLM loads weights directly.",
         ),
         "hours_per_month": bar.number_input(
             "Billed hours per month (h)",
@@ -262,9 +323,11 @@ def _options() -> dict[str, object]:
             max_value=744.0,
             value=730.0,
             key="plan_hours",
+            help="Hours each GPU is paid for in a month: 730 is an average month round the clock "
+            "(365 x 24 / 12); 744 is a 31-day month.",
         ),
         "max_streams_per_replica": bar.number_input(
-            "Max streams per replica (optional)",
+            "Max streams per replica (streams, optional)",
             min_value=1,
             value=None,
             key="plan_max_streams",

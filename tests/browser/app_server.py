@@ -12,7 +12,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +61,11 @@ def free_port() -> int:
         return port
 
 
+def store_url(db_file: Path) -> str:
+    """The store the app under test uses: the one place its URL is built (SQLite file today)."""
+    return f"sqlite:///{db_file}"
+
+
 def _log_tail(log: Path) -> str:
     text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
     return text[-LOG_TAIL_CHARS:]
@@ -103,12 +108,17 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running_app(db_file: Path, log: Path) -> Iterator[RunningApp]:
-    """Run `streamlit run app.py` on db_file (an empty path gets the demo data on first start)."""
+def running_app(
+    db_file: Path, log: Path, prepare: Callable[[str], None] | None = None
+) -> Iterator[RunningApp]:
+    """Run `streamlit run app.py` on db_file (a store without runs gets the demo data on first
+    start); prepare, when given, gets the store URL first (to seed it before the app starts)."""
     if not STREAMLIT.exists():
         raise AppStartError(f"{STREAMLIT} is missing: run scripts/bootstrap.sh dev first")
     port = free_port()
-    db_url = f"sqlite:///{db_file}"
+    db_url = store_url(db_file)
+    if prepare is not None:
+        prepare(db_url)
     command = [
         str(STREAMLIT),
         "run",

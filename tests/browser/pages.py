@@ -83,3 +83,45 @@ def download(page: Page, button: str, folder: Path) -> Path:
     target = folder / received.suggested_filename
     received.save_as(target)
     return target
+
+
+def keyed(page: Page, key: str) -> Locator:
+    """The element of the widget or chart created with key= (Streamlit marks it .st-key-<key>)."""
+    return page.locator(f".st-key-{key}")
+
+
+def open_options(page: Page, key: str) -> Locator:
+    """Open the option list of the selectbox or multiselect created with key=; its options.
+
+    Streamlit's combobox opens on a key press, not on a click into its text field.
+    """
+    field = keyed(page, key).get_by_role("combobox")
+    field.click()
+    field.press("ArrowDown")
+    return page.get_by_role("listbox").get_by_role("option")
+
+
+def choose(page: Page, key: str, option: str) -> None:
+    """Pick option in the selectbox or multiselect created with key= (a multiselect adds it)."""
+    open_options(page, key).filter(has_text=re.compile(f"^{re.escape(option)}$")).click()
+    page.keyboard.press("Escape")
+    app_idle(page)
+
+
+def type_into(page: Page, key: str, text: str) -> None:
+    """Replace the text of the text or number input created with key= and commit it (Enter)."""
+    field = keyed(page, key).locator("input")
+    field.fill(text)
+    field.press("Enter")
+    app_idle(page)
+
+
+def press(page: Page, key: str) -> None:
+    """Click the button created with key= and wait for the run it starts to end."""
+    keyed(page, key).get_by_role("button").click()
+    app_idle(page)
+
+
+def numbers(text: str) -> float:
+    """A number as a data frame shows it ('34,456.25') -> 34456.25."""
+    return float(text.replace(",", "").replace("$", ""))

@@ -15,8 +15,7 @@ import pytest
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
 from db import repository
-from db.engine import make_engine, upgrade
-from db.seed import load_demo_data
+from db.engine import make_engine
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.export import options_table, plan_to_dict
@@ -28,6 +27,7 @@ from planner.report_render import report_csv, report_html, report_json, report_x
 from planner.scenario import Scenario, load_scenario, scenario_from_yaml
 from planner.sensitivity import sensitivity
 from planner.uncertainty import plan_ranges
+from tests.stores import Stores
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
@@ -36,11 +36,8 @@ Inputs = tuple[Scenario, list[LoadCurve], list[PriceEntry], list[RunMeta]]
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
-    url = f"sqlite:///{tmp_path_factory.mktemp('report') / 'capplan.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    load_demo_data(engine)
+def inputs(stores: Stores) -> Inputs:
+    engine = make_engine(stores.demo("report"))
     stored = repository.load_runs(engine)
     prices = repository.list_prices(engine) or load_catalog_csv()
     engine.dispose()

@@ -1,14 +1,15 @@
-"""A demo-data store built once per session and copied into each test's tmp_path (CAPPLAN_DB)."""
+"""A private demo-data store per test on the backend under test, announced through CAPPLAN_DB."""
 
 from __future__ import annotations
 
-import shutil
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import streamlit as st
 
-from db.engine import make_engine, upgrade
-from db.seed import load_demo_data
+from tests.stores import Stores
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
@@ -17,23 +18,14 @@ FIXTURES = ROOT / "tests" / "fixtures"
 RUN_TIMEOUT_S = 60
 
 
-@pytest.fixture(scope="session")
-def demo_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SQLite file holding the migrated schema and the demo runs and prices."""
-    path = tmp_path_factory.mktemp("demo-store") / "capplan.db"
-    url = f"sqlite:///{path}"
-    upgrade(url)
-    engine = make_engine(url)
-    load_demo_data(engine)
-    engine.dispose()  # closes the WAL so the single file can be copied
-    return path
-
-
 @pytest.fixture
-def store_url(demo_store_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A private copy of the demo store for one test, announced through CAPPLAN_DB."""
-    path = tmp_path / "capplan.db"
-    shutil.copyfile(demo_store_file, path)
-    url = f"sqlite:///{path}"
+def store_url(stores: Stores, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A store holding the migrated schema and the demo runs and prices, for this test only."""
+    url = stores.demo()
     monkeypatch.setenv("CAPPLAN_DB", url)
-    return url
+    yield url
+    # The app caches one engine per store URL for the life of the process: let this test's go,
+    # so its pooled connections close instead of piling up on a shared Postgres server.
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    gc.collect()

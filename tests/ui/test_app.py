@@ -8,7 +8,6 @@ import io
 import math
 import zipfile
 from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +17,7 @@ from db import repository
 from db.engine import make_engine
 from measurements.demo import demo_runs
 from planner.prices import catalog_version, load_catalog_csv
+from tests.stores import Stores
 from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S
 
 PAGES = {
@@ -65,9 +65,9 @@ def test_every_page_launches_without_exception(store_url: str) -> None:
 
 
 def test_first_start_on_an_empty_store_migrates_and_loads_the_demo_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CAPPLAN_DB", f"sqlite:///{tmp_path / 'fresh' / 'capplan.db'}")
+    monkeypatch.setenv("CAPPLAN_DB", stores.empty("fresh"))
     runs = _table(_page("ui/runs.py"), "runs_table")
     expected = demo_runs()
     assert len(runs) == len(expected)

@@ -10,6 +10,7 @@ import copy
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,13 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import Engine
 
-from db.engine import make_engine, upgrade
+from db.engine import make_engine
 from db.repository import count_runs, save_runs
 from errors import InputError
 from measurements.importers import DeploymentOverrides, import_bytes
+from tests.stores import Stores
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 # Folders of things that are not result files (nvidia-smi text, SSE streams, raw shapes).
@@ -157,10 +160,10 @@ def test_mutated_fixture_imports_or_raises_input_error(
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    url = f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'capplan.db'}"
-    upgrade(url)
-    return make_engine(url)
+def store(stores: Stores) -> Iterator[Engine]:
+    engine = make_engine(stores.migrated("fuzz"))
+    yield engine
+    engine.dispose()
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
