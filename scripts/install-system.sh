@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages capplan needs beyond Python: chromium (plotly -> SVG through kaleido for PDF
 # reports, and the browser tests), pango (weasyprint's HTML -> PDF), poppler-utils (pdftotext in
-# tests) and a font. Installs only what is missing; needs root (CI and these machines run as root).
+# tests), a font, and PostgreSQL (the tests' second backend; scripts/start-postgres.sh). Installs only what is missing; needs root (CI and these machines run as root).
 set -euo pipefail
-packages=(chromium poppler-utils fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0)
+packages=(chromium poppler-utils fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 postgresql)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -101,7 +101,7 @@ def take(out: Path, names: list[str]) -> list[Path]:
     with (
         tempfile.TemporaryDirectory(prefix="capplan-shots-") as scratch,
         running_app(
-            Path(scratch) / "capplan.db",
+            f"sqlite:///{Path(scratch) / 'capplan.db'}",
             Path(scratch) / "streamlit.log",
             prepare=lambda url: seeded.extend(seed_scenarios(url)),
         ) as app,

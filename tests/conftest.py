@@ -17,14 +17,22 @@ def pytest_report_header() -> str:
     return f"capplan store backend: {backend()}" + (f" (Postgres admin: {admin})" if admin else "")
 
 
+STORE_FIXTURES = frozenset({"stores", "pg_stores"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip SQLite-only tests on Postgres, and Postgres tests where no server is given."""
+    """On the Postgres pass, run only the tests that store something (the rest never touch a
+    database, so the SQLite pass already covers them) and skip SQLite's own behaviour; skip
+    Postgres tests where no server is given."""
     on_postgres = backend() == "postgres"
     no_server = pg_admin_url() is None
     required = os.environ.get(REQUIRE_PG_ENV) == "1"
     for item in items:
         if on_postgres and item.get_closest_marker("sqlite_only"):
             item.add_marker(pytest.mark.skip(reason="SQLite behaviour; covered by the SQLite pass"))
+        uses_store = STORE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if on_postgres and not uses_store:
+            item.add_marker(pytest.mark.skip(reason="uses no store; covered by the SQLite pass"))
         if no_server and item.get_closest_marker("postgres") and not required:
             item.add_marker(pytest.mark.skip(reason=f"no PostgreSQL server: set {PG_URL_ENV}"))
 

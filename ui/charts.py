@@ -213,7 +213,8 @@ def _figure(title: str, y_title: str) -> go.Figure:
         title=title,
         xaxis_title="concurrency (streams in flight)",
         yaxis_title=y_title,
-        legend={"groupclick": "togglegroup"},
+        # Below the plot: in the half-width charts a legend at the side squeezes the plot away.
+        legend={"groupclick": "togglegroup", "orientation": "h", "yanchor": "top", "y": -0.25},
         hovermode="closest",
         margin={"t": 50},
     )

@@ -18,6 +18,14 @@ EMPTY = (
     "**Save scenario as ...**; saved scenarios appear here to rename, clone, compare and audit."
 )
 
+# Whole dollars for monthly costs, cents for per-token prices (the stored values stay exact).
+MONEY_COLUMNS = {
+    "usd_per_month": st.column_config.NumberColumn("usd_per_month ($/month)", format="$%,.0f"),
+    "usd_per_1m_output_tokens": st.column_config.NumberColumn(
+        "usd_per_1m_output_tokens ($)", format="$%.2f"
+    ),
+}
+
 
 def _flash(message: str) -> None:
     st.session_state["scenarios_flash"] = message
@@ -65,7 +73,7 @@ def _compare(url: str, version: int, names: list[str]) -> None:
     else:
         st.caption("These scenarios have the same inputs.")
     st.markdown("**Answers**")
-    st.dataframe(compare.results_rows(ready), hide_index=True)
+    st.dataframe(compare.results_rows(ready), hide_index=True, column_config=MONEY_COLUMNS)
     st.plotly_chart(compare.cost_chart(ready), key="compare_chart")
 
 
@@ -88,7 +96,7 @@ def _history(url: str, version: int, names: list[str]) -> None:
     if not records:
         st.info(f"No plan of {name!r} recorded yet: press 'Record a plan run now'.")
         return
-    st.dataframe(compare.history_rows(records), hide_index=True)
+    st.dataframe(compare.history_rows(records), hide_index=True, column_config=MONEY_COLUMNS)
     ids = [record.record_id for record in records]
     record_id = st.selectbox("Recorded plan", ids, key="history_record")
     if st.button("Regenerate", key="regenerate"):

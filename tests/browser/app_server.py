@@ -61,11 +61,6 @@ def free_port() -> int:
         return port
 
 
-def store_url(db_file: Path) -> str:
-    """The store the app under test uses: the one place its URL is built (SQLite file today)."""
-    return f"sqlite:///{db_file}"
-
-
 def _log_tail(log: Path) -> str:
     text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
     return text[-LOG_TAIL_CHARS:]
@@ -109,14 +104,13 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def running_app(
-    db_file: Path, log: Path, prepare: Callable[[str], None] | None = None
+    db_url: str, log: Path, prepare: Callable[[str], None] | None = None
 ) -> Iterator[RunningApp]:
-    """Run `streamlit run app.py` on db_file (a store without runs gets the demo data on first
-    start); prepare, when given, gets the store URL first (to seed it before the app starts)."""
+    """Run `streamlit run app.py` on the store at db_url (a store without runs gets the demo data
+    on first start); prepare, when given, gets the URL first (to seed it before the app starts)."""
     if not STREAMLIT.exists():
         raise AppStartError(f"{STREAMLIT} is missing: run scripts/bootstrap.sh dev first")
     port = free_port()
-    db_url = store_url(db_file)
     if prepare is not None:
         prepare(db_url)
     command = [

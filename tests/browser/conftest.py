@@ -20,6 +20,7 @@ from tests.browser.app_server import (
     chromium_path,
     running_app,
 )
+from tests.stores import Stores
 
 VIEWPORT: ViewportSize = {"width": 1400, "height": 1000}
 
@@ -71,14 +72,17 @@ def browser(chromium_executable: str) -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="package")
-def app(tmp_path_factory: pytest.TempPathFactory, chromium_executable: str) -> Iterator[RunningApp]:
-    """The real app on an empty SQLite file: it loads the demo data on first start, as users see.
+def app(
+    tmp_path_factory: pytest.TempPathFactory, chromium_executable: str, stores: Stores
+) -> Iterator[RunningApp]:
+    """The real app on an empty store of the backend under test: it loads the demo data on first
+    start, as users see.
 
     Asks for chromium first so a machine without it skips (or fails) before starting the app.
     """
     folder = tmp_path_factory.mktemp("browser-app")
     try:
-        with running_app(folder / "capplan.db", folder / "streamlit.log") as running:
+        with running_app(stores.empty("browser"), folder / "streamlit.log") as running:
             yield running
     except AppStartError as exc:
         pytest.fail(str(exc), pytrace=False)

@@ -19,7 +19,7 @@ from db.engine import (
 from db.repository import count_runs, list_runs, save_runs
 from errors import InputError, StoreError
 from measurements.importers import import_path
-from tests.stores import Stores, query, row_counts
+from tests.stores import Stores, backend, query, row_counts
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -168,3 +168,12 @@ def test_a_number_too_large_for_the_store_is_an_input_error_and_nothing_is_kept(
     with pytest.raises(InputError, match="too large for the store"):
         save_runs(engine, [run, huge])
     assert count_runs(engine) == 0
+
+
+def test_the_store_under_test_is_on_the_backend_asked_for(engine: Engine) -> None:
+    # CI's second pass must really store into PostgreSQL, never fall back to SQLite unseen.
+    expected = {"sqlite": "sqlite", "postgres": "postgresql"}[backend()]
+    with engine.connect() as connection:
+        assert connection.dialect.name == expected
+        if expected == "postgresql":
+            assert connection.exec_driver_sql("select 1").scalar() == 1
