@@ -961,6 +961,43 @@ def db_upgrade_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
     out.print(f"{redact(url)} is at revision {revision}", markup=False, highlight=False)
 
 
+@db_app.command("backup")
+def db_backup_cmd(
+    out_file: Annotated[Path, typer.Option("--out", help="Backup file to write (.jsonl.gz).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export the whole store (every table, ids kept) to one portable file."""
+    from db.backup import backup  # noqa: PLC0415
+
+    url = resolve_db_url(db)
+    summary = _guard(lambda: backup(url, out_file))
+    if as_json:
+        _print_json({"db": redact(url), "out": str(out_file), **dataclasses.asdict(summary)})
+        return
+    out.print(f"{summary.message('backed up')} -> {out_file}", markup=False, highlight=False)
+
+
+@db_app.command("restore")
+def db_restore_cmd(
+    backup_file: Annotated[Path, typer.Argument(help="A file written by `capplan db backup`.")],
+    replace: Annotated[
+        bool, typer.Option(help="Delete everything in the database first (else it must be empty).")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Restore a backup into an empty database (or --replace), keeping every id."""
+    from db.backup import restore  # noqa: PLC0415
+
+    url = resolve_db_url(db)
+    summary = _guard(lambda: restore(url, backup_file, replace=replace))
+    if as_json:
+        _print_json({"db": redact(url), **dataclasses.asdict(summary)})
+        return
+    out.print(f"{redact(url)}: {summary.message('restored')}", markup=False, highlight=False)
+
+
 @app.command("app")
 def app_cmd(
     port: Annotated[int, typer.Option(help="Port for the web app.")] = 8501,

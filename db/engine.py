@@ -64,6 +64,8 @@ DEFAULT_BUSY_TIMEOUT_MS = 5000
 # insert or delete, serialization failures (40001) and deadlocks (40P01) on Postgres.
 _RETRY_SQLSTATES = frozenset({"23505", "23503", "40001", "40P01"})
 WRITE_ATTEMPTS = 6
+# Postgres advisory-lock key held while migrating ("capplan" in ASCII, as a bigint).
+_MIGRATION_LOCK = 0x6361_7070_6C61_6E
 
 
 def resolve_db_url(cli_value: str | None) -> str:
@@ -290,6 +292,11 @@ def _run_alembic(url: str, action: Callable[[Config], None]) -> None:
             config = alembic_config(url)
             # env.py runs on this connection, so the pragmas and BEGIN IMMEDIATE apply.
             config.attributes["connection"] = connection
+            if connection.dialect.name == "postgresql":
+                # Several processes opening one new database at once migrate it one at a time
+                # (on SQLite, BEGIN IMMEDIATE does the same); the lock ends with the session.
+                connection.exec_driver_sql(f"SELECT pg_advisory_lock({_MIGRATION_LOCK})")
+                connection.commit()
             action(config)
     except DBAPIError as exc:
         raise _store_error(engine, exc) from exc

@@ -38,6 +38,7 @@ from measurements.probe_request import (
     send_into,
     send_request,
 )
+from measurements.redaction import redact_args, redact_command, redact_url
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -141,7 +142,7 @@ class _Sweep:
         self.levels: list[Level] = []
         self.points: list[SaturationPoint] = []
         self.unit = "concurrency" if config.closed_loop else "rate"
-        self.notes = [f"{config.endpoint} endpoint {config.url}, {self.unit} sweep"]
+        self.notes = [f"{config.endpoint} endpoint {redact_url(config.url)}, {self.unit} sweep"]
         if config.tokenizer and tokenizer is None:
             self.notes.append(f"tokenizer {config.tokenizer!r} not found locally (no download)")
         self.started_at = datetime.now(UTC)
@@ -201,7 +202,7 @@ class _Sweep:
                 f"every warm-up request failed (first: {records[0].error}); "
                 "check that the server is up and serves this model",
                 field="base_url",
-                value=self.config.url,
+                value=redact_url(self.config.url),
             )
         for prompt, record in zip(prompts, records, strict=True):
             self.observe(prompt, record)
@@ -235,7 +236,7 @@ class _Sweep:
         run = RunFile(
             source=Source.PROBE,
             provenance=Provenance.MEASURED,
-            deployment=header.deployment,
+            deployment=_without_secrets(header.deployment),
             workload=workload_of(self.config.workload, ignore_eos=self.config.ignore_eos),
             environment=environment,
             startup=header.startup,
@@ -421,6 +422,17 @@ def _last_activity(record: RequestRecord) -> float:
     if record.end_s is not None:
         times.append(record.end_s)
     return max(times)
+
+
+def _without_secrets(deployment: Deployment) -> Deployment:
+    """The deployment with any key typed into the launch command or its arguments masked."""
+    command = deployment.launch_command
+    return deployment.model_copy(
+        update={
+            "launch_command": redact_command(command) if command else command,
+            "engine_args": redact_args(dict(deployment.engine_args)),
+        }
+    )
 
 
 def _check_inputs(config: ProbeConfig, out: Path) -> None:

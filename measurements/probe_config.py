@@ -99,6 +99,16 @@ class ProbeConfig(BaseModel):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _mask_pasted_key(cls, data: object) -> object:
+        """Something that is not a variable name may be the key itself: never echo it back."""
+        if isinstance(data, dict):
+            value = data.get("api_key_env")
+            if isinstance(value, str) and not _ENV_NAME.match(value):
+                return {**data, "api_key_env": "***"}
+        return data
+
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:

@@ -1,11 +1,27 @@
-"""The Runs page's upload form fields: the deployment facts a result file may not state."""
+"""The Runs page's upload form fields: the deployment facts a result file may not state, and
+the upload size limits (per file, per zip member, and a zip's uncompressed total)."""
 
 from __future__ import annotations
+
+import io
+import os
+import zipfile
+from collections.abc import Sequence
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from errors import CapplanError, InputError
+from measurements.importers import MAX_IMPORT_BYTES
+from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
+
+MAX_UPLOAD_ENV = "CAPPLAN_MAX_UPLOAD_MB"
+MIB = 1024 * 1024
+# The importers refuse more than this per file, so a larger CAPPLAN_MAX_UPLOAD_MB cannot raise it.
+CEILING_MB = MAX_IMPORT_BYTES // MIB
+# A zip may expand to this many times the per-file limit in all (its members each to one limit).
+ZIP_TOTAL_FACTOR = 10
 
 FROM_FILE = "(from file)"
 OTHER = "other"
@@ -78,3 +94,75 @@ def provenance() -> Provenance:
         key="upload_provenance",
     )
     return chosen or Provenance.IMPORTED
+
+
+def max_upload_mb() -> float:
+    """The per-file upload limit in MiB: $CAPPLAN_MAX_UPLOAD_MB, at most the importers' 50."""
+    raw = os.environ.get(MAX_UPLOAD_ENV, "").strip()
+    if not raw:
+        return float(CEILING_MB)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise InputError(
+            "expected a positive number of MiB (e.g. 20)", field=MAX_UPLOAD_ENV, value=raw
+        )
+    return min(value, float(CEILING_MB))
+
+
+def _mb(size: float) -> str:
+    return f"{size / MIB:.1f} MiB"
+
+
+def check_upload(name: str, data: bytes, limit_mb: float) -> None:
+    """Refuse a file over the limit, or a zip whose members (read from its central directory,
+    before anything is decompressed) are over the limit one by one or ten times it in all."""
+    limit = int(limit_mb * MIB)
+    if len(data) > limit:
+        raise InputError(
+            f"{_mb(len(data))}, over the {limit_mb:g} MiB upload limit ({MAX_UPLOAD_ENV})",
+            file=name,
+        )
+    if not is_archive(name, data):
+        return
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+        raise InputError(f"not a readable zip archive: {exc}", file=name) from exc
+    for info in infos:
+        if info.file_size > limit:
+            raise InputError(
+                f"member {info.filename!r} is {_mb(info.file_size)} uncompressed, over the "
+                f"{limit_mb:g} MiB limit per file ({MAX_UPLOAD_ENV})",
+                file=name,
+            )
+    total = sum(info.file_size for info in infos)
+    if total > ZIP_TOTAL_FACTOR * limit:
+        raise InputError(
+            f"the members add up to {_mb(total)} uncompressed, over the "
+            f"{ZIP_TOTAL_FACTOR * limit_mb:g} MiB limit for one zip "
+            f"({ZIP_TOTAL_FACTOR} x {MAX_UPLOAD_ENV}); nothing was extracted",
+            file=name,
+        )
+
+
+def within_limits(files: Sequence[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The (name, bytes) pairs within the upload limits; each refused file gets an st.error
+    in place naming it and the limit."""
+    try:
+        limit_mb = max_upload_mb()
+    except CapplanError as exc:
+        st.error(str(exc))
+        return []
+    kept: list[tuple[str, bytes]] = []
+    for name, data in files:
+        try:
+            check_upload(name, data, limit_mb)
+        except CapplanError as exc:
+            st.error(str(exc))
+            continue
+        kept.append((name, data))
+    return kept

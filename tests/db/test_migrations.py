@@ -40,7 +40,7 @@ def _drift(url: str) -> list[object]:
 def test_upgrade_creates_every_model_table_on_an_empty_database(stores: Stores) -> None:
     url = stores.empty()
     assert current_revision(url) is None
-    assert upgrade(url) == head_revision() == "0003"
+    assert upgrade(url) == head_revision() == "0004"
     assert current_revision(url) == head_revision()
     assert table_names(url) == set(Base.metadata.tables) | {"alembic_version"}
 
@@ -76,3 +76,15 @@ def test_ensure_schema_refuses_a_database_from_a_newer_capplan(db_url: str) -> N
     query(db_url, "update alembic_version set version_num = '9999_future'")
     with pytest.raises(StoreError, match="newer capplan"):
         ensure_schema(db_url)
+
+
+def test_processes_opening_one_new_database_at_once_migrate_it_once(stores: Stores) -> None:
+    # Every capplan command and app start runs `upgrade`; a team starting several at once on an
+    # empty database must not have them race on CREATE TABLE.
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = stores.empty("racing")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        revisions = list(pool.map(lambda _: upgrade(url), range(4)))
+    assert revisions == [head_revision()] * 4
+    assert _drift(url) == []

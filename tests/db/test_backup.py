@@ -1,0 +1,271 @@
+"""Backup and restore of the whole store on real databases: a demo store with request samples,
+a saved scenario and a recorded plan round-trips row for row (ids kept), later inserts get new
+ids, and bad targets or files are refused with a clear error. The Postgres cases (marker
+`postgres`) run when CAPPLAN_TEST_PG_URL names an admin URL (tests/stores.py)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, select, text
+from typer.testing import CliRunner
+
+from cli import app
+from db import repository
+from db.backup import backup, restore
+from db.engine import current_revision, head_revision, make_engine, upgrade
+from db.models import Base
+from db.seed import load_demo_data
+from errors import InputError, StoreError
+from planner.capacity import make_plan
+from planner.scenario import scenario_from_yaml
+from tests.db.conftest import full_run
+from tests.stores import Stores
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT_YAML = (ROOT / "docs" / "scenarios" / "agent-platform.yaml").read_text(encoding="utf-8")
+TABLES = [
+    "deployments",
+    "runs",
+    "load_levels",
+    "level_metrics",
+    "request_samples",
+    "prices",
+    "scenarios",
+    "plan_records",
+]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Demo runs and prices, a probe-like run with samples, a deleted run, a scenario, a plan."""
+    path = tmp_path_factory.mktemp("filled") / "capplan.db"
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    engine = make_engine(url)
+    load_demo_data(engine)
+    doomed = repository.save_run(engine, full_run("deleted later", "cd" * 32)).run_id
+    repository.save_run(engine, full_run())
+    assert repository.delete_run(engine, doomed)
+    repository.save_scenario(engine, "agent-platform", AGENT_YAML)
+    scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
+    plan = make_plan(scenario, repository._store_curves(engine), repository.list_prices(engine))
+    repository.record_plan(engine, "agent-platform", plan)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture
+def source_url(filled_template: Path, tmp_path: Path) -> str:
+    path = tmp_path / "source.db"
+    shutil.copyfile(filled_template, path)
+    return f"sqlite:///{path}"
+
+
+def _rows(url: str) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows, ordered by id, read with Core selects."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {
+                table.name: [
+                    tuple(row) for row in connection.execute(select(table).order_by(table.c.id))
+                ]
+                for table in Base.metadata.sorted_tables
+            }
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_backup_restores_every_row_with_its_id(source_url: str, tmp_path: Path) -> None:
+    before = _rows(source_url)
+    assert sorted(before) == sorted(TABLES)
+    assert all(before[table] for table in TABLES), {t: len(r) for t, r in before.items()}
+    assert len(before["request_samples"]) == 3
+    file = tmp_path / "store.jsonl.gz"
+    written = backup(source_url, file)
+    assert written.rows == {table: len(rows) for table, rows in before.items()}
+
+    target = f"sqlite:///{tmp_path / 'restored.db'}"
+    loaded = restore(target, file)
+    assert loaded.rows == written.rows
+    assert current_revision(target) == head_revision()
+    after = _rows(target)
+    for table in TABLES:
+        assert after[table] == before[table], table
+
+
+def test_restored_store_takes_new_runs_above_every_old_id(source_url: str, tmp_path: Path) -> None:
+    source = make_engine(source_url)
+    max_before = max(summary.run_id for summary in repository.list_runs(source))
+    source.dispose()
+    file = tmp_path / "store.jsonl.gz"
+    backup(source_url, file)
+    target = f"sqlite:///{tmp_path / 'restored.db'}"
+    restore(target, file)
+    engine = make_engine(target)
+    new_id = repository.save_run(engine, full_run("after restore", "ef" * 32)).run_id
+    # The deleted run was saved before the kept one, so the newest id is still in use.
+    assert new_id == max_before + 1
+    assert repository.get_run(engine, new_id).run.label == "after restore"
+    engine.dispose()
+
+
+def test_a_deleted_runs_id_is_not_handed_out_again_after_restore(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'source.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    first = repository.save_run(engine, full_run("kept", "aa" * 32)).run_id
+    gone = repository.save_run(engine, full_run("deleted", "bb" * 32)).run_id
+    assert repository.delete_run(engine, gone)
+    engine.dispose()
+    file = tmp_path / "store.jsonl.gz"
+    backup(url, file)
+    target = f"sqlite:///{tmp_path / 'restored.db'}"
+    restore(target, file)
+    restored = make_engine(target)
+    new_id = repository.save_run(restored, full_run("new", "cc" * 32)).run_id
+    restored.dispose()
+    assert (first, gone, new_id) == (1, 2, 3)
+
+
+def test_restore_refuses_a_non_empty_database_unless_replace(
+    source_url: str, tmp_path: Path
+) -> None:
+    file = tmp_path / "store.jsonl.gz"
+    backup(source_url, file)
+    target = f"sqlite:///{tmp_path / 'other.db'}"
+    upgrade(target)
+    engine = make_engine(target)
+    repository.save_run(engine, full_run("in the way", "12" * 32))
+    engine.dispose()
+    with pytest.raises(StoreError, match=r"is not empty \(1 deployments, 1 runs.*--replace"):
+        restore(target, file)
+    assert len(_rows(target)["runs"]) == 1
+    restore(target, file, replace=True)
+    assert _rows(target) == _rows(source_url)
+
+
+def test_a_failed_restore_leaves_the_target_as_it_was(source_url: str, tmp_path: Path) -> None:
+    before = _rows(source_url)
+    file = tmp_path / "store.jsonl.gz"
+    backup(source_url, file)
+    lines = gzip.decompress(file.read_bytes()).decode().splitlines()
+    truncated = tmp_path / "truncated.jsonl.gz"
+    truncated.write_bytes(gzip.compress("\n".join(lines[:-1]).encode()))
+    target = f"sqlite:///{tmp_path / 'restored.db'}"
+    with pytest.raises(InputError, match="ends early"):
+        restore(target, truncated)
+    assert all(not rows for rows in _rows(target).values())
+    # --replace on a filled store with a broken file keeps the old rows (one transaction).
+    with pytest.raises(InputError, match="ends early"):
+        restore(source_url, truncated, replace=True)
+    assert _rows(source_url) == before
+
+
+def test_restore_refuses_a_backup_from_a_newer_schema(source_url: str, tmp_path: Path) -> None:
+    file = tmp_path / "store.jsonl.gz"
+    backup(source_url, file)
+    lines = gzip.decompress(file.read_bytes()).decode().splitlines()
+    header = json.loads(lines[0])
+    header["revision"] = "9999_from_the_future"
+    newer = tmp_path / "newer.jsonl.gz"
+    newer.write_bytes(gzip.compress("\n".join([json.dumps(header), *lines[1:]]).encode()))
+    target = f"sqlite:///{tmp_path / 'restored.db'}"
+    with pytest.raises(InputError, match=r"'9999_from_the_future'.*newer capplan"):
+        restore(target, newer)
+    not_gzip = tmp_path / "plain.json"
+    not_gzip.write_text("{}", encoding="utf-8")
+    with pytest.raises(InputError, match="not a capplan backup"):
+        restore(target, not_gzip)
+
+
+def test_a_backup_of_an_older_revision_is_migrated_up_after_restore(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, "0001")
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO scenarios (id, name, yaml_text, created_at, updated_at) VALUES "
+                "(7, 'old', 'name: old', '2025-01-02 03:04:05', '2025-01-02 03:04:05')"
+            )
+        )
+    engine.dispose()
+    file = tmp_path / "old.jsonl.gz"
+    assert backup(url, file).revision == "0001"
+    target = f"sqlite:///{tmp_path / 'restored.db'}"
+    restore(target, file)
+    assert current_revision(target) == head_revision()
+    restored = make_engine(target)
+    assert [(s.name, s.yaml_text) for s in repository.list_scenarios(restored)] == [
+        ("old", "name: old")
+    ]
+    restored.dispose()
+
+
+def test_cli_backup_and_restore(source_url: str, tmp_path: Path) -> None:
+    file = tmp_path / "cli.jsonl.gz"
+    made = runner.invoke(app, ["db", "backup", "--db", source_url, "--out", str(file), "--json"])
+    assert made.exit_code == 0, made.output
+    document = json.loads(made.stdout)
+    assert document["rows"]["request_samples"] == 3
+    target = f"sqlite:///{tmp_path / 'cli-restored.db'}"
+    done = runner.invoke(app, ["db", "restore", str(file), "--db", target, "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["rows"] == document["rows"]
+    again = runner.invoke(app, ["db", "restore", str(file), "--db", target])
+    assert again.exit_code == 2
+    assert "is not empty" in again.output and "--replace" in again.output
+    assert _rows(target) == _rows(source_url)
+
+
+# ---------------------------------------------------------------- Postgres
+
+
+@pytest.mark.postgres
+def test_sqlite_to_postgres_and_back(source_url: str, pg_stores: Stores, tmp_path: Path) -> None:
+    before = _rows(source_url)
+    file = tmp_path / "store.jsonl.gz"
+    backup(source_url, file)
+    pg_url = pg_stores.empty("backup_target")
+    restore(pg_url, file)
+    assert current_revision(pg_url) == head_revision()
+    assert _rows(pg_url) == before
+    pg: Engine = make_engine(pg_url)
+    top = max(int(str(row[0])) for row in before["runs"])
+    assert repository.save_run(pg, full_run("on postgres", "fe" * 32)).run_id == top + 1
+    pg.dispose()
+    back = tmp_path / "from-pg.jsonl.gz"
+    backup(pg_url, back)
+    target = f"sqlite:///{tmp_path / 'back.db'}"
+    restore(target, back)
+    assert _rows(target) == _rows(pg_url)
+    assert len(_rows(target)["runs"]) == len(before["runs"]) + 1
+
+
+@pytest.mark.postgres
+def test_postgres_restore_with_replace_keeps_the_sequences_past_deleted_ids(
+    pg_stores: Stores, tmp_path: Path
+) -> None:
+    source = pg_stores.migrated("backup_source")
+    engine = make_engine(source)
+    repository.save_run(engine, full_run("kept", "aa" * 32))
+    gone = repository.save_run(engine, full_run("deleted", "bb" * 32)).run_id
+    assert repository.delete_run(engine, gone)
+    engine.dispose()
+    file = tmp_path / "pg.jsonl.gz"
+    backup(source, file)
+    target = pg_stores.demo("backup_replace")
+    with pytest.raises(StoreError, match="is not empty"):
+        restore(target, file)
+    restore(target, file, replace=True)
+    assert _rows(target) == _rows(source)
+    restored = make_engine(target)
+    assert repository.save_run(restored, full_run("new", "cc" * 32)).run_id == gone + 1
+    restored.dispose()
