@@ -435,13 +435,23 @@ def _without_secrets(deployment: Deployment) -> Deployment:
     )
 
 
-def _check_inputs(config: ProbeConfig, out: Path) -> None:
-    if config.api_key_env and not os.environ.get(config.api_key_env):
+def api_key(config: ProbeConfig) -> str | None:
+    """The API key from the environment variable the config names (None when it names none);
+    InputError before any request goes out when that variable is unset or empty."""
+    if not config.api_key_env:
+        return None
+    key = os.environ.get(config.api_key_env)
+    if not key:
         raise InputError(
             "the environment variable named for the API key is not set (or empty)",
             field="api_key_env",
             value=config.api_key_env,
         )
+    return key
+
+
+def _check_inputs(config: ProbeConfig, out: Path) -> None:
+    api_key(config)
     if not out.parent.is_dir():
         raise InputError("the folder for the run file does not exist", file=str(out), field="out")
 

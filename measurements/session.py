@@ -4,7 +4,6 @@ capabilities, sweep it, and stop it — the run file holds everything that was l
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
 import socket
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from measurements.engines import (
 )
 from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
 from measurements.probe import NOT_CHECKED, ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe import api_key as probe_api_key
 from measurements.probe_config import ProbeConfig
 from measurements.run_file import (
     Capabilities,
@@ -177,7 +177,7 @@ async def _measure(
     on_progress: Callable[[ProgressEvent], None] | None,
 ) -> ProbeOutcome:
     config = plan.probe
-    api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    api_key = probe_api_key(config)  # an unset key variable stops before the first request
     facts = await server_facts(server.base_url, api_key)
     if facts.models and config.model not in facts.models:
         raise InputError(

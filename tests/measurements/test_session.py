@@ -95,3 +95,16 @@ def test_a_model_the_server_does_not_serve_is_named_with_the_ones_it_does(tmp_pa
         stop()
     assert "sim-tiny" in str(info.value) and "--model" in str(info.value)
     assert not (tmp_path / "run.json").exists()
+
+
+def test_an_unset_api_key_variable_stops_the_session_before_any_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CAPPLAN_TEST_UNSET_KEY", raising=False)
+    # Nothing listens on this port: had a request gone out, the error would be a connection one.
+    base_url = f"http://127.0.0.1:{_free_port()}"
+    flags = _flags(tmp_path, base_url=base_url, api_key_env="CAPPLAN_TEST_UNSET_KEY")
+    with pytest.raises(InputError) as info:
+        asyncio.run(run_session(session_plan_from_flags(flags)))
+    assert "api_key_env" in str(info.value) and "not set" in str(info.value)
+    assert not (tmp_path / "run.json").exists()
