@@ -1001,6 +1001,13 @@ def db_restore_cmd(
 @app.command("app")
 def app_cmd(
     port: Annotated[int, typer.Option(help="Port for the web app.")] = 8501,
+    address: Annotated[
+        str,
+        typer.Option(
+            help="Interface to listen on: 127.0.0.1 for this machine only, 0.0.0.0 to serve a "
+            "team (put it behind TLS and sign-in: docs/SECURITY.md)."
+        ),
+    ] = "127.0.0.1",
     db: DbOption = None,
 ) -> None:
     """Start the web app (Streamlit); a new store gets the demo data on first start."""
@@ -1017,6 +1024,8 @@ def app_cmd(
         str(Path(__file__).with_name("app.py")),
         "--server.port",
         str(port),
+        "--server.address",
+        address,
         "--server.headless",
         "true",
         "--server.maxUploadSize",
@@ -1024,7 +1033,8 @@ def app_cmd(
         "--browser.gatherUsageStats",
         "false",
     ]
-    out.print(f"capplan on http://localhost:{port} (store: {redact(url)})", markup=False)
+    shown = "localhost" if address in {"127.0.0.1", "0.0.0.0"} else address
+    out.print(f"capplan on http://{shown}:{port} (store: {redact(url)})", markup=False)
     raise typer.Exit(subprocess.call(command, env=_app_env(url)))
 
 
