@@ -2,19 +2,28 @@
 
 The file is gzip'd JSON lines: a header (format, format version, Alembic revision, the id
 high-water mark of every table), then for each table a line naming its columns and one line per
-row (values in column order), then an end line with the row counts, so a truncated file is
-refused instead of half restored. Tables are read in chunks (yield_per) and written in chunks:
-no table is ever held in memory whole.
+row (values in column order), then an end line with the row counts. Tables are read in chunks
+(yield_per) and written in chunks: no table is ever held in memory whole.
 
-Restore goes into an empty database (or one emptied with replace=True) in one transaction,
-keeping every id (reports cite runs and plan records by id), and then moves the id counters
-(SQLite's sqlite_sequence, Postgres sequences) past the restored rows and any deleted ones.
+A backup reads every table in one read transaction, so the file is one consistent snapshot even
+while probes and app sessions keep writing: REPEATABLE READ (read only) on Postgres, a DEFERRED
+transaction on SQLite (WAL keeps its snapshot and never blocks writers).
+
+Restore first reads the whole file and checks it (every line parses, every table and column is
+known, every text fits its column and holds no NUL character, the end line is there and its row
+counts match) before it changes anything. It then empties the target (only with replace=True)
+and loads every row in one transaction, keeping every id (reports cite runs and plan records by
+id), and moves the id counters (SQLite's sqlite_sequence, Postgres sequences) past the restored
+rows and any deleted ones. A backup at an older schema revision is first loaded into a scratch
+SQLite file at that revision and migrated up there, so the target only ever sees that one
+transaction: a restore that fails leaves the target as it was.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,15 +31,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError as AlembicError
-from sqlalchemy import Column, Connection, Table, delete, func, insert, inspect, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import (
+    Column,
+    Connection,
+    String,
+    Table,
+    delete,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.exc import DataError, DBAPIError
 
 from db.engine import (
+    BEGIN_OPTION,
     alembic_config,
     current_revision,
-    downgrade,
     head_revision,
     make_engine,
     redact,
@@ -77,38 +98,50 @@ def _columns(connection: Connection, table: Table) -> list[Column[Any]]:
     return [column for column in table.columns if column.name in present]
 
 
+def _read_snapshot(connection: Connection) -> Connection:
+    """Make the connection's next transaction one read-only snapshot that never blocks writers."""
+    if connection.dialect.name == "postgresql":
+        return connection.execution_options(
+            isolation_level="REPEATABLE READ", postgresql_readonly=True
+        )
+    return connection.execution_options(**{BEGIN_OPTION: "DEFERRED"})
+
+
 # ---------------------------------------------------------------- backup
 
 
 def backup(url: str, path: Path) -> BackupSummary:
-    """Write the whole store at `url` to `path` (gzip'd JSON lines); StoreError on failure."""
-    revision = current_revision(url)
-    if revision is None:
-        raise StoreError(f"database {redact(url)} has no capplan schema: nothing to back up")
+    """Write the whole store at `url` to `path` (gzip'd JSON lines), every table read in one
+    snapshot; StoreError on failure."""
     engine = make_engine(url)
     partial = path.with_name(path.name + ".partial")
     rows: dict[str, int] = {}
     try:
-        with (
-            engine.connect() as connection,
-            gzip.open(partial, "wt", encoding="utf-8", newline="\n") as out,
-        ):
-            tables = _tables(connection)
-            high = {t.name: _high_water(connection, t) for t in tables}
-            _line(
-                out,
-                {
-                    "format": FORMAT,
-                    "format_version": FORMAT_VERSION,
-                    "revision": revision,
-                    "dialect": connection.dialect.name,
-                    "created_at": datetime.now(UTC).isoformat(),
-                    "id_high_water": high,
-                },
-            )
-            for table in tables:
-                rows[table.name] = _dump_table(connection, table, out)
-            _line(out, {"end": True, "rows": rows})
+        with engine.connect() as plain:
+            connection = _read_snapshot(plain)
+            revision = MigrationContext.configure(connection).get_current_revision()
+            if revision is None:
+                raise StoreError(
+                    f"database {redact(url)} has no capplan schema: nothing to back up"
+                )
+            with gzip.open(partial, "wt", encoding="utf-8", newline="\n") as out:
+                tables = _tables(connection)
+                high = {t.name: _high_water(connection, t) for t in tables}
+                _line(
+                    out,
+                    {
+                        "format": FORMAT,
+                        "format_version": FORMAT_VERSION,
+                        "revision": revision,
+                        "dialect": connection.dialect.name,
+                        "created_at": datetime.now(UTC).isoformat(),
+                        "id_high_water": high,
+                    },
+                )
+                for table in tables:
+                    rows[table.name] = _dump_table(connection, table, out)
+                _line(out, {"end": True, "rows": rows})
+            connection.rollback()  # read only: nothing to commit
         partial.replace(path)
     except OSError as exc:
         partial.unlink(missing_ok=True)
@@ -167,8 +200,9 @@ def _high_water(connection: Connection, table: Table) -> int:
 
 
 def restore(url: str, path: Path, *, replace: bool = False) -> BackupSummary:
-    """Load a backup into the store at `url`: empty (or emptied with replace=True), migrated to
-    the backup's revision, filled in one transaction with the original ids, then upgraded."""
+    """Load a backup into the store at `url`: empty (or emptied with replace=True), filled in
+    one transaction with the original ids. The whole file is checked first, and nothing in the
+    target changes unless the whole restore succeeds (a new database gets the schema)."""
     header = _read_header(path)
     revision = str(header["revision"])
     if not _known_revision(revision):
@@ -177,29 +211,50 @@ def restore(url: str, path: Path, *, replace: bool = False) -> BackupSummary:
             "it was made by a newer capplan; upgrade capplan to restore it",
             file=str(path),
         )
+    _check_file(path)  # the whole file, before anything in the target changes
     current = current_revision(url)
     if current is not None and not _known_revision(current):
         raise StoreError(
             f"database {redact(url)} is at revision {current!r}, which this capplan does not "
             "know (written by a newer capplan): restore with that capplan, or into another database"
         )
+    if current is not None and not replace:
+        # Refuse a filled store before migrating it; checked again inside the load.
+        _in_transaction(url, lambda connection: _refuse_filled(connection, url), read=True)
+    if revision == head_revision():
+        rows = _restore_at_head(url, path, header, replace)
+    else:
+        with tempfile.TemporaryDirectory(prefix="capplan-restore-") as folder:
+            staged = _migrate_to_head(path, header, revision, Path(folder))
+            rows = _restore_at_head(url, staged, _read_header(staged), replace)
+    return BackupSummary(path, revision, rows)
+
+
+def _restore_at_head(url: str, path: Path, header: dict[str, Any], replace: bool) -> dict[str, int]:
+    """Empty (with replace) and fill the store from a head-revision backup in one transaction."""
     upgrade(url)  # creates the schema in a new database; a no-op at head
-    older = revision != head_revision()
-    if older:
-        # An older backup: empty the tables, take them back to the backup's shape, load, and
-        # migrate up again. Alembic runs in its own transactions here, so only the load is atomic.
-        _in_transaction(url, lambda connection: _refuse_or_empty(connection, url, replace))
-        downgrade(url, revision)
 
     def fill(connection: Connection) -> dict[str, int]:
-        if not older:
-            _refuse_or_empty(connection, url, replace)
+        _refuse_or_empty(connection, url, replace)
         return _load(connection, path, header)
 
-    rows = _in_transaction(url, fill)
-    if older:
-        upgrade(url)
-    return BackupSummary(path, revision, rows)
+    return _in_transaction(url, fill)
+
+
+def _migrate_to_head(path: Path, header: dict[str, Any], revision: str, folder: Path) -> Path:
+    """An older-revision backup migrated to head: loaded into a scratch SQLite file at its own
+    revision, upgraded there, and backed up again; returns the head-revision file."""
+    scratch = f"sqlite:///{folder / 'staging.db'}"
+    try:
+        upgrade(scratch, revision)
+        _in_transaction(scratch, lambda connection: _load(connection, path, header))
+        upgrade(scratch)
+        return backup(scratch, folder / "at-head.jsonl.gz").path
+    except StoreError as exc:
+        raise StoreError(
+            f"the backup at revision {revision} cannot be migrated to {head_revision()} "
+            f"(nothing was restored): {exc}"
+        ) from exc
 
 
 def _known_revision(revision: str) -> bool:
@@ -209,10 +264,17 @@ def _known_revision(revision: str) -> bool:
         return False
 
 
-def _in_transaction(url: str, action: Callable[[Connection], T]) -> T:
+def _in_transaction(url: str, action: Callable[[Connection], T], *, read: bool = False) -> T:
     """Run `action` in one transaction on the store (rolled back whole on any error)."""
     engine = make_engine(url)
     try:
+        if read:
+            with engine.connect() as plain:
+                connection = _read_snapshot(plain)
+                try:
+                    return action(connection)
+                finally:
+                    connection.rollback()
         with engine.begin() as connection:
             return action(connection)
     except DBAPIError as exc:
@@ -256,52 +318,95 @@ def _parse(path: Path, line: str, number: int) -> dict[str, Any]:
     return document
 
 
-def _refuse_or_empty(connection: Connection, url: str, replace: bool) -> None:
+def _filled(connection: Connection) -> dict[str, int]:
     counts = {
         t.name: int(connection.execute(select(func.count()).select_from(t)).scalar() or 0)
         for t in _tables(connection)
     }
-    filled = {name: count for name, count in counts.items() if count}
-    if filled and not replace:
+    return {name: count for name, count in counts.items() if count}
+
+
+def _refuse_filled(connection: Connection, url: str) -> None:
+    filled = _filled(connection)
+    if filled:
         listed = ", ".join(f"{count} {name}" for name, count in filled.items())
         raise StoreError(
             f"database {redact(url)} is not empty ({listed}): restore into an empty "
             "database, or pass --replace to delete everything in it first"
         )
+
+
+def _refuse_or_empty(connection: Connection, url: str, replace: bool) -> None:
+    if not replace:
+        _refuse_filled(connection, url)
     for table in reversed(_tables(connection)):
         connection.execute(delete(table))
 
 
-def _load(connection: Connection, path: Path, header: dict[str, Any]) -> dict[str, int]:
-    tables = {t.name: t for t in _tables(connection)}
-    rows: dict[str, int] = {}
+def _check_file(path: Path) -> None:
+    """Read the whole backup and refuse it (InputError) if anything in it would not restore."""
+    for _table, _row in _records(path):
+        pass
+
+
+def _records(path: Path) -> Iterator[tuple[Table, dict[str, object] | None]]:
+    """Every table and row of the backup, in file order: (table, None) where a table starts,
+    (table, row) for each row. Raises InputError on a malformed line, an unknown table or
+    column, a value that does not fit its column, and (after the last row) on a missing end
+    line or row counts that do not match it."""
+    tables = {t.name: t for t in _tables()}
+    counts: dict[str, int] = {}
     table: Table | None = None
     names: list[str] = []
-    batch: list[dict[str, object]] = []
-    ended = False
     for number, line in _lines(path):
         document = _parse(path, line, number)
         if "r" in document:
             if table is None:
                 raise InputError(f"line {number}: a row before any table", file=str(path))
-            batch.append(_decode_row(table, names, document["r"], path, number))
-            if len(batch) >= CHUNK_ROWS:
-                _flush(connection, table, batch, rows)
+            row = _decode_row(table, names, document["r"], path, number)
+            counts[table.name] += 1
+            yield table, row
         elif "table" in document:
-            if table is not None:
-                _flush(connection, table, batch, rows)
             table, names = _table_of(tables, document, path, number)
-            rows[table.name] = 0
+            if table.name in counts:
+                raise InputError(f"line {number}: table {table.name!r} again", file=str(path))
+            counts[table.name] = 0
+            yield table, None
         elif document.get("end"):
+            _check_counts(path, document.get("rows"), counts)
+            return
+        else:
+            raise InputError(
+                f"line {number}: neither a table, a row nor the end line", file=str(path)
+            )
+    raise InputError(
+        "the backup ends early (no end line): truncated? nothing was restored", file=str(path)
+    )
+
+
+def _load(connection: Connection, path: Path, header: dict[str, Any]) -> dict[str, int]:
+    present = {t.name for t in _tables(connection)}
+    rows: dict[str, int] = {}
+    table: Table | None = None
+    batch: list[dict[str, object]] = []
+    for record_table, row in _records(path):
+        if row is None:
             if table is not None:
                 _flush(connection, table, batch, rows)
-            _check_counts(path, document.get("rows"), rows)
-            ended = True
-            break
-    if not ended:
-        raise InputError(
-            "the backup ends early (no end line): truncated? nothing was restored", file=str(path)
-        )
+            if record_table.name not in present:
+                raise InputError(
+                    f"table {record_table.name!r} is not in the schema at revision "
+                    f"{header['revision']}",
+                    file=str(path),
+                )
+            table = record_table
+            rows[table.name] = 0
+            continue
+        batch.append(row)
+        if len(batch) >= CHUNK_ROWS:
+            _flush(connection, record_table, batch, rows)
+    if table is not None:
+        _flush(connection, table, batch, rows)
     _move_id_counters(connection, header.get("id_high_water") or {})
     return rows
 
@@ -319,17 +424,19 @@ def _table_of(
     tables: dict[str, Table], document: dict[str, Any], path: Path, number: int
 ) -> tuple[Table, list[str]]:
     name = document["table"]
-    if name not in tables:
+    if not isinstance(name, str) or name not in tables:
         raise InputError(f"line {number}: unknown table {name!r}", file=str(path))
     table = tables[name]
-    names = list(document.get("columns") or [])
+    names = document.get("columns")
+    if not isinstance(names, list) or not all(isinstance(column, str) for column in names):
+        raise InputError(f"line {number}: table {name!r} lists no columns", file=str(path))
     unknown = [column for column in names if column not in table.c]
     if unknown:
         raise InputError(
             f"line {number}: table {name!r} has no column(s) {', '.join(unknown)}",
             file=str(path),
         )
-    return table, names
+    return table, list(names)
 
 
 def _decode_row(
@@ -339,32 +446,66 @@ def _decode_row(
         raise InputError(
             f"line {number}: a {table.name} row needs {len(names)} values", file=str(path)
         )
-    row: dict[str, object] = {}
-    for name, value in zip(names, values, strict=True):
-        if isinstance(table.c[name].type, UTCDateTime) and isinstance(value, str):
-            row[name] = datetime.fromisoformat(value)
-        else:
-            row[name] = value
+    row: dict[str, object] = dict(zip(names, values, strict=True))
+    for name, value in row.items():
+        why = _why_refused(table.c[name].type, value)
+        if why is None and isinstance(table.c[name].type, UTCDateTime) and isinstance(value, str):
+            try:
+                row[name] = datetime.fromisoformat(value)
+            except ValueError as exc:
+                why = f"is not a date and time ({exc})"
+        if why is not None:
+            raise InputError(
+                f"line {number}: {table.name} row id {row.get('id')!r}, column {name}: the value "
+                f"{why}; the store refuses it, so nothing was restored (fix that row in the "
+                "source store and back up again)",
+                file=str(path),
+            )
     return row
+
+
+def _why_refused(kind: object, value: object) -> str | None:
+    """Why a text value cannot be stored (Postgres refuses NUL characters and text longer than
+    a VARCHAR(n); capplan refuses both on every backend), or None."""
+    if not isinstance(kind, String) or not isinstance(value, str):
+        return None
+    if "\x00" in value:
+        return "holds a NUL character"
+    if kind.length is not None and len(value) > kind.length:
+        return f"is {len(value)} characters, longer than the column's {kind.length}"
+    return None
 
 
 def _flush(
     connection: Connection, table: Table, batch: list[dict[str, object]], rows: dict[str, int]
 ) -> None:
-    if batch:
+    if not batch:
+        return
+    try:
         connection.execute(insert(table), batch)
-        rows[table.name] = rows.get(table.name, 0) + len(batch)
-        batch.clear()
+    except DataError as exc:  # a value this database refuses that the file check let through
+        ids = [row.get("id") for row in batch]
+        detail = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc)
+        raise StoreError(
+            f"the database refused a {table.name} row with id between {ids[0]!r} and "
+            f"{ids[-1]!r} (nothing was restored): {detail}"
+        ) from exc
+    rows[table.name] = rows.get(table.name, 0) + len(batch)
+    batch.clear()
 
 
 def _check_counts(path: Path, stated: object, loaded: dict[str, int]) -> None:
     if not isinstance(stated, dict):
-        return
-    wrong = {name: (count, loaded.get(name, 0)) for name, count in stated.items()}
+        raise InputError("the backup's end line has no row counts", file=str(path))
+    names = sorted(set(stated) | set(loaded))
+    wrong = {name: (stated.get(name, 0), loaded.get(name, 0)) for name in names}
     wrong = {name: pair for name, pair in wrong.items() if pair[0] != pair[1]}
     if wrong:
         detail = ", ".join(f"{n}: {want} stated, {got} read" for n, (want, got) in wrong.items())
-        raise InputError(f"the backup's row counts do not match ({detail})", file=str(path))
+        raise InputError(
+            f"the backup's row counts do not match ({detail}): nothing was restored",
+            file=str(path),
+        )
 
 
 def _move_id_counters(connection: Connection, high_water: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from measurements.redaction import redact_text
 from measurements.run_file import Capabilities, CapabilityCheck, CapabilityStatus
 
 DETAIL_CHARS = 160
@@ -138,7 +139,7 @@ async def check_lora(
         listing = await client.get(f"{base_url}/v1/models")
         cards = listing.json().get("data") if listing.status_code == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError) as exc:
-        return _check("failed", f"could not list models: {type(exc).__name__}: {exc}")
+        return _check("failed", redact_text(f"could not list models: {type(exc).__name__}: {exc}"))
     if not isinstance(cards, list):
         return _check(
             "failed", f"/v1/models answered HTTP {listing.status_code}: {_quote(listing.text)}"
@@ -162,7 +163,7 @@ async def _post(
     try:
         answer = await client.post(url, json=body)
     except httpx.HTTPError as exc:
-        return _check("failed", f"{type(exc).__name__}: {exc}")
+        return _check("failed", redact_text(f"{type(exc).__name__}: {exc}"))
     if answer.status_code != 200:
         status: CapabilityStatus = "unsupported" if answer.status_code in REFUSALS else "failed"
         return _check(status, f"HTTP {answer.status_code}: {_quote(_error_message(answer))}")

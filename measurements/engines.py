@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from errors import CapplanError, InputError
 from measurements.gpu_info import GpuFacts, gpu_facts
+from measurements.redaction import redact_argv, redact_text, redact_url
 
 LOG_TAIL_LINES = 20
 VLLM_MODULE = "vllm.entrypoints.openai.api_server"
@@ -188,11 +189,13 @@ class RunningServer:
         *,
         log_path: Path | None = None,
         command: list[str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.process = process
         self.log_path = log_path
         self.command = command
+        self.env = dict(env or {})
         self.cold_start_s: float | None = None
         self.engine_build_s: float | None = None
         self.vram_idle_gb: float | None = None
@@ -200,8 +203,12 @@ class RunningServer:
 
     @property
     def launch_command(self) -> str | None:
-        """The command line as one shell-quoted string, for Deployment.launch_command."""
-        return shlex.join(self.command) if self.command else None
+        """The command line (after any `NAME=value` it was given in its environment) as one
+        shell-quoted string with secrets masked, for Deployment.launch_command."""
+        if not self.command:
+            return None
+        assignments = [f"{name}={value}" for name, value in self.env.items()]
+        return shlex.join(redact_argv([*assignments, *self.command]))
 
     def stop(self, timeout_s: float = 30) -> None:
         """SIGTERM the process group, wait up to timeout_s, then SIGKILL whatever is left."""
@@ -239,7 +246,7 @@ def launch(
     before = gpu_probe()
     argv = server_command(spec)
     process, started_s = _start(argv, spec.env, log_path)
-    server = RunningServer(spec.base_url, process, log_path=log_path, command=argv)
+    server = RunningServer(spec.base_url, process, log_path=log_path, command=argv, env=spec.env)
     server.engine_build_s = build_s
     ready = False
     try:
@@ -257,7 +264,7 @@ def _start(
     argv: list[str], env: dict[str, str], log_path: Path
 ) -> tuple[subprocess.Popen[bytes], float]:
     with log_path.open("ab") as log:
-        log.write(f"$ {shlex.join(argv)}\n".encode())
+        log.write(f"$ {shlex.join(redact_argv(argv))}\n".encode())
         log.flush()
         try:
             process = subprocess.Popen(
@@ -269,7 +276,8 @@ def _start(
                 start_new_session=True,  # its own process group: stop() reaches every worker
             )
         except OSError as exc:
-            raise EngineError(f"could not start {argv[0]!r}: {exc}") from exc
+            shown = redact_argv(argv)[0]
+            raise EngineError(redact_text(f"could not start {shown!r}: {exc}")) from exc
     return process, time.monotonic()
 
 
@@ -381,13 +389,14 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 def log_tail(log_path: Path | None, lines: int = LOG_TAIL_LINES) -> str:
-    """The last lines of a server log (reads at most the last 64 KiB)."""
+    """The last lines of a server log (reads at most the last 64 KiB), secrets masked: servers
+    print their arguments (vLLM: `non-default args: {'api_key': ...}`) and the tail is shown."""
     if log_path is None or not log_path.exists():
         return "(no log)"
     with log_path.open("rb") as log:
         log.seek(max(0, log.seek(0, os.SEEK_END) - 65536))
         text = log.read().decode("utf-8", errors="replace")
-    return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+    return redact_text("\n".join(text.splitlines()[-lines:])) or "(log is empty)"
 
 
 class ServerFacts(_Spec):
@@ -416,7 +425,7 @@ async def server_facts(
     async with httpx.AsyncClient(
         base_url=url, headers=headers, timeout=timeout_s, transport=transport
     ) as client:
-        cards = await _model_cards(client, url)
+        cards = await _model_cards(client, redact_url(url))  # url only names it in errors
         version = await _version(client)
     base = next((c for c in cards if not c.get("parent")), cards[0] if cards else {})
     max_len = base.get("max_model_len")
@@ -437,13 +446,17 @@ async def _model_cards(client: httpx.AsyncClient, url: str) -> list[dict[str, ob
         answer = await client.get("/v1/models")
     except httpx.HTTPError as exc:
         raise EngineError(
-            f"could not reach {url}/v1/models ({type(exc).__name__}: {exc}); "
-            "is the server running and is the base URL right?"
+            redact_text(
+                f"could not reach {url}/v1/models ({type(exc).__name__}: {exc}); "
+                "is the server running and is the base URL right?"
+            )
         ) from exc
     if answer.status_code != 200:
         hint = " (set the API key's environment variable)" if answer.status_code == 401 else ""
         raise EngineError(
-            f"{url}/v1/models answered HTTP {answer.status_code}{hint}: {answer.text[:200]!r}"
+            redact_text(
+                f"{url}/v1/models answered HTTP {answer.status_code}{hint}: {answer.text[:200]!r}"
+            )
         )
     try:
         data = answer.json().get("data")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import httpx
 
 from measurements.probe_config import ProbeConfig
+from measurements.redaction import redact_text
 from measurements.sse import SseDecoder, StreamTally, parse_event
 from measurements.workloads import PromptSpec
 
@@ -146,7 +147,8 @@ async def send_into(
     except TimeoutError:
         attempt.fail(clock(), f"Timeout: no full answer within {config.request_timeout_s:g} s")
     except Exception as exc:  # noqa: BLE001  (the per-request boundary: a failure is data)
-        attempt.fail(clock(), f"{type(exc).__name__}: {exc}".rstrip(": "))
+        # httpx errors may quote the URL (and a key in it): stored samples keep the masked text.
+        attempt.fail(clock(), redact_text(f"{type(exc).__name__}: {exc}").rstrip(": "))
 
 
 async def _read_stream(response: httpx.Response, attempt: Attempt, clock: Clock) -> None:

@@ -28,6 +28,7 @@ from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
 from measurements.probe import NOT_CHECKED, ProbeOutcome, ProgressEvent, run_probe
 from measurements.probe import api_key as probe_api_key
 from measurements.probe_config import ProbeConfig
+from measurements.redaction import redact_command, redact_value
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -117,7 +118,7 @@ def session_plan_from_flags(flags: dict[str, object]) -> SessionPlan:
     try:
         return SessionPlan.model_validate(raw)
     except ValidationError as exc:
-        raise input_error_from_validation(exc, "probe options") from exc
+        raise _masked(input_error_from_validation(exc, "probe options")) from None
 
 
 def _numbers(text: object, flag: str, kind: type[int] | type[float]) -> list[float]:
@@ -133,13 +134,22 @@ def _launch_spec(flags: dict[str, object]) -> LaunchSpec | None:
     command = flags.get("launch")
     if not command:
         return None
-    argv = tuple(shlex.split(str(command)))
+    try:
+        words = shlex.split(str(command))
+    except ValueError as exc:
+        raise InputError(
+            f"the launch command is not a shell command line ({exc})",
+            field="--launch",
+            value=redact_command(str(command)),
+        ) from None
+    env = _leading_assignments(words)  # `HF_TOKEN=... vllm serve M`: the environment, not argv
+    argv = tuple(words[len(env) :])
     port = port_from_argv(argv)
     if port is None:
         raise InputError(
             "the launch command must say --port N so the probe can reach it",
             field="--launch",
-            value=command,
+            value=redact_command(str(command)),
         )
     engine = str(flags.get("engine", "other"))
     try:
@@ -148,9 +158,28 @@ def _launch_spec(flags: dict[str, object]) -> LaunchSpec | None:
             model=str(flags["model"]),
             command=argv,
             port=port,
+            env=env,
         )
     except ValidationError as exc:
-        raise input_error_from_validation(exc, "--launch") from exc
+        raise _masked(input_error_from_validation(exc, "--launch")) from None
+
+
+def _leading_assignments(words: list[str]) -> dict[str, str]:
+    """The `NAME=value` words a shell command line starts with (set in the server's env)."""
+    env: dict[str, str] = {}
+    for word in words:
+        name, sep, value = word.partition("=")
+        if not sep or not name.isidentifier() or not name.isascii():
+            break
+        env[name] = value
+    return env
+
+
+def _masked(error: InputError) -> InputError:
+    """The same InputError with any secret in the value it quotes masked (a launch argv, a
+    base URL with a password); `from None` above keeps pydantic's copy out of tracebacks."""
+    value = redact_value(error.value)
+    return InputError(error.message, file=error.file, field=error.field, value=value)
 
 
 async def run_session(

@@ -8,6 +8,8 @@ import dataclasses
 import io
 import json
 import shutil
+import socket
+import sys
 import threading
 import time
 import zipfile
@@ -19,6 +21,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from sqlalchemy import MetaData, create_engine, select
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
@@ -38,6 +41,7 @@ from planner.curves import curve_from_run
 from planner.report import build_report, run_meta
 from planner.report_pdf import render_report
 from planner.scenario import load_scenario
+from tests.stores import Stores, query, row_counts
 from ui.upload_form import MAX_UPLOAD_ENV, check_upload, max_upload_mb
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,8 +165,9 @@ def test_cli_probe_without_the_key_fails_clearly_and_a_pasted_key_is_not_echoed(
     args = _probe_args(base_url, tmp_path / "p.json", f"sqlite:///{tmp_path / 'c.db'}")
     missing = runner.invoke(app, args)
     assert missing.exit_code == 2
-    assert "HTTP 401 (set the API key's environment variable)" in missing.output
-    assert set(guard.seen) == {None}  # no key was invented or taken from anywhere else
+    assert "the environment variable named for the API key is not set" in missing.output
+    assert KEY_ENV in missing.output
+    assert guard.seen == []  # stopped before any request: no key was invented or sent
     pasted = [KEY if word == KEY_ENV else word for word in args]
     echoed = runner.invoke(app, pasted)
     assert echoed.exit_code == 2
@@ -211,6 +216,68 @@ def test_a_key_typed_into_the_launch_command_or_url_is_masked_in_the_run_file(
     assert redact_command("serve --max-num-batched-tokens 8192") == (
         "serve --max-num-batched-tokens 8192"
     )
+
+
+def _every_row(url: str) -> str:
+    """Every row of every table, as one text (repr of each row, JSON columns included)."""
+    engine = create_engine(url)
+    try:
+        metadata = MetaData()
+        metadata.reflect(engine)
+        with engine.connect() as connection:
+            return "\n".join(
+                repr(tuple(row))
+                for table in metadata.sorted_tables
+                for row in connection.execute(select(table))
+            )
+    finally:
+        engine.dispose()
+
+
+def test_cli_probe_into_the_store_under_test_keeps_the_env_key_out_of_every_table(
+    keyed_server: tuple[str, RequireKey],
+    stores: Stores,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base_url, guard = keyed_server
+    monkeypatch.setenv(KEY_ENV, KEY)
+    url = stores.migrated("probe-key")  # SQLite file, or a database on Postgres
+    result = runner.invoke(app, _probe_args(base_url, tmp_path / "probe.json", url))
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["complete"] is True and document["run_id"] is not None
+    assert len(guard.seen) >= 12 and set(guard.seen) == {f"Bearer {KEY}"}
+    assert KEY not in result.stdout and KEY not in result.stderr
+    counts = row_counts(url)
+    assert counts["runs"] == 1 and counts["load_levels"] == 2
+    assert counts["request_samples"] >= 12
+    rows = _every_row(url)
+    assert "sim-tiny" in rows and base_url.removeprefix("http://") in rows  # the search sees data
+    assert KEY not in rows and KEY_ENV not in rows
+
+
+def test_a_key_in_the_launch_environment_prefix_is_masked_in_the_store_log_and_output(
+    stores: Stores, tmp_path: Path
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    server = f"{sys.executable} -m cli sim-server --port {port} --profile tiny-fast"
+    url = stores.migrated("launch-key")
+    out = tmp_path / "launched.json"
+    args = ["probe", "--launch", f"HF_TOKEN={KEY} {server}", "--engine", "other"]
+    args += ["--model", "sim-tiny", "--isl", "32", "--osl", "8", "--concurrency", "1"]
+    args += ["--requests-per-level", "4", "--no-check-capabilities", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--db", url, "--json"])
+    assert result.exit_code == 0, result.output
+    assert KEY not in result.stdout and KEY not in result.stderr
+    assert query(url, "SELECT launch_command FROM deployments") == [(f"'HF_TOKEN=***' {server}",)]
+    assert KEY not in _every_row(url)
+    assert KEY not in out.read_text(encoding="utf-8")
+    log = out.with_suffix(".server.log").read_text(encoding="utf-8")
+    assert log.splitlines()[0] == f"$ {server}"  # the environment is not echoed into the log
+    assert KEY not in log
 
 
 @pytest.mark.parametrize(
