@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -81,13 +80,34 @@ def resolve_db_url(cli_value: str | None) -> str:
     return value
 
 
+_SECRET_WORDS = ("password", "passwd", "pass", "secret", "token", "key", "sslpassword")
+
+
 def redact(url: str) -> str:
-    """The URL with any password replaced by ***, safe to print or log."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        # Not parseable as a URL: still hide whatever sits between "user:" and "@".
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+    """The URL with any password (in the authority or a query parameter) replaced by ***, safe
+    to print or log. Everything before the LAST "@" of the authority counts as credentials, so a
+    password with an unencoded "@" is hidden whole."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, tail = rest.partition("/")
+    user_info, at, host = authority.rpartition("@")
+    if at:
+        user = user_info.split(":", 1)[0]
+        authority = f"{user}:***@{host}" if ":" in user_info else f"{user}@{host}"
+    return f"{scheme}://{authority}{slash}{_redact_query(tail)}"
+
+
+def _redact_query(tail: str) -> str:
+    path, mark, query = tail.partition("?")
+    if not mark:
+        return tail
+    masked = []
+    for pair in query.split("&"):
+        name, eq, _value = pair.partition("=")
+        secret = eq and any(word in name.lower() for word in _SECRET_WORDS)
+        masked.append(f"{name}=***" if secret else pair)
+    return f"{path}?{'&'.join(masked)}"
 
 
 def make_engine(url: str) -> Engine:
@@ -219,7 +239,7 @@ def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
             f"({busy_timeout_ms()} ms, ${BUSY_TIMEOUT_ENV}) and retries: try again, or use "
             "Postgres for many concurrent writers"
         )
-    url = engine.url.render_as_string(hide_password=True)
+    url = redact(engine.url.render_as_string(hide_password=False))
     return StoreError(f"database {url} refused the operation: {detail}{hint}")
 
 

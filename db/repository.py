@@ -8,16 +8,29 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
-from sqlalchemy import ColumnElement, Engine, delete, func, insert, select, true
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    Select,
+    delete,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    true,
+)
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from db.engine import session_scope, write_transaction
+from db.limits import check_fits
 from db.models import Deployment as DeploymentRow
 from db.models import LevelMetric, LoadLevel, Price, Run, Scenario
 from db.models import PlanRecord as PlanRecordRow
@@ -47,6 +60,7 @@ MAX_SCENARIO_NAME_CHARS = 200
 _LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metrics", "samples"))
 _PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))
 _PerLevel = TypeVar("_PerLevel", Metric, RequestSample)
+_Query = TypeVar("_Query", bound=Select[*tuple[Any, ...]])
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +95,36 @@ class RunSummary:
     started_at: datetime | None
     origin_file: str | None
     complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which runs to list; an empty choice keeps any value. gpus may hold None (GPU not
+    stated); text matches label, origin file, notes, model or GPU, ignoring case."""
+
+    engines: tuple[str, ...] = ()
+    gpus: tuple[str | None, ...] = ()
+    models: tuple[str, ...] = ()
+    provenances: tuple[str, ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunPage:
+    """One page of listed runs and how many runs the filters keep in all."""
+
+    total: int
+    summaries: tuple[RunSummary, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunChoices:
+    """The values each run filter can take (GPU None: not stated)."""
+
+    engines: tuple[str, ...]
+    gpus: tuple[str | None, ...]
+    models: tuple[str, ...]
+    provenances: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +220,7 @@ def _save(session: Session, run: RunFile) -> SaveResult:
             f"already stored as run {existing} (same content sha256 {sha[:12]}…); nothing written",
         )
     _check_metrics_unique(run)
+    _check_run_fits(run)
     row = _run_row(run, sha, _deployment_id(session, run.deployment))
     session.add(row)
     session.flush()
@@ -216,6 +261,34 @@ def _check_metrics_unique(run: RunFile) -> None:
                     value=metric.name,
                 )
             seen.add(key)
+
+
+def _check_run_fits(run: RunFile) -> None:
+    """Text the columns cannot hold on every backend is refused before anything is written."""
+    file = run.origin_file
+    check_fits(
+        DeploymentRow.__table__, run.deployment.model_dump(), field_prefix="deployment.", file=file
+    )
+    texts = {"label": run.label, "notes": run.notes, "origin_file": run.origin_file}
+    check_fits(Run.__table__, texts, file=file)
+    for index, level in enumerate(run.levels):
+        where = f"levels[{index}]."
+        check_fits(LoadLevel.__table__, {"notes": level.notes}, field_prefix=where, file=file)
+        for number, metric in enumerate(level.metrics):
+            check_fits(
+                LevelMetric.__table__,
+                {"name": metric.name, "source_key": metric.source_key},
+                field_prefix=f"{where}metrics[{number}].",
+                file=file,
+            )
+        for number, sample in enumerate(level.samples):
+            if sample.error:
+                check_fits(
+                    SampleRow.__table__,
+                    {"error": sample.error},
+                    field_prefix=f"{where}samples[{number}].",
+                    file=file,
+                )
 
 
 def _deployment_key(deployment: Deployment) -> str:
@@ -279,8 +352,12 @@ def _insert_level(session: Session, run_id: int, position: int, level: Level) ->
 
 
 def delete_run(engine: Engine, run_id: int) -> bool:
-    """Delete a run with its levels, metrics and samples; False when there was no such run."""
-    with session_scope(engine) as session:
+    """Delete a run with its levels, metrics and samples; False when there was no such run.
+
+    Its deployment goes too when no other run uses it; a run of that deployment stored at the
+    same moment makes the delete retry, and then the deployment stays."""
+
+    def remove(session: Session) -> bool:
         deployment_id = session.scalar(select(Run.deployment_id).where(Run.id == run_id))
         if deployment_id is None:
             return False
@@ -289,26 +366,89 @@ def delete_run(engine: Engine, run_id: int) -> bool:
         session.execute(delete(DeploymentRow).where(DeploymentRow.id == deployment_id, ~still_used))
         return True
 
+    return write_transaction(engine, remove)
+
 
 # ---------------------------------------------------------------- runs: read
 
 
-def list_runs(engine: Engine) -> list[RunSummary]:
-    """Every stored run with level and sample counts, oldest first, in one query."""
+def list_runs(
+    engine: Engine,
+    filters: RunFilter | None = None,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[RunSummary]:
+    """Stored runs with level and sample counts, oldest first: all of them, or a page
+    (limit/offset) of those the filters keep."""
+    with session_scope(engine, write=False) as session:
+        return _select_summaries(session, filters, limit, offset)
+
+
+def run_page(engine: Engine, filters: RunFilter | None, limit: int, offset: int = 0) -> RunPage:
+    """One page of the runs the filters keep, with how many they keep in all (one snapshot)."""
+    with session_scope(engine, write=False) as session:
+        total = session.scalar(_filtered(select(func.count(Run.id)), filters)) or 0
+        return RunPage(total, tuple(_select_summaries(session, filters, limit, offset)))
+
+
+def run_filter_choices(engine: Engine) -> RunChoices:
+    """The distinct engines, GPUs (None: not stated), models and provenances of stored runs."""
+    stored = select(DeploymentRow).where(
+        select(Run.id).where(Run.deployment_id == DeploymentRow.id).exists()
+    )
+    with session_scope(engine, write=False) as session:
+        deployments = session.scalars(stored).all()
+        provenances = session.scalars(select(Run.provenance).distinct()).all()
+    return RunChoices(
+        engines=tuple(sorted({d.engine for d in deployments})),
+        gpus=tuple(sorted({d.gpu for d in deployments}, key=lambda gpu: (gpu is None, gpu or ""))),
+        models=tuple(sorted({d.model for d in deployments})),
+        provenances=tuple(sorted(provenances)),
+    )
+
+
+def _filtered(query: _Query, filters: RunFilter | None) -> _Query:
+    """The query over runs joined to their deployments, narrowed by the filters."""
+    query = query.join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
+    if filters is None:
+        return query
+    if filters.engines:
+        query = query.where(DeploymentRow.engine.in_(filters.engines))
+    if filters.models:
+        query = query.where(DeploymentRow.model.in_(filters.models))
+    if filters.provenances:
+        query = query.where(Run.provenance.in_(filters.provenances))
+    if filters.gpus:
+        named = [gpu for gpu in filters.gpus if gpu is not None]
+        unstated = DeploymentRow.gpu.is_(None) if None in filters.gpus else false()
+        query = query.where(or_(DeploymentRow.gpu.in_(named), unstated))
+    if text := filters.text.strip():
+        searched = (Run.label, Run.origin_file, Run.notes, DeploymentRow.model, DeploymentRow.gpu)
+        query = query.where(or_(*(column.icontains(text, autoescape=True) for column in searched)))
+    return query
+
+
+def _select_summaries(
+    session: Session, filters: RunFilter | None, limit: int | None, offset: int
+) -> list[RunSummary]:
+    # One statement: the page of run ids first, then the counts for those runs only, so a page
+    # of 250 never walks the samples index of every run (10M rows at scale).
     levels = select(func.count(LoadLevel.id)).where(LoadLevel.run_id == Run.id).scalar_subquery()
+    # count(*), not count(id): (level_id, position) alone answers it, so Postgres can count
+    # from the index without visiting the samples' rows.
     samples = (
-        select(func.count(SampleRow.id))
+        select(func.count())
+        .select_from(SampleRow)
         .join(LoadLevel, SampleRow.level_id == LoadLevel.id)
         .where(LoadLevel.run_id == Run.id)
         .scalar_subquery()
     )
-    query = (
-        select(Run, DeploymentRow, levels, samples)
-        .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
-        .order_by(Run.id)
-    )
-    with session_scope(engine, write=False) as session:
-        rows = session.execute(query).all()
+    query = _filtered(select(Run, DeploymentRow, levels, samples), filters)
+    if limit is not None:
+        page = _filtered(select(Run.id), filters).order_by(Run.id).limit(limit).offset(offset)
+        query = query.where(Run.id.in_(page.scalar_subquery()))
+    rows = session.execute(query.order_by(Run.id)).all()
     return [
         _summary(run, deployment, n_levels, n_samples)
         for run, deployment, n_levels, n_samples in rows
@@ -352,19 +492,7 @@ def load_runs(
     run_ids=None loads every run, oldest first; otherwise runs come back in the order asked.
     """
     wanted = None if run_ids is None else list(dict.fromkeys(run_ids))
-    with session_scope(engine, write=False) as session:
-        runs = _select_runs(session, wanted)
-        levels = _select_levels(session, wanted)
-        metrics = _select_metrics(session, wanted)
-        samples = _select_samples(session, wanted) if with_samples else {}
-    by_id = {
-        run.id: StoredRun(
-            run.id,
-            run.imported_at,
-            _run_file(run, deployment, levels[run.id], metrics, samples),
-        )
-        for run, deployment in runs
-    }
+    by_id = _load_found(engine, wanted, with_samples)
     if wanted is None:
         return list(by_id.values())
     missing = [run_id for run_id in wanted if run_id not in by_id]
@@ -374,6 +502,34 @@ def load_runs(
             f"no run with id {listed} (`capplan runs` lists the stored runs)", field="run_id"
         )
     return [by_id[run_id] for run_id in wanted]
+
+
+def iter_runs(engine: Engine, chunk: int = 500) -> Iterator[StoredRun]:
+    """Every stored run with levels and metrics (never samples), oldest first, `chunk` runs per
+    read so memory holds one chunk of RunFiles at a time; a run deleted meanwhile is skipped."""
+    with session_scope(engine, write=False) as session:
+        ids = list(session.scalars(select(Run.id).order_by(Run.id)))
+    for start in range(0, len(ids), chunk):
+        yield from _load_found(engine, ids[start : start + chunk], False).values()
+
+
+def _load_found(
+    engine: Engine, wanted: list[int] | None, with_samples: bool
+) -> dict[int, StoredRun]:
+    """The wanted runs that exist (all when None), by id in id order, in one read transaction."""
+    with session_scope(engine, write=False) as session:
+        runs = _select_runs(session, wanted)
+        levels = _select_levels(session, wanted)
+        metrics = _select_metrics(session, wanted)
+        samples = _select_samples(session, wanted) if with_samples else {}
+    return {
+        run.id: StoredRun(
+            run.id,
+            run.imported_at,
+            _run_file(run, deployment, levels[run.id], metrics, samples),
+        )
+        for run, deployment in runs
+    }
 
 
 def _wanted(column: InstrumentedAttribute[int], wanted: list[int] | None) -> ColumnElement[bool]:
@@ -485,10 +641,10 @@ def list_prices(engine: Engine) -> list[PriceEntry]:
     return [_price_entry(row) for row in rows]
 
 
-def count_runs(engine: Engine) -> int:
-    """How many runs the store holds."""
+def count_runs(engine: Engine, filters: RunFilter | None = None) -> int:
+    """How many runs the store holds (those the filters keep, when given)."""
     with session_scope(engine, write=False) as session:
-        return session.scalar(select(func.count(Run.id))) or 0
+        return session.scalar(_filtered(select(func.count(Run.id)), filters)) or 0
 
 
 def count_prices(engine: Engine) -> int:
@@ -507,11 +663,20 @@ def replace_prices(engine: Engine, entries: Iterable[PriceEntry]) -> int:
     """Replace the whole catalog with entries in one transaction; returns how many were stored."""
     now = datetime.now(UTC)
     rows = [_price_row(entry, now) for entry in entries]
-    with session_scope(engine) as session:
+    for row in rows:
+        check_fits(Price.__table__, row, field_prefix="prices.")
+
+    def replace(session: Session) -> int:
+        if session.get_bind().dialect.name == "postgresql":
+            # Two replaces at once would each delete only the rows they can see and both
+            # insert: the lock makes the second wait for the first (SQLite: BEGIN IMMEDIATE).
+            session.execute(text("LOCK TABLE prices IN SHARE ROW EXCLUSIVE MODE"))
         session.execute(delete(Price))
         if rows:
             session.execute(insert(Price), rows)
-    return len(rows)
+        return len(rows)
+
+    return write_transaction(engine, replace)
 
 
 def _price_row(entry: PriceEntry, now: datetime) -> dict[str, object]:
@@ -526,11 +691,14 @@ def _price_entry(row: Price) -> PriceEntry:
 
 
 def save_scenario(engine: Engine, name: str, yaml_text: str) -> ScenarioRecord:
-    """Insert a scenario, or replace the YAML of the one with the same name."""
+    """Insert a scenario, or replace the YAML of the one with the same name (last write wins)."""
     clean = _scenario_name(name)
-    now = datetime.now(UTC)
-    with session_scope(engine) as session:
-        row = session.scalar(select(Scenario).where(Scenario.name == clean))
+
+    def save(session: Session) -> ScenarioRecord:
+        row = session.scalar(select(Scenario).where(Scenario.name == clean).with_for_update())
+        # Read the clock only once the row (or SQLite's write lock) is held, so updated_at
+        # follows the order racing saves commit in.
+        now = datetime.now(UTC)
         if row is None:
             row = Scenario(name=clean, yaml_text=yaml_text, created_at=now, updated_at=now)
             session.add(row)
@@ -539,6 +707,10 @@ def save_scenario(engine: Engine, name: str, yaml_text: str) -> ScenarioRecord:
             row.updated_at = now
         session.flush()
         return _scenario_record(row)
+
+    # Two sessions saving one new name at once: the loser's insert breaks the unique name and
+    # is retried, when it finds the winner's row and replaces its YAML.
+    return write_transaction(engine, save)
 
 
 def list_scenarios(engine: Engine) -> list[ScenarioRecord]:
@@ -559,12 +731,14 @@ def get_scenario(engine: Engine, name: str) -> ScenarioRecord:
 
 def delete_scenario(engine: Engine, name: str) -> bool:
     """Delete the scenario with this name; False when there was none."""
-    with session_scope(engine) as session:
-        found = session.scalar(select(Scenario.id).where(Scenario.name == name.strip()))
-        if found is None:
-            return False
-        session.execute(delete(Scenario).where(Scenario.id == found))
-        return True
+
+    def remove(session: Session) -> bool:
+        deleted = session.execute(
+            delete(Scenario).where(Scenario.name == name.strip()).returning(Scenario.id)
+        ).first()
+        return deleted is not None
+
+    return write_transaction(engine, remove)
 
 
 def _scenario_name(name: str) -> str:
@@ -586,8 +760,9 @@ def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
     """Rename a saved scenario (its YAML's name too); InputError when `old` is missing or
     `new` is taken. Its plan history follows it."""
     clean = _scenario_name(new)
-    with session_scope(engine) as session:
-        row = _scenario_row(session, old)
+
+    def rename(session: Session) -> ScenarioRecord:
+        row = _scenario_row(session, old, lock=True)
         if clean != row.name:
             _refuse_taken(session, clean)
         row.name = clean
@@ -596,15 +771,19 @@ def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
         session.flush()
         return _scenario_record(row)
 
+    # A rename racing another to the same name is retried, and then refused as taken.
+    return write_transaction(engine, rename)
+
 
 def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
     """Copy a saved scenario under a new name (no plan history); InputError when the name is
     taken or the source is missing."""
     clean = _scenario_name(new_name)
-    now = datetime.now(UTC)
-    with session_scope(engine) as session:
+
+    def clone(session: Session) -> ScenarioRecord:
         source = _scenario_row(session, name)
         _refuse_taken(session, clean)
+        now = datetime.now(UTC)
         row = Scenario(
             name=clean,
             yaml_text=_renamed_yaml(source.yaml_text, clean),
@@ -615,9 +794,15 @@ def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
         session.flush()
         return _scenario_record(row)
 
+    # A clone racing another to the same name is retried, and then refused as taken.
+    return write_transaction(engine, clone)
 
-def _scenario_row(session: Session, name: str) -> Scenario:
-    row = session.scalar(select(Scenario).where(Scenario.name == name.strip()))
+
+def _scenario_row(session: Session, name: str, *, lock: bool = False) -> Scenario:
+    """The scenario named `name` (locked against concurrent changes when `lock`); InputError
+    when there is none."""
+    query = select(Scenario).where(Scenario.name == name.strip())
+    row = session.scalar(query.with_for_update() if lock else query)
     if row is None:
         raise InputError(f"no saved scenario named {name!r}", field="name")
     return row
@@ -677,7 +862,8 @@ def record_plan(
     curves the plan was made from (default: every stored run's curve, as the app plans)."""
     basis = basis_run_ids(plan, _store_curves(engine) if curves is None else curves)
     summary = plan_summary(plan)
-    with session_scope(engine) as session:
+
+    def record(session: Session) -> PlanRecord:
         scenario = _scenario_row(session, scenario_name)
         row = PlanRecordRow(
             scenario_id=scenario.id,
@@ -693,6 +879,10 @@ def record_plan(
         session.add(row)
         session.flush()
         return _plan_record(row)
+
+    # Its scenario deleted meanwhile (Postgres: a foreign-key violation) is retried, and then
+    # refused as "no saved scenario".
+    return write_transaction(engine, record)
 
 
 def plan_history(engine: Engine, scenario_name: str) -> list[PlanRecord]:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from db import repository
 from db.engine import Engine, make_engine, resolve_db_url, upgrade
-from db.repository import RunSummary, ScenarioRecord, StoredRun
+from db.repository import RunFilter, RunSummary, ScenarioRecord, StoredRun
 from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
 from measurements.importers import DeploymentOverrides, import_bytes
@@ -108,6 +108,20 @@ def run_summaries(url: str, version: int) -> list[RunSummary]:
     return repository.list_runs(store_engine(url))
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def run_page(
+    url: str, version: int, filters: RunFilter, limit: int, offset: int
+) -> repository.RunPage:
+    """One page of the runs the filters keep, with their total (never every run at once)."""
+    return repository.run_page(store_engine(url), filters, limit, offset)
+
+
+@st.cache_data(show_spinner=False)
+def run_choices(url: str, version: int) -> repository.RunChoices:
+    """The values each run filter can take."""
+    return repository.run_filter_choices(store_engine(url))
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def stored_run(url: str, version: int, run_id: int) -> StoredRun:
     """One stored run with its samples (InputError when there is no such run)."""
@@ -116,8 +130,9 @@ def stored_run(url: str, version: int, run_id: int) -> StoredRun:
 
 @st.cache_data(show_spinner="Building curves...")
 def load_curves(url: str, version: int) -> list[LoadCurve]:
-    """One LoadCurve per stored run that has concurrency levels."""
-    stored = repository.load_runs(store_engine(url))
+    """One LoadCurve per stored run that has concurrency levels (runs read a chunk at a time:
+    the curves are kept, the RunFiles are not)."""
+    stored = repository.iter_runs(store_engine(url))
     curves = (curve_from_run(s.run, s.run_id) for s in stored)
     return [curve for curve in curves if curve is not None]
 

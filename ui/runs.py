@@ -1,4 +1,5 @@
-"""Runs page: upload result files, browse and filter the stored runs, inspect one, delete it."""
+"""Runs page: upload result files, browse the stored runs a page at a time (filters, search),
+inspect one, delete it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from db.repository import RunSummary
+from db.repository import RunFilter, RunSummary
 from measurements.run_file import Origin
 from ui import resources as res
 from ui import tables, upload_form
@@ -30,11 +31,38 @@ def _upload(url: str) -> None:
     elif submitted:
         overrides = res.guarded(lambda: res.deployment_overrides(facts))
         if overrides is not None:
-            pairs = [(f.name, f.getvalue()) for f in files]
-            outcomes = res.import_uploads(url, pairs, overrides, provenance)
+            # Files over the upload limits are refused in place, each naming the limit.
+            pairs = upload_form.within_limits([(f.name, f.getvalue()) for f in files])
+            outcomes = res.import_uploads(url, pairs, overrides, provenance) if pairs else []
             st.session_state["upload_outcomes"] = [asdict(o) for o in outcomes]
     if st.session_state.get("upload_outcomes"):
         st.dataframe(st.session_state["upload_outcomes"], hide_index=True)
+
+
+PAGE_SIZES = (100, 250, 1000)
+
+
+def _filters(url: str) -> RunFilter:
+    choices = res.run_choices(url, res.store_version(url))
+    options = {
+        "engine": list(choices.engines),
+        "gpu": [gpu or tables.NOT_STATED for gpu in choices.gpus],
+        "model": list(choices.models),
+        "provenance": list(choices.provenances),
+    }
+    columns = st.columns(5)
+    wanted = {
+        name: column.multiselect(f"Filter: {name}", values, key=f"filter_{name}")
+        for (name, values), column in zip(options.items(), columns, strict=False)
+    }
+    text = columns[4].text_input("Search label, file, notes", key="filter_text")
+    return RunFilter(
+        engines=tuple(wanted["engine"]),
+        gpus=tuple(None if gpu == tables.NOT_STATED else gpu for gpu in wanted["gpu"]),
+        models=tuple(wanted["model"]),
+        provenances=tuple(wanted["provenance"]),
+        text=text,
+    )
 
 
 def _runs_table(url: str) -> list[RunSummary]:
@@ -42,17 +70,23 @@ def _runs_table(url: str) -> list[RunSummary]:
     header.subheader("Stored runs")
     if refresh.button("Reload from store", help="Pick up runs imported from the CLI meanwhile."):
         res.bump_version(url)
-    summaries = res.run_summaries(url, res.store_version(url))
-    columns = st.columns(4)
-    wanted = {
-        name: column.multiselect(f"Filter: {name}", options, key=f"filter_{name}")
-        for (name, options), column in zip(
-            tables.filter_choices(summaries).items(), columns, strict=True
-        )
-    }
-    shown = tables.filter_runs(summaries, wanted)
-    st.dataframe(tables.run_rows(shown), hide_index=True)
-    return shown
+    filters = _filters(url)
+    size_column, page_column, count_column = st.columns([1, 1, 3])
+    size = size_column.selectbox("Runs per page", PAGE_SIZES, index=1, key="runs_page_size")
+    total = res.run_page(url, res.store_version(url), filters, 1, 0).total
+    pages = max(1, -(-total // size))
+    if st.session_state.get("runs_page", 1) > pages:  # the filters narrowed the list
+        st.session_state["runs_page"] = pages
+    page = int(page_column.number_input("Page", 1, pages, 1, key="runs_page"))
+    shown = res.run_page(url, res.store_version(url), filters, size, (page - 1) * size)
+    first = (page - 1) * size + 1
+    count_column.caption(
+        f"runs {first}-{first + len(shown.summaries) - 1} of {shown.total}, oldest first"
+        if shown.summaries
+        else "no stored run matches these filters"
+    )
+    st.dataframe(tables.run_rows(shown.summaries), hide_index=True)
+    return list(shown.summaries)
 
 
 def _inspect(url: str, shown: list[RunSummary]) -> None:

@@ -52,6 +52,29 @@ def test_redact_hides_the_password_and_keeps_the_rest() -> None:
     assert redact("sqlite:///data/capplan.db") == "sqlite:///data/capplan.db"
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "postgresql+psycopg://capplan:hunter2@secret@db.example/capplan",
+            "postgresql+psycopg://capplan:***@db.example/capplan",
+        ),
+        (
+            "postgresql+psycopg://capplan@db/capplan?password=hunter2&sslmode=require",
+            "postgresql+psycopg://capplan@db/capplan?password=***&sslmode=require",
+        ),
+        (
+            "postgresql+psycopg://db/capplan?sslpassword=hunter2&sslkey=/k/hunter2.pem",
+            "postgresql+psycopg://db/capplan?sslpassword=***&sslkey=***",
+        ),
+        ("postgresql+psycopg://capplan@db/capplan", "postgresql+psycopg://capplan@db/capplan"),
+    ],
+)
+def test_redact_hides_passwords_with_an_at_sign_or_in_the_query(url: str, shown: str) -> None:
+    assert redact(url) == shown
+    assert "hunter2" not in redact(url)
+
+
 def test_redact_hides_the_password_of_an_unparseable_url() -> None:
     shown = redact("not a url://bob:hunter2@host")
     assert "hunter2" not in shown

@@ -3,6 +3,9 @@ against the models, downgrade, again."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from argparse import Namespace
 from pathlib import Path
 
@@ -24,7 +27,8 @@ from db.models import Base
 from errors import StoreError
 from tests.stores import Stores, query, table_names
 
-ALEMBIC_INI = Path(__file__).resolve().parents[2] / "db" / "alembic.ini"
+ROOT = Path(__file__).resolve().parents[2]
+ALEMBIC_INI = ROOT / "db" / "alembic.ini"
 
 
 def _drift(url: str) -> list[object]:
@@ -40,7 +44,7 @@ def _drift(url: str) -> list[object]:
 def test_upgrade_creates_every_model_table_on_an_empty_database(stores: Stores) -> None:
     url = stores.empty()
     assert current_revision(url) is None
-    assert upgrade(url) == head_revision() == "0004"
+    assert upgrade(url) == head_revision() == "0003"
     assert current_revision(url) == head_revision()
     assert table_names(url) == set(Base.metadata.tables) | {"alembic_version"}
 
@@ -78,13 +82,34 @@ def test_ensure_schema_refuses_a_database_from_a_newer_capplan(db_url: str) -> N
         ensure_schema(db_url)
 
 
-def test_processes_opening_one_new_database_at_once_migrate_it_once(stores: Stores) -> None:
+def test_processes_opening_one_new_database_at_once_migrate_it_once(
+    stores: Stores, tmp_path: Path
+) -> None:
     # Every capplan command and app start runs `upgrade`; a team starting several at once on an
-    # empty database must not have them race on CREATE TABLE.
-    from concurrent.futures import ThreadPoolExecutor
-
+    # empty database must not have them race on CREATE TABLE. Processes, not threads: Alembic's
+    # migration context is process-global.
     url = stores.empty("racing")
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        revisions = list(pool.map(lambda _: upgrade(url), range(4)))
-    assert revisions == [head_revision()] * 4
+    go = tmp_path / "go"
+    script = (
+        "import sys, time, pathlib\n"
+        "from db.engine import upgrade\n"
+        "go = pathlib.Path(sys.argv[2])\n"
+        "while not go.exists(): time.sleep(0.01)\n"
+        "print(upgrade(sys.argv[1]))\n"
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, url, str(go)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    time.sleep(3)  # let every process import capplan, so they really start together
+    go.touch()
+    results = [worker.communicate(timeout=120) for worker in workers]
+    assert [worker.returncode for worker in workers] == [0] * 4, [err for _, err in results]
+    assert [out.strip() for out, _ in results] == [head_revision()] * 4
     assert _drift(url) == []

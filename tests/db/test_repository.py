@@ -405,3 +405,55 @@ def test_same_content_with_other_deployment_facts_is_refused_naming_the_field(
         save_run(engine, other)
     assert "deployment.tp" in str(info.value) and f"run {first.run_id}" in str(info.value)
     assert len(list_runs(engine)) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"engine": "v" * 65}, "deployment.engine"),
+        ({"model": "llama\x00-70b"}, "deployment.model"),
+        ({"precision": "fp8-" + "x" * 40}, "deployment.precision"),
+    ],
+)
+def test_text_a_column_cannot_hold_on_every_backend_is_refused_before_writing(
+    engine: Engine, db_url: str, change: dict[str, str], field: str
+) -> None:
+    # SQLite would keep these and Postgres refuse them: the same InputError on both backends.
+    run = full_run()
+    bad = run.model_copy(update={"deployment": run.deployment.model_copy(update=change)})
+    with pytest.raises(InputError) as info:
+        save_runs(engine, [full_run("fine", None), bad])
+    assert info.value.field == field and info.value.file == run.origin_file
+    assert row_counts(db_url) == dict.fromkeys(row_counts(db_url), 0)
+
+
+def test_a_nul_in_a_sample_error_is_refused_with_its_place(engine: Engine) -> None:
+    run = full_run()
+    level = run.levels[0]
+    sample = level.samples[2].model_copy(update={"error": "boom\x00"})
+    samples = (*level.samples[:2], sample)
+    broken = run.model_copy(update={"levels": (level.model_copy(update={"samples": samples}),)})
+    with pytest.raises(InputError, match="NUL") as info:
+        save_run(engine, broken)
+    assert info.value.field == "levels[0].samples[2].error"
+
+
+def test_catalog_replaced_by_several_sessions_at_once_holds_one_catalog(db_url: str) -> None:
+    # Each replace deletes what it can see and inserts its rows: without a lock, Postgres let
+    # four at once leave four catalogs (80 rows for 20 quotes).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from db.engine import make_engine
+
+    catalog = load_catalog_csv()
+
+    def replace(_: int) -> int:
+        own = make_engine(db_url)
+        try:
+            return replace_prices(own, catalog)
+        finally:
+            own.dispose()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(replace, range(8))) == [len(catalog)] * 8
+    assert row_counts(db_url, ("prices",)) == {"prices": len(catalog)}

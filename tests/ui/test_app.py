@@ -145,6 +145,23 @@ def test_runs_page_upload_stores_good_files_and_rejects_bad_ones(store_url: str)
     assert runs.iloc[-1]["model"] == "tiny-random-llama"  # model_id in the fixture
 
 
+def test_runs_page_refuses_a_file_over_the_upload_limit_in_place(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAPPLAN_MAX_UPLOAD_MB", "0.001")  # about 1 KB: c8.json is 3.7 KB
+    engine = make_engine(store_url)
+    before = repository.count_runs(engine)
+    at = _page("ui/runs.py")
+    big = (FIXTURES / "vllm-cpu-real" / "c8.json").read_bytes()
+    assert len(big) > 0.001 * 1024 * 1024
+    at.file_uploader(key="upload_files").set_value([("c8.json", big, "application/json")])
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("c8.json" in e.value and "limit" in e.value for e in at.error), at.error
+    assert repository.count_runs(engine) == before
+    engine.dispose()
+
+
 def test_runs_page_shows_a_run_levels_and_deletes_it_after_confirmation(store_url: str) -> None:
     engine = make_engine(store_url)
     seed = next(s for s in repository.list_runs(engine) if s.label == "seed-article")

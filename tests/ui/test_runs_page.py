@@ -1,0 +1,49 @@
+"""The Runs page lists the store a page at a time: page size, page number, filters and search
+all reach the database, and the caption states the total."""
+
+from __future__ import annotations
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from db import repository
+from db.engine import make_engine
+from tests.ui.conftest import APP, RUN_TIMEOUT_S
+
+
+def _runs_page() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
+    at.switch_page("ui/runs.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _runs(at: AppTest) -> pd.DataFrame:
+    (frame,) = [d.value for d in at.dataframe if "imported_at" in d.value.columns]
+    return frame
+
+
+def test_runs_page_walks_the_store_a_page_at_a_time(store_url: str) -> None:
+    ids = [s.run_id for s in repository.list_runs(make_engine(store_url))]
+    at = _runs_page()
+    at.selectbox(key="runs_page_size").set_value(100).run()
+    assert _runs(at)["run"].tolist() == ids[:100]
+    last = -(-len(ids) // 100)
+    at.number_input(key="runs_page").set_value(last).run()
+    assert _runs(at)["run"].tolist() == ids[(last - 1) * 100 :]
+    assert f"of {len(ids)}, oldest first" in at.caption[-1].value
+
+
+def test_runs_page_search_and_filters_narrow_the_total(store_url: str) -> None:
+    engine = make_engine(store_url)
+    seed = [s.run_id for s in repository.list_runs(engine) if s.label == "seed-article"]
+    at = _runs_page()
+    at.number_input(key="runs_page").set_value(1).run()
+    at.text_input(key="filter_text").set_value("SEED-ART").run()
+    assert _runs(at)["run"].tolist() == seed
+    at.multiselect(key="filter_engine").set_value(["vllm"]).run()
+    runs = _runs(at)
+    assert set(runs["engine"]) == {"vllm"} and len(runs) == 1
+    at.text_input(key="filter_text").set_value("no such run anywhere").run()
+    assert not [d for d in at.dataframe if "imported_at" in d.value.columns]
+    assert "no stored run matches these filters" in [c.value for c in at.caption]
