@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,9 @@ class Stores:
         self._folder = folder
         self._admin_url = admin_url
         self._names = itertools.count(1)
+        # Unique per maker: two makers in one process (stores, pg_stores) and a later process
+        # that reuses this pid must never pick a name that exists.
+        self._token = secrets.token_hex(3)
         self._made: list[str] = []
         self._templates: dict[str, str] = {}
 
@@ -140,8 +144,8 @@ class Stores:
         return self._make(name, template)
 
     def _new_name(self, hint: str) -> str:
-        safe = "".join(c if c.isalnum() else "_" for c in hint.lower())[:24]
-        return f"capplan_t{os.getpid()}_{next(self._names)}_{safe}"
+        safe = "".join(c if c.isalnum() else "_" for c in hint.lower())[:20]
+        return f"capplan_t{os.getpid()}_{self._token}_{next(self._names)}_{safe}"
 
     def _make(self, name: str, template: str | None) -> str:
         if self.kind == "sqlite":
