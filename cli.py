@@ -12,7 +12,7 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
@@ -32,7 +32,7 @@ from rich.table import Table
 
 from db import repository
 from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
-from db.repository import SaveResult
+from db.repository import RunFilter, SaveResult
 from db.seed import ensure_demo_data, load_demo_data
 from errors import CapplanError, InputError
 from measurements.importers import (
@@ -70,7 +70,7 @@ from planner.present import (
 )
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.projection import project_curve
-from planner.report import build_report, run_meta
+from planner.report import RunMeta, build_report, run_meta
 from planner.report_pdf import REPORT_FORMATS, render_report
 from planner.scenario import Scenario, load_scenario
 from planner.sensitivity import SensitivityRow, sensitivity
@@ -250,12 +250,33 @@ def _read(
 
 
 @app.command("runs")
-def runs_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """List stored runs (with --json: every run with its levels under canonical metric names)."""
+def runs_cmd(
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    limit: Annotated[int, typer.Option(help="Runs per page (oldest first).", min=1)] = 250,
+    offset: Annotated[int, typer.Option(help="Runs to skip before the page.", min=0)] = 0,
+    engine_name: Annotated[
+        list[str] | None, typer.Option("--engine", help="Only this engine (repeatable).")
+    ] = None,
+    gpu: Annotated[list[str] | None, typer.Option(help="Only this GPU (repeatable).")] = None,
+    model: Annotated[list[str] | None, typer.Option(help="Only this model (repeatable).")] = None,
+    search: Annotated[
+        str, typer.Option(help="Text in the label, file, notes, model or GPU (any case).")
+    ] = "",
+) -> None:
+    """List stored runs a page at a time (--limit, --offset) with the total the filters keep
+    (with --json: the page's runs with their levels under canonical metric names)."""
     engine = _engine(db)
+    filters = RunFilter(
+        engines=tuple(engine_name or ()),
+        gpus=tuple(gpu or ()),
+        models=tuple(model or ()),
+        text=search,
+    )
+    page = _guard(lambda: repository.run_page(engine, filters, limit, offset))
     if as_json:
-        stored = _guard(lambda: repository.load_runs(engine))
-        counts = {r.run_id: r.samples for r in _guard(lambda: repository.list_runs(engine))}
+        counts = {r.run_id: r.samples for r in page.summaries}
+        stored = _guard(lambda: repository.load_runs(engine, list(counts)))
         _print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
         return
     table = Table(
@@ -271,7 +292,7 @@ def runs_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
         "samples",
         "provenance",
     )
-    for r in _guard(lambda: repository.list_runs(engine)):
+    for r in page.summaries:
         table.add_row(
             str(r.run_id),
             r.source,
@@ -286,15 +307,53 @@ def runs_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
             r.provenance,
         )
     out.print(table)
+    shown = len(page.summaries)
+    first = offset + 1 if shown else 0
+    more = f"; --offset {offset + shown} for the next page" if offset + shown < page.total else ""
+    out.print(f"runs {first}-{offset + shown} of {page.total}{more}", markup=False)
 
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
-    ids = None if run_id is None else [run_id]
     if run_id is not None:
         _guard(lambda: repository.get_run(engine, run_id, with_samples=False))
-    stored = _guard(lambda: repository.load_runs(engine, ids))
-    curves = [curve_from_run(s.run, s.run_id) for s in stored]
+        return _built(_guard(lambda: repository.load_runs(engine, [run_id])))
+    # Every run, a chunk at a time: only the curves are kept, not the RunFiles.
+    return _guard(lambda: _built(repository.iter_runs(engine)))
+
+
+def _built(stored: Iterable[repository.StoredRun]) -> list[LoadCurve]:
+    curves = (curve_from_run(s.run, s.run_id) for s in stored)
     return [c for c in curves if c is not None]
+
+
+def _scenario_runs(engine: Engine, scenario: Scenario) -> Iterator[repository.StoredRun]:
+    """The runs a plan of the scenario can draw on, a chunk at a time: those of its (canonical)
+    model, since the planner leaves other models' curves out; every run when none has the
+    model (so the planner's error names the models with curves)."""
+    names = _guard(lambda: repository.models_like(engine, scenario.model))
+    found = False
+    for stored in repository.iter_runs(engine, models=names) if names else ():
+        found = True
+        yield stored
+    if not found:
+        yield from repository.iter_runs(engine)
+
+
+def _curves_and_metas(
+    stored: Iterable[repository.StoredRun],
+) -> tuple[list[LoadCurve], list[RunMeta]]:
+    curves: list[LoadCurve] = []
+    metas: list[RunMeta] = []
+    for s in stored:
+        curve = curve_from_run(s.run, s.run_id)
+        if curve is not None:
+            curves.append(curve)
+        metas.append(run_meta(s.run_id, s.imported_at, s.run))
+    return curves, metas
+
+
+def _scenario_curves(engine: Engine, scenario: Scenario) -> list[LoadCurve]:
+    return _guard(lambda: _built(_scenario_runs(engine, scenario)))
 
 
 @app.command("fit")
@@ -446,7 +505,7 @@ def plan_cmd(
         )
     engine = _engine(db)
     prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
-    curves = _curves(engine, None)
+    curves = _scenario_curves(engine, scenario)
     plan = _guard(lambda: make_plan(scenario, curves, prices))
     ranges, swings = _ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
     if export is not None:
@@ -613,7 +672,9 @@ def report_cmd(
         rec = regenerated.record
         scenario, plan = regenerated.plan.scenario, regenerated.plan
         prices: Sequence[PriceEntry] = rec.prices_used
-        stored = _guard(lambda: repository.load_runs(engine, rec.basis_run_ids))
+        stored: Iterable[repository.StoredRun] = _guard(
+            lambda: repository.load_runs(engine, rec.basis_run_ids)
+        )
         title = (
             f"Capacity plan: {rec.scenario_name} (plan record {rec.record_id} of "
             f"{rec.created_at:%Y-%m-%d %H:%M} UTC, re-made)"
@@ -623,8 +684,9 @@ def report_cmd(
         assert scenario_path is not None
         scenario = _guard(lambda: load_scenario(scenario_path))
         prices = _guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
-        stored = _guard(lambda: repository.load_runs(engine))
-    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
+        stored = _scenario_runs(engine, scenario)
+    # One pass (the runs are read a chunk at a time): the curves and each run's report line.
+    curves, metas = _guard(lambda: _curves_and_metas(stored))
     if record is None:
         plan = _guard(lambda: make_plan(scenario, curves, prices))
     ranges, swings = _ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
@@ -632,7 +694,7 @@ def report_cmd(
         plan,
         ranges=ranges,
         swings=swings,
-        runs=[run_meta(s.run_id, s.imported_at, s.run) for s in stored],
+        runs=metas,
         generated_at=datetime.now(UTC),
     )
     if title is not None:

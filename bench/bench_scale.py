@@ -29,10 +29,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import create_engine, make_url, text  # noqa: E402
+from sqlalchemy import create_engine, insert, make_url, text  # noqa: E402
+from sqlalchemy.orm import Session  # noqa: E402
 
 from db import repository  # noqa: E402
 from db.engine import make_engine, upgrade  # noqa: E402
+from db.models import LevelMetric, LoadLevel  # noqa: E402
+from db.models import RequestSample as RequestSampleRow  # noqa: E402
 from db.repository import RunFilter  # noqa: E402
 from measurements.run_file import (  # noqa: E402
     Deployment,
@@ -50,6 +53,8 @@ from planner.curves import curve_from_run  # noqa: E402
 from planner.fit import clear_fit_cache, fit_curve  # noqa: E402
 from planner.prices import load_catalog_csv  # noqa: E402
 from planner.scenario import load_scenario  # noqa: E402
+from planner.sensitivity import sensitivity  # noqa: E402
+from planner.uncertainty import plan_ranges  # noqa: E402
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
 CONCURRENCY = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256)
@@ -280,6 +285,39 @@ def ingest(url: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _orm_insert_level(session: Session, run_id: int, position: int, level: Level) -> None:
+    """The save path before Core executemany (ORM level row + ORM bulk insert), for --ingest-ab."""
+    columns = level.model_dump(mode="json", exclude={"metrics", "samples"})
+    row = LoadLevel(run_id=run_id, position=position, **columns)
+    session.add(row)
+    session.flush()
+    for table, items in ((LevelMetric, level.metrics), (RequestSampleRow, level.samples)):
+        if items:
+            rows = [
+                {"level_id": row.id, "position": i, **item.model_dump(mode="json")}
+                for i, item in enumerate(items)
+            ]
+            session.execute(insert(table), rows)
+
+
+def ingest_ab(backend: str, args: argparse.Namespace, rounds: int = 2) -> dict[str, Any]:
+    """Ingest the same runs into a fresh store with the old ORM path and the Core path,
+    alternated `rounds` times; the samples/s of each try."""
+    product = repository._insert_level
+    out: dict[str, list[int]] = {"orm_bulk": [], "core_executemany": []}
+    try:
+        for _ in range(rounds):
+            for name, insert_level in (
+                ("orm_bulk", _orm_insert_level),
+                ("core_executemany", product),
+            ):
+                repository._insert_level = insert_level  # type: ignore[assignment]
+                out[name].append(ingest(fresh_store(backend, args), args)["samples_per_s"])
+    finally:
+        repository._insert_level = product  # type: ignore[assignment]
+    return {"runs": args.runs, "samples": args.samples, "samples_per_s": out}
+
+
 def queries(url: str, repeats: int) -> dict[str, Any]:
     """Run-list pages, filters, one run, and the planner's load of every run's curve."""
     engine = make_engine(url)
@@ -323,6 +361,22 @@ def queries(url: str, repeats: int) -> dict[str, Any]:
     out["plan_cold_s"] = round(time.perf_counter() - start, 2)
     out["plan_warm_ms"] = median_ms(lambda: make_plan(scenario, curves, prices), repeats)
     out["plan_options"] = len(plan.options)
+    # What the Plan page and `capplan plan` read now: the scenario model's curves only.
+    start = time.perf_counter()
+    names = repository.models_like(engine, scenario.model)
+    stored = repository.iter_runs(engine, models=names)
+    mine = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
+    out["curves_scenario_model_s"] = round(time.perf_counter() - start, 2)
+    out["curves_scenario_model"] = len(mine)
+    clear_fit_cache()
+    start = time.perf_counter()
+    plan_ranges(scenario, mine, prices)
+    out["plan_ranges_scenario_model_s"] = round(time.perf_counter() - start, 2)
+    start = time.perf_counter()
+    sensitivity(scenario, mine, prices)
+    out["sensitivity_scenario_model_s"] = round(time.perf_counter() - start, 2)
+    out["curve_workloads_ms"] = median_ms(lambda: repository.curve_workloads(engine), repeats)
+    del mine
     sample = curves[:: max(1, len(curves) // 50)]
     start = time.perf_counter()
     for curve in sample:
@@ -392,10 +446,17 @@ def main() -> None:
     )
     parser.add_argument("--out", help="write the JSON here (default: print it)")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--ingest-ab", action="store_true", help="only time ingest: old ORM path vs Core path"
+    )
     args = parser.parse_args()
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     results: dict[str, Any] = {"runs": args.runs, "samples": args.samples, "cpus": os.cpu_count()}
     for backend in backends:
+        if args.ingest_ab:
+            results[backend] = {"ingest_ab": ingest_ab(backend, args)}
+            print(json.dumps(results[backend]), file=sys.stderr)
+            continue
         url = args.reuse or fresh_store(backend, args)
         found: dict[str, Any] = {} if args.reuse else {"ingest": ingest(url, args)}
         if args.top_up_to:

@@ -11,13 +11,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 from sqlalchemy import (
     ColumnElement,
     Engine,
     Select,
+    Table,
     delete,
     false,
     func,
@@ -41,6 +42,7 @@ from measurements.run_file import (
     Deployment,
     Environment,
     Level,
+    LoadKind,
     Metric,
     Origin,
     Provenance,
@@ -51,7 +53,7 @@ from measurements.run_file import (
     Workload,
 )
 from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, curve_from_run
+from planner.curves import LoadCurve, canonical_model, curve_from_run
 from planner.prices import PriceEntry
 from planner.scenario import scenario_from_yaml, scenario_to_yaml
 from planner.shapes import group_key
@@ -61,6 +63,10 @@ _LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metr
 _PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))
 _PerLevel = TypeVar("_PerLevel", Metric, RequestSample)
 _Query = TypeVar("_Query", bound=Select[*tuple[Any, ...]])
+# The Core tables behind the per-level rows: saves insert them with executemany (no ORM objects).
+_LEVELS = cast(Table, LoadLevel.__table__)
+_METRICS = cast(Table, LevelMetric.__table__)
+_SAMPLES = cast(Table, SampleRow.__table__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,22 +339,24 @@ def _run_row(run: RunFile, sha: str, deployment_id: int) -> Run:
 
 
 def _insert_level(session: Session, run_id: int, position: int, level: Level) -> None:
+    # Core statements, not the ORM: the level's id comes back from RETURNING, and metrics and
+    # samples go as one executemany each (no ORM objects or identity map per row).
     columns = level.model_dump(mode="json", exclude={"metrics", "samples"})
-    row = LoadLevel(run_id=run_id, position=position, **columns)
-    session.add(row)
-    session.flush()
+    level_id = session.execute(
+        insert(_LEVELS).values(run_id=run_id, position=position, **columns).returning(_LEVELS.c.id)
+    ).scalar_one()
     if level.metrics:
         metrics = [
-            {"level_id": row.id, "position": index, **metric.model_dump(mode="json")}
+            {"level_id": level_id, "position": index, **metric.model_dump(mode="json")}
             for index, metric in enumerate(level.metrics)
         ]
-        session.execute(insert(LevelMetric), metrics)
+        session.execute(insert(_METRICS), metrics)
     if level.samples:
         samples = [
-            {"level_id": row.id, "position": index, **sample.model_dump(mode="json")}
+            {"level_id": level_id, "position": index, **sample.model_dump(mode="json")}
             for index, sample in enumerate(level.samples)
         ]
-        session.execute(insert(SampleRow), samples)
+        session.execute(insert(_SAMPLES), samples)
 
 
 def delete_run(engine: Engine, run_id: int) -> bool:
@@ -504,13 +512,71 @@ def load_runs(
     return [by_id[run_id] for run_id in wanted]
 
 
-def iter_runs(engine: Engine, chunk: int = 500) -> Iterator[StoredRun]:
+def iter_runs(
+    engine: Engine,
+    chunk: int = 500,
+    *,
+    models: Sequence[str] | None = None,
+    workload: tuple[int | None, int | None] | None = None,
+) -> Iterator[StoredRun]:
     """Every stored run with levels and metrics (never samples), oldest first, `chunk` runs per
-    read so memory holds one chunk of RunFiles at a time; a run deleted meanwhile is skipped."""
+    read so memory holds one chunk of RunFiles at a time; a run deleted meanwhile is skipped.
+
+    `models` keeps runs of those stored model names only; `workload` keeps runs of that
+    (ISL, OSL), and (None, None) keeps those that do not state one or both."""
+    query = select(Run.id).order_by(Run.id)
+    if models is not None:
+        query = query.join(DeploymentRow, Run.deployment_id == DeploymentRow.id).where(
+            DeploymentRow.model.in_(list(models))
+        )
+    if workload is not None:
+        isl, osl = workload
+        if isl is None or osl is None:
+            query = query.where(or_(Run.isl.is_(None), Run.osl.is_(None)))
+        else:
+            query = query.where(Run.isl == isl, Run.osl == osl)
     with session_scope(engine, write=False) as session:
-        ids = list(session.scalars(select(Run.id).order_by(Run.id)))
+        ids = list(session.scalars(query))
     for start in range(0, len(ids), chunk):
         yield from _load_found(engine, ids[start : start + chunk], False).values()
+
+
+def model_names(engine: Engine) -> list[str]:
+    """The distinct model names of stored runs, as stored (one small query on deployments)."""
+    stored = select(DeploymentRow.model).where(
+        select(Run.id).where(Run.deployment_id == DeploymentRow.id).exists()
+    )
+    with session_scope(engine, write=False) as session:
+        return sorted(set(session.scalars(stored.distinct())))
+
+
+def models_like(engine: Engine, model: str) -> list[str]:
+    """The stored model names the planner matches to `model` (same canonical_model)."""
+    wanted = canonical_model(model)
+    return [name for name in model_names(engine) if canonical_model(name) == wanted]
+
+
+def curve_workloads(engine: Engine) -> list[tuple[str, int | None, int | None]]:
+    """Distinct (model, ISL, OSL) of stored runs with at least one concurrency level: what the
+    Curves page offers without building a curve. (A run whose every concurrency level is left
+    out of its curve, e.g. all failed, still counts here.)"""
+    has_level = (
+        select(LoadLevel.id)
+        .where(LoadLevel.run_id == Run.id, LoadLevel.load_kind == LoadKind.CONCURRENCY.value)
+        .exists()
+    )
+    query = (
+        select(DeploymentRow.model, Run.isl, Run.osl)
+        .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
+        .where(has_level)
+        .distinct()
+    )
+    with session_scope(engine, write=False) as session:
+        rows = session.execute(query).all()
+    return sorted(
+        ((model, isl, osl) for model, isl, osl in rows),
+        key=lambda row: (row[0], row[1] is None, row[1] or 0, row[2] is None, row[2] or 0),
+    )
 
 
 def _load_found(

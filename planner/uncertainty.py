@@ -14,7 +14,7 @@ import numpy as np
 
 from errors import PlanningError
 from planner.capacity import Option, Plan, make_plan
-from planner.curves import CurvePoint, LoadCurve
+from planner.curves import CurvePoint, LoadCurve, canonical_model
 from planner.fit import MAPE_TO_SIGMA, CurveFit, FitResult, fit_curve, series_attr
 from planner.prices import PriceEntry
 from planner.scenario import Scenario
@@ -141,6 +141,10 @@ def plan_ranges(
     `samples=None` picks `default_samples`. The same seed gives the same ranges.
     """
     point = make_plan(scenario, curves, prices)
+    # Only the scenario model's curves can back an option (planner.selection drops the rest
+    # first): drawing noise for the others would only shift the random stream.
+    wanted = canonical_model(scenario.model)
+    curves = [curve for curve in curves if canonical_model(curve.key.model) == wanted]
     sized = [o for o in point.options if _size(o) is not None]
     count = default_samples(len(sized)) if samples is None else samples
     _check(count, noise_scale)

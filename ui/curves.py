@@ -18,8 +18,9 @@ st.caption(
     "Markers: measured points. Solid line: the fitted curve over the measured range; shaded: its "
     "band; dashed: the fit read outside what that run measured (extrapolated, not planned on)."
 )
-curves = res.load_curves(url, version)
-models = tables.model_choices(curves)
+# The choices come from SQL (distinct model and workload); only the chosen group is fitted.
+keys = res.curve_workloads(url, version)
+models = tables.model_name_choices(model for model, _, _ in keys)
 if not models:
     st.info("No stored run has concurrency levels yet: upload results on the Runs page.")
     st.stop()
@@ -30,14 +31,14 @@ model = left.selectbox(
     key="curves_model",
     index=models.index(PREFERRED_MODEL) if PREFERRED_MODEL in models else 0,
 )
-workloads = tables.workload_choices(curves, model)
+workloads = tables.workload_key_choices(keys, model)
 workload = right.selectbox(
     "Workload: input / output tokens (ISL/OSL)",
     workloads,
     key="curves_workload",
     index=workloads.index(PREFERRED_WORKLOAD) if PREFERRED_WORKLOAD in workloads else 0,
 )
-available = tables.fits_for(res.curve_fits(url, version), model, workload)
+available = res.fits_for_workload(url, version, model, workload)
 labels = {
     fit.curve.run_id: f"run {fit.curve.run_id} · {fit.curve.label_text()}" for fit in available
 }

@@ -199,7 +199,12 @@ if flash := st.session_state.pop("plan_flash", None):
     st.info(flash)
 _saved_scenarios(url, version)
 _scenario_file(url)
-raw = plan_form.draw_inputs(res.load_curves(url, version), res.price_catalog(url, version))
+models_stored = [model for model, _, _ in res.curve_workloads(url, version)]
+raw = plan_form.draw_inputs(
+    models_stored,
+    lambda model: res.model_curves(url, version, model),
+    res.price_catalog(url, version),
+)
 scenario = res.guarded(lambda: scenario_from_dict(raw, "plan inputs"))
 if scenario is None:
     st.stop()

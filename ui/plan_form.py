@@ -4,7 +4,7 @@ Scenario -> widget state, so loading a scenario fills the same widgets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -13,7 +13,7 @@ from planner.curves import H100, H200, LoadCurve, canonical_engine, canonical_gp
 from planner.prices import PriceEntry, default_price
 from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
 from ui import plan_fleet_form
-from ui.tables import model_choices
+from ui.tables import model_name_choices
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
 ANY_PRECISION = "any"
@@ -74,8 +74,13 @@ SLA_FIELDS: tuple[tuple[str, str, str, float | None], ...] = (
 OPTIONAL = "Leave empty to not check this target."
 
 
-def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> dict[str, object]:
-    """Draw the scenario widgets in the sidebar and return the raw scenario mapping they give."""
+def draw_inputs(
+    models_stored: Sequence[str],
+    curves_of: Callable[[str], Sequence[LoadCurve]],
+    catalog: Sequence[PriceEntry],
+) -> dict[str, object]:
+    """Draw the scenario widgets in the sidebar and return the raw scenario mapping they give.
+    `models_stored`: the stored model names; `curves_of(model)`: that model's curves only."""
     bar = st.sidebar
     bar.header("Scenario")
     name = bar.text_input(
@@ -84,7 +89,7 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
         key="plan_name",
         help="Names the plan in reports and the saved scenario list.",
     )
-    models = model_choices(curves) or [DEFAULT_MODEL]
+    models = model_name_choices(models_stored) or [DEFAULT_MODEL]
     _match_loaded_model(models)
     model = bar.selectbox(
         "Model",
@@ -95,6 +100,7 @@ def draw_inputs(curves: Sequence[LoadCurve], catalog: Sequence[PriceEntry]) -> d
     )
     loaded = st.session_state.get("plan_precision")
     extra = {loaded} if isinstance(loaded, str) and loaded != ANY_PRECISION else set()
+    curves = curves_of(model)
     precisions = [ANY_PRECISION, *sorted(set(_precisions(curves, model)) | extra)]
     precision = bar.selectbox(
         "Precision",

@@ -22,7 +22,7 @@ from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.sweeps import merge_sweeps
 from measurements.run_file import Provenance, RunFile, input_error_from_validation
 from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, curve_from_run
+from planner.curves import LoadCurve, canonical_model, curve_from_run
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.report import build_report, run_meta
@@ -30,7 +30,7 @@ from planner.report_pdf import render_report
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import PlanRanges, plan_ranges
-from ui.tables import price_entries_from_rows
+from ui.tables import curves_for, price_entries_from_rows, workload_key
 
 T = TypeVar("T")
 UploadStatus = Literal["stored", "already stored", "rejected"]
@@ -128,19 +128,67 @@ def stored_run(url: str, version: int, run_id: int) -> StoredRun:
     return repository.get_run(store_engine(url), run_id)
 
 
-@st.cache_data(show_spinner="Building curves...")
-def load_curves(url: str, version: int) -> list[LoadCurve]:
-    """One LoadCurve per stored run that has concurrency levels (runs read a chunk at a time:
-    the curves are kept, the RunFiles are not)."""
-    stored = repository.iter_runs(store_engine(url))
+@st.cache_data(show_spinner="Building curves...", max_entries=32)
+def load_curves(
+    url: str,
+    version: int,
+    models: tuple[str, ...] | None = None,
+    workload: tuple[int | None, int | None] | None = None,
+) -> list[LoadCurve]:
+    """One LoadCurve per stored run that has concurrency levels, of the stored model names in
+    `models` and the (ISL, OSL) `workload` when given (runs read a chunk at a time: the curves
+    are kept, the RunFiles are not)."""
+    stored = repository.iter_runs(store_engine(url), models=models, workload=workload)
     curves = (curve_from_run(s.run, s.run_id) for s in stored)
     return [curve for curve in curves if curve is not None]
 
 
+@st.cache_data(show_spinner=False)
+def model_names(url: str, version: int) -> list[str]:
+    """The distinct model names of stored runs (no curve built)."""
+    return repository.model_names(store_engine(url))
+
+
+@st.cache_data(show_spinner=False)
+def curve_workloads(url: str, version: int) -> list[tuple[str, int | None, int | None]]:
+    """(model, ISL, OSL) of stored runs with concurrency levels: the Curves page's choices."""
+    return repository.curve_workloads(store_engine(url))
+
+
+def _same_model(url: str, version: int, model: str) -> tuple[str, ...]:
+    wanted = canonical_model(model)
+    return tuple(name for name in model_names(url, version) if canonical_model(name) == wanted)
+
+
+def model_curves(url: str, version: int, model: str) -> list[LoadCurve]:
+    """The curves of this (canonical) model only (read from the store, cached)."""
+    names = _same_model(url, version, model)
+    return load_curves(url, version, names) if names else []
+
+
+def scenario_curves(scenario: Scenario, url: str, version: int) -> list[LoadCurve]:
+    """The curves a plan of this scenario can use: those of its (canonical) model. The planner
+    leaves every other model's curve out (planner.selection: "other model"; shape siblings share
+    the model), so the plan is the same as over every curve. With no curve of the model, every
+    curve is loaded, so the planner's error can name the models that have curves."""
+    return model_curves(url, version, scenario.model) or load_curves(url, version)
+
+
 @st.cache_data(show_spinner="Fitting curves...")
 def curve_fits(url: str, version: int) -> list[CurveFit]:
-    """The throughput, TTFT and TPOT fits of every curve."""
+    """The throughput, TTFT and TPOT fits of every curve (fits_for_workload fits one group)."""
     return [fit_curve(curve) for curve in load_curves(url, version)]
+
+
+@st.cache_data(show_spinner="Fitting curves...", max_entries=32)
+def fits_for_workload(url: str, version: int, model: str, workload: str) -> list[CurveFit]:
+    """The fits of the curves of this (canonical) model at this 'ISL/OSL' workload only (the
+    other curves are neither read nor fitted)."""
+    names = _same_model(url, version, model)
+    if not names:
+        return []
+    curves = load_curves(url, version, names, workload_key(workload))
+    return [fit_curve(curve) for curve in curves_for(curves, model, workload)]
 
 
 @st.cache_data(show_spinner=False)
@@ -151,8 +199,9 @@ def price_catalog(url: str, version: int) -> list[PriceEntry]:
 
 @st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: scenario_to_yaml})
 def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
-    """The capacity plan for a scenario over every stored curve and the price catalog."""
-    return make_plan(scenario, load_curves(url, version), price_catalog(url, version))
+    """The capacity plan for a scenario over the stored curves (those of its model: the same
+    plan as over all) and the price catalog."""
+    return make_plan(scenario, scenario_curves(scenario, url, version), price_catalog(url, version))
 
 
 @st.cache_data(
@@ -161,7 +210,8 @@ def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
 )
 def ranges_for(scenario: Scenario, url: str, version: int) -> PlanRanges:
     """P10/P50/P90 nodes and cost per option (planner.uncertainty, default sample count)."""
-    return plan_ranges(scenario, load_curves(url, version), price_catalog(url, version))
+    curves = scenario_curves(scenario, url, version)
+    return plan_ranges(scenario, curves, price_catalog(url, version))
 
 
 @st.cache_data(
@@ -170,7 +220,8 @@ def ranges_for(scenario: Scenario, url: str, version: int) -> PlanRanges:
 )
 def sensitivity_for(scenario: Scenario, url: str, version: int) -> list[SensitivityRow]:
     """Each input moved 10% down and up (planner.sensitivity), biggest effect first."""
-    return sensitivity(scenario, load_curves(url, version), price_catalog(url, version))
+    curves = scenario_curves(scenario, url, version)
+    return sensitivity(scenario, curves, price_catalog(url, version))
 
 
 def report_bytes(
@@ -181,7 +232,8 @@ def report_bytes(
     fmt: str,
 ) -> bytes:
     """The capacity report of a plan in one format (planner.report_pdf.REPORT_FORMATS)."""
-    stored = repository.load_runs(store_engine(url))
+    # The report lists the runs behind the options only: read those, not every run.
+    stored = repository.load_runs(store_engine(url), repository.plan_run_ids(plan))
     report = build_report(
         plan,
         ranges=ranges,
@@ -344,7 +396,8 @@ def record_plan_now(url: str, name: str) -> repository.PlanRecord:
     version = store_version(url)
     scenario = load_scenario(url, name)
     plan = plan_for(scenario, url, version)
-    record = repository.record_plan(store_engine(url), name, plan, curves=load_curves(url, version))
+    curves = scenario_curves(scenario, url, version)
+    record = repository.record_plan(store_engine(url), name, plan, curves=curves)
     bump_version(url)
     return record
 

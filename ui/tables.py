@@ -149,19 +149,49 @@ def deployment_rows(run: RunFile) -> list[Row]:
 
 def model_choices(curves: Iterable[LoadCurve]) -> list[str]:
     """Model names with curves, one per canonical model (the planner matches them that way)."""
+    return model_name_choices(curve.key.model for curve in curves)
+
+
+def model_name_choices(names: Iterable[str]) -> list[str]:
+    """Stored model names, one per canonical model (the first name of each, sorted)."""
     by_canonical: dict[str, str] = {}
-    for model in sorted({curve.key.model for curve in curves}):
+    for model in sorted(set(names)):
         by_canonical.setdefault(canonical_model(model), model)
     return sorted(by_canonical.values())
 
 
 def workload_choices(curves: Iterable[LoadCurve], model: str) -> list[str]:
     """The 'ISL/OSL' workloads measured for a model, 'not stated' last."""
+    return workload_key_choices(((c.key.model, c.key.isl, c.key.osl) for c in curves), model)
+
+
+def workload_key_choices(
+    keys: Iterable[tuple[str, int | None, int | None]], model: str
+) -> list[str]:
+    """The 'ISL/OSL' workloads among (model, ISL, OSL) keys for a model, 'not stated' last."""
     wanted = canonical_model(model)
-    keys = {(c.key.isl, c.key.osl) for c in curves if canonical_model(c.key.model) == wanted}
-    stated = sorted(k for k in keys if k[0] is not None and k[1] is not None)
+    found = {(isl, osl) for name, isl, osl in keys if canonical_model(name) == wanted}
+    stated = sorted(k for k in found if k[0] is not None and k[1] is not None)
     texts = [f"{isl}/{osl}" for isl, osl in stated]
-    return texts + ([NOT_STATED] if len(keys) > len(stated) else [])
+    return texts + ([NOT_STATED] if len(found) > len(stated) else [])
+
+
+def workload_key(workload: str) -> tuple[int | None, int | None]:
+    """A workload choice as (ISL, OSL); 'not stated' is (None, None)."""
+    if workload == NOT_STATED:
+        return None, None
+    isl, _, osl = workload.partition("/")
+    return int(isl), int(osl)
+
+
+def curves_for(curves: Iterable[LoadCurve], model: str, workload: str) -> list[LoadCurve]:
+    """Curves of this (canonical) model measured at this ISL/OSL workload."""
+    wanted = canonical_model(model)
+    return [
+        curve
+        for curve in curves
+        if canonical_model(curve.key.model) == wanted and _workload_text(curve) == workload
+    ]
 
 
 def fits_for(fits: Iterable[CurveFit], model: str, workload: str) -> list[CurveFit]:

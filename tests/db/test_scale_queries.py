@@ -136,3 +136,48 @@ def test_iter_runs_reads_every_run_in_chunks_and_skips_one_deleted_meanwhile(
     assert len(reads) == 5  # one levels query per chunk of 5 runs
     assert not any("request_samples" in sql for sql in statements if "DELETE" not in sql)
     assert [s.run for s in rest[:3]] == [s.run for s in repository.load_runs(engine, stored[1:4])]
+
+
+# ---------------------------------------------------------------- model and workload subsets
+
+
+def test_curve_workloads_come_from_sql_one_row_per_model_and_workload(
+    engine: Engine, stored: list[int], statements: list[str]
+) -> None:
+    keys = repository.curve_workloads(engine)
+    assert keys == [
+        ("Qwen/Qwen2.5-72B", 3000, 300),
+        ("meta-llama/Llama-3.1-70B-Instruct", 3000, 300),
+    ]
+    selects = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 1
+    assert not any("request_samples" in sql or "level_metrics" in sql for sql in statements)
+
+
+def test_iter_runs_keeps_only_the_models_and_workload_asked(
+    engine: Engine, stored: list[int]
+) -> None:
+    qwen = [s.run_id for s in repository.iter_runs(engine, chunk=3, models=["Qwen/Qwen2.5-72B"])]
+    assert qwen == stored[20:]
+    llama = repository.models_like(engine, "meta-llama/Llama-3.1-70B")
+    assert llama == ["meta-llama/Llama-3.1-70B-Instruct"]
+    assert [s.run_id for s in repository.iter_runs(engine, models=llama)] == stored[:20]
+    same = repository.iter_runs(engine, models=llama, workload=(3000, 300))
+    assert [s.run_id for s in same] == stored[:20]
+    assert list(repository.iter_runs(engine, models=llama, workload=(1024, 1024))) == []
+    assert list(repository.iter_runs(engine, workload=(None, None))) == []
+    assert repository.model_names(engine) == [
+        "Qwen/Qwen2.5-72B",
+        "meta-llama/Llama-3.1-70B-Instruct",
+    ]
+
+
+def test_saved_levels_metrics_and_samples_read_back_in_order(
+    engine: Engine, stored: list[int]
+) -> None:
+    """The Core executemany save keeps every level, metric and sample in its position."""
+    run = _run(5)
+    (back,) = repository.load_runs(engine, [stored[5]], with_samples=True)
+    assert back.run.levels == run.levels
+    counts = {s.run_id: (s.levels, s.samples) for s in repository.list_runs(engine)}
+    assert set(counts.values()) == {(2, 3)}
