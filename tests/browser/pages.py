@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 # The first Plan page of a fresh store loads the demo data, builds curves and fits every run;
 # the "How sure is this?" ranges re-plan hundreds of times: minutes on a loaded 2-core box.
@@ -101,9 +102,25 @@ def open_options(page: Page, key: str) -> Locator:
     return page.get_by_role("listbox").get_by_role("option")
 
 
+CHOOSE_ATTEMPTS = 3
+OPTION_TIMEOUT_MS = 20_000
+
+
 def choose(page: Page, key: str, option: str) -> None:
-    """Pick option in the selectbox or multiselect created with key= (a multiselect adds it)."""
-    open_options(page, key).filter(has_text=re.compile(f"^{re.escape(option)}$")).click()
+    """Pick option in the selectbox or multiselect created with key= (a multiselect adds it).
+
+    A rerun that lands while the list is opening closes it again; then the list is reopened.
+    """
+    wanted = re.compile(f"^{re.escape(option)}$")
+    for attempt in range(1, CHOOSE_ATTEMPTS + 1):
+        app_idle(page)
+        try:
+            open_options(page, key).filter(has_text=wanted).click(timeout=OPTION_TIMEOUT_MS)
+            break
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+            if attempt == CHOOSE_ATTEMPTS:
+                raise
     page.keyboard.press("Escape")
     app_idle(page)
 

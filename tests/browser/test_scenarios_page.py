@@ -97,7 +97,10 @@ def test_save_clone_compare_rename_delete_scenarios(app: RunningApp, page: Page)
     assert costs[CLONE] > costs[BASE] > 1_000
 
     choose(page, "history_name", BASE)
-    history = grid_rows(data_frame(page, "record_id"))
+    frame = data_frame(page, "record_id")
+    # The grid can be drawn a moment before its rows arrive: wait for the first one.
+    frame.locator("tbody [role=row]").first.wait_for(state="attached", timeout=PAGE_TIMEOUT_MS)
+    history = grid_rows(frame)
     assert len(history) == 1, history
     record_id, _, choice, usd_per_month, *_ = history[0]
     assert choice.startswith("vllm on H100-SXM-80GB"), history
