@@ -30,7 +30,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from db import repository
+from db import repository, scenarios
 from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
 from db.repository import RunFilter, SaveResult
 from db.seed import ensure_demo_data, load_demo_data
@@ -668,7 +668,7 @@ def report_cmd(
     engine = _engine(db)
     title, matches = None, None
     if record is not None:
-        regenerated = _guard(lambda: repository.regenerate(engine, record))
+        regenerated = _guard(lambda: scenarios.regenerate(engine, record))
         rec = regenerated.record
         scenario, plan = regenerated.plan.scenario, regenerated.plan
         prices: Sequence[PriceEntry] = rec.prices_used

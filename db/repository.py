@@ -1,6 +1,6 @@
-"""The only place that builds queries: runs (save, list, load, delete), the price catalog,
-saved scenarios (save, rename, clone, delete) and their plan history (record, list, regenerate).
-Callers get RunFile, PriceEntry, Plan and the frozen dataclasses below, never rows.
+"""Queries for runs (save, list, page, load, delete) and the price catalog; saved scenarios
+and their plan history are in db/scenarios.py. Callers get RunFile, PriceEntry and the frozen
+dataclasses below, never rows.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
@@ -33,10 +33,9 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from db.engine import session_scope, write_transaction
 from db.limits import check_fits
 from db.models import Deployment as DeploymentRow
-from db.models import LevelMetric, LoadLevel, Price, Run, Scenario
-from db.models import PlanRecord as PlanRecordRow
+from db.models import LevelMetric, LoadLevel, Price, Run
 from db.models import RequestSample as SampleRow
-from errors import InputError, PlanningError, ScenarioError, StoreError
+from errors import InputError, StoreError
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -52,13 +51,9 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, canonical_model, curve_from_run
+from planner.curves import canonical_model
 from planner.prices import PriceEntry
-from planner.scenario import scenario_from_yaml, scenario_to_yaml
-from planner.shapes import group_key
 
-MAX_SCENARIO_NAME_CHARS = 200
 _LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metrics", "samples"))
 _PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))
 _PerLevel = TypeVar("_PerLevel", Metric, RequestSample)
@@ -140,53 +135,6 @@ class StoredRun:
     run_id: int
     imported_at: datetime
     run: RunFile
-
-
-@dataclass(frozen=True, slots=True)
-class ScenarioRecord:
-    """A saved scenario YAML and when it was created and last changed (UTC)."""
-
-    scenario_id: int
-    name: str
-    yaml_text: str
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class PlanSummary:
-    """What a plan answered: the chosen option, its monthly cost and nodes, and why."""
-
-    choice_title: str | None
-    total_monthly_cost_usd: float | None
-    nodes: int | None
-    recommendation: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlanRecord:
-    """A recorded plan of a scenario: its inputs at that time (scenario YAML, the runs behind the
-    options and their fits, the prices used, the catalog version) and its summary (UTC time)."""
-
-    record_id: int
-    scenario_name: str
-    scenario_yaml: str
-    created_at: datetime
-    run_ids: tuple[int, ...]
-    basis_run_ids: tuple[int, ...]
-    catalog_version: str
-    prices_used: tuple[PriceEntry, ...]
-    summary: PlanSummary
-
-
-@dataclass(frozen=True, slots=True)
-class Regenerated:
-    """A plan re-made from a record, and whether its summary equals the recorded one."""
-
-    record: PlanRecord
-    plan: Plan
-    summary: PlanSummary
-    matches: bool
 
 
 # ---------------------------------------------------------------- runs: write
@@ -751,280 +699,3 @@ def _price_row(entry: PriceEntry, now: datetime) -> dict[str, object]:
 
 def _price_entry(row: Price) -> PriceEntry:
     return PriceEntry(*(getattr(row, name) for name in _PRICE_FIELDS))
-
-
-# ---------------------------------------------------------------- scenarios
-
-
-def save_scenario(engine: Engine, name: str, yaml_text: str) -> ScenarioRecord:
-    """Insert a scenario, or replace the YAML of the one with the same name (last write wins)."""
-    clean = _scenario_name(name)
-
-    def save(session: Session) -> ScenarioRecord:
-        row = session.scalar(select(Scenario).where(Scenario.name == clean).with_for_update())
-        # Read the clock only once the row (or SQLite's write lock) is held, so updated_at
-        # follows the order racing saves commit in.
-        now = datetime.now(UTC)
-        if row is None:
-            row = Scenario(name=clean, yaml_text=yaml_text, created_at=now, updated_at=now)
-            session.add(row)
-        else:
-            row.yaml_text = yaml_text
-            row.updated_at = now
-        session.flush()
-        return _scenario_record(row)
-
-    # Two sessions saving one new name at once: the loser's insert breaks the unique name and
-    # is retried, when it finds the winner's row and replaces its YAML.
-    return write_transaction(engine, save)
-
-
-def list_scenarios(engine: Engine) -> list[ScenarioRecord]:
-    """Every saved scenario, by name."""
-    with session_scope(engine, write=False) as session:
-        rows = session.scalars(select(Scenario).order_by(Scenario.name)).all()
-    return [_scenario_record(row) for row in rows]
-
-
-def get_scenario(engine: Engine, name: str) -> ScenarioRecord:
-    """The saved scenario with this name; InputError when there is none."""
-    with session_scope(engine, write=False) as session:
-        row = session.scalar(select(Scenario).where(Scenario.name == name.strip()))
-    if row is None:
-        raise InputError(f"no saved scenario named {name!r}", field="name")
-    return _scenario_record(row)
-
-
-def delete_scenario(engine: Engine, name: str) -> bool:
-    """Delete the scenario with this name; False when there was none."""
-
-    def remove(session: Session) -> bool:
-        deleted = session.execute(
-            delete(Scenario).where(Scenario.name == name.strip()).returning(Scenario.id)
-        ).first()
-        return deleted is not None
-
-    return write_transaction(engine, remove)
-
-
-def _scenario_name(name: str) -> str:
-    clean = name.strip()
-    if not clean or len(clean) > MAX_SCENARIO_NAME_CHARS:
-        raise InputError(
-            f"a scenario name must be 1 to {MAX_SCENARIO_NAME_CHARS} characters",
-            field="name",
-            value=name,
-        )
-    return clean
-
-
-def _scenario_record(row: Scenario) -> ScenarioRecord:
-    return ScenarioRecord(row.id, row.name, row.yaml_text, row.created_at, row.updated_at)
-
-
-def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
-    """Rename a saved scenario (its YAML's name too); InputError when `old` is missing or
-    `new` is taken. Its plan history follows it."""
-    clean = _scenario_name(new)
-
-    def rename(session: Session) -> ScenarioRecord:
-        row = _scenario_row(session, old, lock=True)
-        if clean != row.name:
-            _refuse_taken(session, clean)
-        row.name = clean
-        row.yaml_text = _renamed_yaml(row.yaml_text, clean)
-        row.updated_at = datetime.now(UTC)
-        session.flush()
-        return _scenario_record(row)
-
-    # A rename racing another to the same name is retried, and then refused as taken.
-    return write_transaction(engine, rename)
-
-
-def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
-    """Copy a saved scenario under a new name (no plan history); InputError when the name is
-    taken or the source is missing."""
-    clean = _scenario_name(new_name)
-
-    def clone(session: Session) -> ScenarioRecord:
-        source = _scenario_row(session, name)
-        _refuse_taken(session, clean)
-        now = datetime.now(UTC)
-        row = Scenario(
-            name=clean,
-            yaml_text=_renamed_yaml(source.yaml_text, clean),
-            created_at=now,
-            updated_at=now,
-        )
-        session.add(row)
-        session.flush()
-        return _scenario_record(row)
-
-    # A clone racing another to the same name is retried, and then refused as taken.
-    return write_transaction(engine, clone)
-
-
-def _scenario_row(session: Session, name: str, *, lock: bool = False) -> Scenario:
-    """The scenario named `name` (locked against concurrent changes when `lock`); InputError
-    when there is none."""
-    query = select(Scenario).where(Scenario.name == name.strip())
-    row = session.scalar(query.with_for_update() if lock else query)
-    if row is None:
-        raise InputError(f"no saved scenario named {name!r}", field="name")
-    return row
-
-
-def _refuse_taken(session: Session, name: str) -> None:
-    if session.scalar(select(Scenario.id).where(Scenario.name == name)) is not None:
-        raise InputError(
-            f"a scenario named {name!r} already exists; pick another name or delete that one",
-            field="name",
-            value=name,
-        )
-
-
-def _renamed_yaml(yaml_text: str, name: str) -> str:
-    """The YAML with its `name` set; a YAML that no longer validates is kept as it is (the
-    name column is what lists and loads it)."""
-    try:
-        scenario = scenario_from_yaml(yaml_text, "saved scenario")
-    except ScenarioError:
-        return yaml_text
-    return scenario_to_yaml(scenario.model_copy(update={"name": name}))
-
-
-# ---------------------------------------------------------------- plan history
-
-
-def plan_summary(plan: Plan) -> PlanSummary:
-    """The recorded answer of a plan: choice title, total $/month, nodes, recommendation text."""
-    choice = plan.recommendation.choice
-    return PlanSummary(
-        choice_title=choice.title() if choice else None,
-        total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
-        nodes=choice.nodes if choice else None,
-        recommendation=plan.recommendation.reason,
-    )
-
-
-def plan_run_ids(plan: Plan) -> list[int]:
-    """The stored runs behind a plan's options, ascending (projected curves cite their source)."""
-    return sorted({o.curve.run_id for o in plan.options if o.curve.run_id is not None})
-
-
-def basis_run_ids(plan: Plan, curves: Sequence[LoadCurve]) -> list[int]:
-    """The options' runs plus every run in `curves` of an option's shape group: the siblings
-    whose shared shape corrected the options' fits (planner.shapes), so a re-plan over exactly
-    these runs picks the same curves and fits them the same way."""
-    groups = {group_key(option.curve) for option in plan.options}
-    siblings = {c.run_id for c in curves if c.run_id is not None and group_key(c) in groups}
-    return sorted(siblings | set(plan_run_ids(plan)))
-
-
-def record_plan(
-    engine: Engine, scenario_name: str, plan: Plan, *, curves: Sequence[LoadCurve] | None = None
-) -> PlanRecord:
-    """Record a plan of a saved scenario (InputError when none has that name). `curves` are the
-    curves the plan was made from (default: every stored run's curve, as the app plans)."""
-    basis = basis_run_ids(plan, _store_curves(engine) if curves is None else curves)
-    summary = plan_summary(plan)
-
-    def record(session: Session) -> PlanRecord:
-        scenario = _scenario_row(session, scenario_name)
-        row = PlanRecordRow(
-            scenario_id=scenario.id,
-            scenario_name=scenario.name,
-            scenario_yaml=scenario_to_yaml(plan.scenario),
-            created_at=datetime.now(UTC),
-            run_ids=plan_run_ids(plan),
-            basis_run_ids=basis,
-            catalog_version=plan.catalog_version,
-            prices_used=[asdict(entry) for entry in plan.prices_used],
-            **asdict(summary),
-        )
-        session.add(row)
-        session.flush()
-        return _plan_record(row)
-
-    # Its scenario deleted meanwhile (Postgres: a foreign-key violation) is retried, and then
-    # refused as "no saved scenario".
-    return write_transaction(engine, record)
-
-
-def plan_history(engine: Engine, scenario_name: str) -> list[PlanRecord]:
-    """The recorded plans of a saved scenario, newest first (InputError when none has the name),
-    with those recorded under the same name by a scenario deleted since (kept for audit)."""
-    with session_scope(engine, write=False) as session:
-        scenario = _scenario_row(session, scenario_name)
-        orphaned = (PlanRecordRow.scenario_id.is_(None)) & (
-            PlanRecordRow.scenario_name == scenario.name
-        )
-        rows = session.scalars(
-            select(PlanRecordRow)
-            .where((PlanRecordRow.scenario_id == scenario.id) | orphaned)
-            .order_by(PlanRecordRow.id.desc())
-        ).all()
-        return [_plan_record(row) for row in rows]
-
-
-def get_plan_record(engine: Engine, record_id: int) -> PlanRecord:
-    """One recorded plan by id; InputError when there is none."""
-    with session_scope(engine, write=False) as session:
-        row = session.get(PlanRecordRow, record_id)
-        if row is None:
-            raise InputError(f"no recorded plan with id {record_id}", field="record_id")
-        return _plan_record(row)
-
-
-def regenerate_plan(engine: Engine, record_id: int) -> Plan:
-    """Re-make a recorded plan from its scenario YAML, exactly its runs and its stored prices;
-    PlanningError naming the runs deleted since. The plan keeps the recorded catalog version
-    (its prices are that catalog's)."""
-    return regenerate(engine, record_id).plan
-
-
-def regenerate(engine: Engine, record_id: int) -> Regenerated:
-    """regenerate_plan, with the recorded summary compared to the new one."""
-    record = get_plan_record(engine, record_id)
-    _refuse_missing_runs(engine, record)
-    scenario = scenario_from_yaml(record.scenario_yaml, f"plan record {record_id}")
-    stored = load_runs(engine, record.basis_run_ids)
-    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
-    plan = make_plan(scenario, curves, record.prices_used)
-    plan = replace(plan, catalog_version=record.catalog_version)
-    summary = plan_summary(plan)
-    return Regenerated(record, plan, summary, summary == record.summary)
-
-
-def _refuse_missing_runs(engine: Engine, record: PlanRecord) -> None:
-    wanted = list(record.basis_run_ids)
-    with session_scope(engine, write=False) as session:
-        found = set(session.scalars(select(Run.id).where(Run.id.in_(wanted))).all())
-    missing = [run_id for run_id in wanted if run_id not in found]
-    if missing:
-        raise PlanningError(
-            f"plan record {record.record_id} cannot be regenerated: run(s) "
-            f"{', '.join(map(str, missing))} it used were deleted since; re-import them or "
-            "record a new plan"
-        )
-
-
-def _store_curves(engine: Engine) -> list[LoadCurve]:
-    curves = (curve_from_run(s.run, s.run_id) for s in load_runs(engine))
-    return [curve for curve in curves if curve is not None]
-
-
-def _plan_record(row: PlanRecordRow) -> PlanRecord:
-    return PlanRecord(
-        record_id=row.id,
-        scenario_name=row.scenario_name,
-        scenario_yaml=row.scenario_yaml,
-        created_at=row.created_at,
-        run_ids=tuple(row.run_ids),
-        basis_run_ids=tuple(row.basis_run_ids),
-        catalog_version=row.catalog_version,
-        prices_used=tuple(PriceEntry(**entry) for entry in row.prices_used),
-        summary=PlanSummary(
-            row.choice_title, row.total_monthly_cost_usd, row.nodes, row.recommendation
-        ),
-    )

@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
-from db import repository  # noqa: E402
+from db import scenarios  # noqa: E402
 from db.engine import make_engine, upgrade  # noqa: E402
 from planner.scenario import scenario_from_yaml  # noqa: E402
 from tests.browser.app_server import CHROMIUM_ARGS, chromium_path, running_app  # noqa: E402
@@ -50,7 +50,7 @@ def seed_scenarios(db_url: str) -> list[str]:
     for path in SCENARIOS:
         text = path.read_text(encoding="utf-8")
         name = scenario_from_yaml(text, str(path)).name
-        repository.save_scenario(engine, name, text)
+        scenarios.save_scenario(engine, name, text)
         names.append(name)
     return names
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from db import repository
+from db import repository, scenarios
 from db.engine import make_engine
 from db.repository import load_runs
 from measurements.importers import import_path
@@ -485,12 +485,12 @@ def test_report_of_a_plan_record_is_remade_from_its_own_runs_and_prices(
 ) -> None:
     engine = make_engine(demo_db)
     text = (SCENARIOS / "agent-platform.yaml").read_text(encoding="utf-8")
-    repository.save_scenario(engine, "agent-platform", text)
+    scenarios.save_scenario(engine, "agent-platform", text)
     scenario = load_scenario(SCENARIOS / "agent-platform.yaml")
     stored = load_runs(engine)
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     plan = make_plan(scenario, curves, repository.list_prices(engine))
-    record = repository.record_plan(engine, "agent-platform", plan, curves=curves)
+    record = scenarios.record_plan(engine, "agent-platform", plan, curves=curves)
     target = tmp_path / "audit.json"
     base = ["report", "--record", str(record.record_id), "--format", "json"]
     summary = _json([*base, "--out", str(target), "--samples", "0", "--db", demo_db, "--json"])

@@ -12,9 +12,10 @@ from typing import Literal, TypeVar
 import streamlit as st
 from pydantic import ValidationError
 
-from db import repository
+from db import repository, scenarios
 from db.engine import Engine, make_engine, resolve_db_url, upgrade
-from db.repository import RunFilter, RunSummary, ScenarioRecord, StoredRun
+from db.repository import RunFilter, RunSummary, StoredRun
+from db.scenarios import ScenarioRecord
 from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
 from measurements.importers import DeploymentOverrides, import_bytes
@@ -233,7 +234,7 @@ def report_bytes(
 ) -> bytes:
     """The capacity report of a plan in one format (planner.report_pdf.REPORT_FORMATS)."""
     # The report lists the runs behind the options only: read those, not every run.
-    stored = repository.load_runs(store_engine(url), repository.plan_run_ids(plan))
+    stored = repository.load_runs(store_engine(url), scenarios.plan_run_ids(plan))
     report = build_report(
         plan,
         ranges=ranges,
@@ -247,7 +248,7 @@ def report_bytes(
 @st.cache_data(show_spinner=False)
 def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
     """The scenarios saved in the store, by name."""
-    return repository.list_scenarios(store_engine(url))
+    return scenarios.list_scenarios(store_engine(url))
 
 
 # ---------------------------------------------------------------- writes
@@ -350,14 +351,14 @@ def restore_shipped_prices(url: str) -> int:
 
 def save_scenario(url: str, scenario: Scenario) -> ScenarioRecord:
     """Save a scenario as YAML under its name (replacing one with the same name)."""
-    record = repository.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
+    record = scenarios.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
     bump_version(url)
     return record
 
 
 def load_scenario(url: str, name: str) -> Scenario:
     """A saved scenario, validated (ScenarioError names the field when it no longer validates)."""
-    record = repository.get_scenario(store_engine(url), name)
+    record = scenarios.get_scenario(store_engine(url), name)
     return scenario_from_yaml(record.yaml_text, f"saved scenario {name!r}")
 
 
@@ -365,43 +366,43 @@ def load_scenario(url: str, name: str) -> Scenario:
 
 
 @st.cache_data(show_spinner=False)
-def plan_history(url: str, version: int, name: str) -> list[repository.PlanRecord]:
+def plan_history(url: str, version: int, name: str) -> list[scenarios.PlanRecord]:
     """The recorded plans of a saved scenario, newest first."""
-    return repository.plan_history(store_engine(url), name)
+    return scenarios.plan_history(store_engine(url), name)
 
 
 def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
     """Rename a saved scenario (InputError when the new name is taken)."""
-    record = repository.rename_scenario(store_engine(url), old, new)
+    record = scenarios.rename_scenario(store_engine(url), old, new)
     bump_version(url)
     return record
 
 
 def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
     """Copy a saved scenario under a new name."""
-    record = repository.clone_scenario(store_engine(url), name, new_name)
+    record = scenarios.clone_scenario(store_engine(url), name, new_name)
     bump_version(url)
     return record
 
 
 def delete_scenario(url: str, name: str) -> bool:
     """Delete a saved scenario (its recorded plans stay, for audit)."""
-    deleted = repository.delete_scenario(store_engine(url), name)
+    deleted = scenarios.delete_scenario(store_engine(url), name)
     bump_version(url)
     return deleted
 
 
-def record_plan_now(url: str, name: str) -> repository.PlanRecord:
+def record_plan_now(url: str, name: str) -> scenarios.PlanRecord:
     """Plan a saved scenario over the stored curves and prices now, and record it."""
     version = store_version(url)
     scenario = load_scenario(url, name)
     plan = plan_for(scenario, url, version)
     curves = scenario_curves(scenario, url, version)
-    record = repository.record_plan(store_engine(url), name, plan, curves=curves)
+    record = scenarios.record_plan(store_engine(url), name, plan, curves=curves)
     bump_version(url)
     return record
 
 
-def regenerate_record(url: str, record_id: int) -> repository.Regenerated:
+def regenerate_record(url: str, record_id: int) -> scenarios.Regenerated:
     """Re-plan a recorded plan from its stored inputs and compare it with what was recorded."""
-    return repository.regenerate(store_engine(url), record_id)
+    return scenarios.regenerate(store_engine(url), record_id)

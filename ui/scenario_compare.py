@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from db.repository import PlanRecord, Regenerated
+from db.scenarios import PlanRecord, Regenerated
 from planner.capacity import Plan
 from planner.scenario import Scenario
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from db.repository import Regenerated
+from db.scenarios import Regenerated
 from planner.capacity import Plan
 from ui import resources as res
 from ui import scenario_compare as compare

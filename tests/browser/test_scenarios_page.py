@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from db import repository
+from db import scenarios
 from db.engine import make_engine
 from tests.browser.app_server import RunningApp
 from tests.browser.pages import (
@@ -81,7 +81,7 @@ def test_save_clone_compare_rename_delete_scenarios(app: RunningApp, page: Page)
     store = make_engine(app.db_url)
     open_page(page, app.url, "plan")
     _save_from_plan_page(page, BASE)
-    assert [record.name for record in repository.list_scenarios(store)] == [BASE]
+    assert [record.name for record in scenarios.list_scenarios(store)] == [BASE]
 
     open_page(page, app.url, "scenarios")
     choose(page, "manage_name", BASE)
@@ -105,7 +105,7 @@ def test_save_clone_compare_rename_delete_scenarios(app: RunningApp, page: Page)
     record_id, _, choice, usd_per_month, *_ = history[0]
     assert choice.startswith("vllm on H100-SXM-80GB"), history
     assert round(numbers(usd_per_month)) == round(costs[BASE])
-    (record,) = repository.plan_history(store, BASE)
+    (record,) = scenarios.plan_history(store, BASE)
     assert record.record_id == int(record_id)
     assert record.run_ids, record
     assert record.catalog_version, record
@@ -119,6 +119,6 @@ def test_save_clone_compare_rename_delete_scenarios(app: RunningApp, page: Page)
     app_idle(page)
     press(page, "delete")
     _flash(page, f"deleted '{BASE}'")
-    assert [record.name for record in repository.list_scenarios(store)] == [RENAMED]
+    assert [record.name for record in scenarios.list_scenarios(store)] == [RENAMED]
     expect(open_options(page, "manage_name")).to_have_text([RENAMED])
     page.keyboard.press("Escape")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from cli import app
 from db import backup as backup_module
-from db import repository
+from db import repository, scenarios
 from db.backup import backup, restore
 from db.engine import current_revision, head_revision, make_engine, upgrade
 from db.models import Base
@@ -55,10 +55,10 @@ def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     doomed = repository.save_run(engine, full_run("deleted later", "cd" * 32)).run_id
     repository.save_run(engine, full_run())
     assert repository.delete_run(engine, doomed)
-    repository.save_scenario(engine, "agent-platform", AGENT_YAML)
+    scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
-    plan = make_plan(scenario, repository._store_curves(engine), repository.list_prices(engine))
-    repository.record_plan(engine, "agent-platform", plan)
+    plan = make_plan(scenario, scenarios._store_curves(engine), repository.list_prices(engine))
+    scenarios.record_plan(engine, "agent-platform", plan)
     engine.dispose()
     return path
 
@@ -189,7 +189,7 @@ def test_a_backup_of_an_older_revision_is_migrated_up_after_restore(tmp_path: Pa
     restore(target, file)
     assert current_revision(target) == head_revision()
     restored = make_engine(target)
-    assert [(s.name, s.yaml_text) for s in repository.list_scenarios(restored)] == [
+    assert [(s.name, s.yaml_text) for s in scenarios.list_scenarios(restored)] == [
         ("old", "name: old")
     ]
     restored.dispose()

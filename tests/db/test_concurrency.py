@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import Engine
 
 from db import engine as db_engine
-from db import repository
+from db import repository, scenarios
 from db.engine import BUSY_TIMEOUT_ENV, WRITE_ATTEMPTS, make_engine
 from errors import InputError, StoreError
 from measurements.importers import import_path
@@ -322,18 +322,18 @@ def test_sessions_saving_one_name_at_once_all_succeed_and_the_last_write_wins(
         texts = [_yaml(name, f"writer {index}") for index in range(6)]
         results = _all_at_once(
             6,
-            lambda i, name=name, texts=texts: repository.save_scenario(
+            lambda i, name=name, texts=texts: scenarios.save_scenario(
                 shared_engine, name, texts[i]
             ),
         )
         errors = [r for r in results if isinstance(r, Exception)]
         assert errors == []
-        records = [r for r in results if isinstance(r, repository.ScenarioRecord)]
+        records = [r for r in results if isinstance(r, scenarios.ScenarioRecord)]
         assert len({record.scenario_id for record in records}) == 1
-        stored = repository.get_scenario(shared_engine, name)
+        stored = scenarios.get_scenario(shared_engine, name)
         latest = max(records, key=lambda record: record.updated_at)
         assert stored.yaml_text in texts and stored.updated_at == latest.updated_at
-    assert [s.name for s in repository.list_scenarios(shared_engine)] == [
+    assert [s.name for s in scenarios.list_scenarios(shared_engine)] == [
         f"shared-{round_}" for round_ in range(4)
     ]
 
@@ -341,52 +341,52 @@ def test_sessions_saving_one_name_at_once_all_succeed_and_the_last_write_wins(
 def test_sessions_saving_different_names_at_once_lose_none(shared_engine: Engine) -> None:
     names = [f"team-{index}" for index in range(8)]
     results = _all_at_once(
-        8, lambda i: repository.save_scenario(shared_engine, names[i], _yaml(names[i]))
+        8, lambda i: scenarios.save_scenario(shared_engine, names[i], _yaml(names[i]))
     )
-    assert [r.name for r in results if isinstance(r, repository.ScenarioRecord)] == names
-    assert sorted(s.name for s in repository.list_scenarios(shared_engine)) == sorted(names)
+    assert [r.name for r in results if isinstance(r, scenarios.ScenarioRecord)] == names
+    assert sorted(s.name for s in scenarios.list_scenarios(shared_engine)) == sorted(names)
 
 
 def test_cloning_to_one_name_at_once_makes_one_copy_and_clear_input_errors(
     shared_engine: Engine,
 ) -> None:
-    repository.save_scenario(shared_engine, "base", _yaml("base"))
+    scenarios.save_scenario(shared_engine, "base", _yaml("base"))
     for round_ in range(3):
         target = f"copy-{round_}"
         results = _all_at_once(
-            5, lambda _, target=target: repository.clone_scenario(shared_engine, "base", target)
+            5, lambda _, target=target: scenarios.clone_scenario(shared_engine, "base", target)
         )
-        made = [r for r in results if isinstance(r, repository.ScenarioRecord)]
+        made = [r for r in results if isinstance(r, scenarios.ScenarioRecord)]
         refused = [r for r in results if isinstance(r, Exception)]
         assert len(made) == 1 and len(refused) == 4
         assert all(type(exc) is InputError and "already exists" in str(exc) for exc in refused)
-    names = sorted(s.name for s in repository.list_scenarios(shared_engine))
+    names = sorted(s.name for s in scenarios.list_scenarios(shared_engine))
     assert names == ["base", "copy-0", "copy-1", "copy-2"]
 
 
 def _demo_plan(engine: Engine) -> tuple[Plan, list[LoadCurve]]:
-    curves = repository._store_curves(engine)
+    curves = scenarios._store_curves(engine)
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
     return make_plan(scenario, curves, repository.list_prices(engine)), curves
 
 
 def test_plans_recorded_while_others_save_the_scenario_are_all_kept(shared_engine: Engine) -> None:
-    repository.save_scenario(shared_engine, "agent-platform", AGENT_YAML)
+    scenarios.save_scenario(shared_engine, "agent-platform", AGENT_YAML)
     plan, curves = _demo_plan(shared_engine)
 
     def session(index: int) -> object:
         if index % 2:
-            return repository.save_scenario(
+            return scenarios.save_scenario(
                 shared_engine, "agent-platform", _yaml("agent-platform", str(index))
             )
         return [
-            repository.record_plan(shared_engine, "agent-platform", plan, curves=curves)
+            scenarios.record_plan(shared_engine, "agent-platform", plan, curves=curves)
             for _ in range(2)
         ]
 
     results = _all_at_once(6, session)
     assert [r for r in results if isinstance(r, Exception)] == []
-    history = repository.plan_history(shared_engine, "agent-platform")
+    history = scenarios.plan_history(shared_engine, "agent-platform")
     recorded = [
         record.record_id for batch in results if isinstance(batch, list) for record in batch
     ]
@@ -400,12 +400,12 @@ def test_a_plan_recorded_while_its_scenario_is_deleted_is_kept_or_refused_clearl
     plan, curves = _demo_plan(shared_engine)
     for round_ in range(4):
         name = f"doomed-{round_}"
-        repository.save_scenario(shared_engine, name, _yaml(name))
+        scenarios.save_scenario(shared_engine, name, _yaml(name))
 
         def session(index: int, name: str = name) -> object:
             if index == 0:
-                return repository.delete_scenario(shared_engine, name)
-            return repository.record_plan(shared_engine, name, plan, curves=curves)
+                return scenarios.delete_scenario(shared_engine, name)
+            return scenarios.record_plan(shared_engine, name, plan, curves=curves)
 
         results = _all_at_once(4, session)
         assert results[0] is True
@@ -413,7 +413,7 @@ def test_a_plan_recorded_while_its_scenario_is_deleted_is_kept_or_refused_clearl
             if isinstance(result, Exception):
                 assert type(result) is InputError and "no saved scenario" in str(result)
             else:
-                assert isinstance(result, repository.PlanRecord)
+                assert isinstance(result, scenarios.PlanRecord)
     url = shared_engine.url.render_as_string(hide_password=False)
     assert query(url, "SELECT count(*) FROM plan_records WHERE scenario_id IS NOT NULL") == [(0,)]
 
@@ -488,7 +488,7 @@ def test_a_scenario_save_locked_out_gets_the_same_clear_store_error(
     engine = make_engine(db_url)
     try:
         with pytest.raises(StoreError, match=r"busy timeout .* try again, or use Postgres"):
-            repository.save_scenario(engine, "agent-platform", AGENT_YAML)
+            scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
     finally:
         engine.dispose()
     assert len(short_busy_timeout) == WRITE_ATTEMPTS - 1

@@ -15,19 +15,16 @@ from db import repository
 from db.repository import (
     count_prices,
     delete_run,
-    delete_scenario,
     get_run,
-    get_scenario,
     list_prices,
     list_runs,
-    list_scenarios,
     load_runs,
     prices_updated_at,
     replace_prices,
     save_run,
     save_runs,
-    save_scenario,
 )
+from db.scenarios import delete_scenario, get_scenario, list_scenarios, save_scenario
 from errors import InputError, StoreError
 from measurements.run_file import Level, LoadKind, Metric, Origin, RunFile
 from planner.prices import PriceEntry, load_catalog_csv

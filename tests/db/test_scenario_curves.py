@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from db import repository
+from db import repository, scenarios
 from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.capacity import make_plan
@@ -71,9 +71,9 @@ def test_a_plan_over_the_scenario_model_equals_the_plan_over_every_curve(
     assert len(subset) < len(every)
     full, narrow = make_plan(scenario, every, prices), make_plan(scenario, subset, prices)
     assert plan_to_dict(narrow) == plan_to_dict(full)
-    assert repository.plan_run_ids(narrow) == repository.plan_run_ids(full)
-    assert repository.plan_run_ids(full)
-    assert repository.basis_run_ids(narrow, subset) == repository.basis_run_ids(full, every)
+    assert scenarios.plan_run_ids(narrow) == scenarios.plan_run_ids(full)
+    assert scenarios.plan_run_ids(full)
+    assert scenarios.basis_run_ids(narrow, subset) == scenarios.basis_run_ids(full, every)
     assert sensitivity(scenario, subset, prices) == sensitivity(scenario, every, prices)
 
 

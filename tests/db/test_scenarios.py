@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from db import repository
+from db import repository, scenarios
 from db.engine import make_engine
 from errors import InputError, PlanningError
 from planner.capacity import make_plan
@@ -40,61 +40,61 @@ def _yaml(name: str, text: str = AGENT_YAML) -> str:
 
 
 def _names(engine: Engine) -> list[str]:
-    return [record.name for record in repository.list_scenarios(engine)]
+    return [record.name for record in scenarios.list_scenarios(engine)]
 
 
 def _recorded(
     engine: Engine, name: str = "agent-platform", text: str = AGENT_YAML
-) -> repository.PlanRecord:
-    repository.save_scenario(engine, name, _yaml(name, text))
+) -> scenarios.PlanRecord:
+    scenarios.save_scenario(engine, name, _yaml(name, text))
     scenario = scenario_from_yaml(_yaml(name, text), name)
-    plan = make_plan(scenario, repository._store_curves(engine), repository.list_prices(engine))
-    return repository.record_plan(engine, name, plan)
+    plan = make_plan(scenario, scenarios._store_curves(engine), repository.list_prices(engine))
+    return scenarios.record_plan(engine, name, plan)
 
 
 def test_rename_refuses_a_taken_name_and_changes_nothing(engine: Engine) -> None:
-    repository.save_scenario(engine, "a", _yaml("a"))
-    repository.save_scenario(engine, "b", _yaml("b"))
+    scenarios.save_scenario(engine, "a", _yaml("a"))
+    scenarios.save_scenario(engine, "b", _yaml("b"))
     with pytest.raises(InputError, match="a scenario named 'b' already exists"):
-        repository.rename_scenario(engine, "a", "b")
+        scenarios.rename_scenario(engine, "a", "b")
     assert _names(engine) == ["a", "b"]
-    assert repository.get_scenario(engine, "a").yaml_text == _yaml("a")
+    assert scenarios.get_scenario(engine, "a").yaml_text == _yaml("a")
 
 
 def test_rename_moves_the_name_into_the_yaml(engine: Engine) -> None:
-    saved = repository.save_scenario(engine, "a", _yaml("a"))
-    renamed = repository.rename_scenario(engine, "a", "  finance-q3 ")
+    saved = scenarios.save_scenario(engine, "a", _yaml("a"))
+    renamed = scenarios.rename_scenario(engine, "a", "  finance-q3 ")
     assert (renamed.scenario_id, renamed.name) == (saved.scenario_id, "finance-q3")
     assert _names(engine) == ["finance-q3"]
     assert scenario_from_yaml(renamed.yaml_text, "x").name == "finance-q3"
     with pytest.raises(InputError, match="no saved scenario named 'a'"):
-        repository.rename_scenario(engine, "a", "c")
+        scenarios.rename_scenario(engine, "a", "c")
 
 
 def test_clone_copies_the_inputs_under_a_new_name(engine: Engine) -> None:
-    repository.save_scenario(engine, "a", _yaml("a"))
-    clone = repository.clone_scenario(engine, "a", "a-copy")
+    scenarios.save_scenario(engine, "a", _yaml("a"))
+    clone = scenarios.clone_scenario(engine, "a", "a-copy")
     assert _names(engine) == ["a", "a-copy"]
-    original = scenario_from_yaml(repository.get_scenario(engine, "a").yaml_text, "a")
+    original = scenario_from_yaml(scenarios.get_scenario(engine, "a").yaml_text, "a")
     copied = scenario_from_yaml(clone.yaml_text, "a-copy")
     assert copied == original.model_copy(update={"name": "a-copy"})
     with pytest.raises(InputError, match="already exists"):
-        repository.clone_scenario(engine, "a", "a-copy")
+        scenarios.clone_scenario(engine, "a", "a-copy")
     with pytest.raises(InputError, match="1 to 200 characters"):
-        repository.clone_scenario(engine, "a", "   ")
+        scenarios.clone_scenario(engine, "a", "   ")
 
 
 def test_delete_removes_the_scenario_and_keeps_its_recorded_plans(demo: Engine) -> None:
     record = _recorded(demo)
-    assert repository.delete_scenario(demo, "agent-platform") is True
-    assert repository.delete_scenario(demo, "agent-platform") is False
+    assert scenarios.delete_scenario(demo, "agent-platform") is True
+    assert scenarios.delete_scenario(demo, "agent-platform") is False
     assert _names(demo) == []
-    kept = repository.get_plan_record(demo, record.record_id)
+    kept = scenarios.get_plan_record(demo, record.record_id)
     assert kept.scenario_name == "agent-platform"
     assert kept.summary == record.summary
     # Saved again under the same name, its history shows the records kept for audit.
     again = _recorded(demo)
-    history = [r.record_id for r in repository.plan_history(demo, "agent-platform")]
+    history = [r.record_id for r in scenarios.plan_history(demo, "agent-platform")]
     assert history == [again.record_id, record.record_id]
 
 
@@ -118,13 +118,13 @@ def test_record_plan_keeps_inputs_and_summary(demo: Engine) -> None:
 def test_plan_history_is_newest_first_and_follows_a_rename(demo: Engine) -> None:
     first = _recorded(demo)
     second = _recorded(demo)
-    repository.save_scenario(demo, "other", _yaml("other"))
-    repository.rename_scenario(demo, "agent-platform", "renamed")
-    history = repository.plan_history(demo, "renamed")
+    scenarios.save_scenario(demo, "other", _yaml("other"))
+    scenarios.rename_scenario(demo, "agent-platform", "renamed")
+    history = scenarios.plan_history(demo, "renamed")
     assert [r.record_id for r in history] == [second.record_id, first.record_id]
-    assert repository.plan_history(demo, "other") == []
+    assert scenarios.plan_history(demo, "other") == []
     with pytest.raises(InputError, match="no recorded plan with id 999"):
-        repository.get_plan_record(demo, 999)
+        scenarios.get_plan_record(demo, 999)
 
 
 def test_regenerate_reproduces_the_summary_even_after_the_catalog_changed(demo: Engine) -> None:
@@ -136,31 +136,31 @@ def test_regenerate_reproduces_the_summary_even_after_the_catalog_changed(demo: 
     repository.replace_prices(demo, doubled)
     fresh = make_plan(
         scenario_from_yaml(record.scenario_yaml, "x"),
-        repository._store_curves(demo),
+        scenarios._store_curves(demo),
         repository.list_prices(demo),
     )
     assert fresh.recommendation.choice is not None
     assert fresh.recommendation.choice.total_monthly_cost_usd == pytest.approx(2 * 61320.0)
-    result = repository.regenerate(demo, record.record_id)
+    result = scenarios.regenerate(demo, record.record_id)
     assert result.matches
     assert result.summary == record.summary
     assert result.summary.total_monthly_cost_usd == pytest.approx(61320.0)
     assert result.plan.catalog_version == record.catalog_version
-    assert repository.regenerate_plan(demo, record.record_id).recommendation.choice is not None
+    assert scenarios.regenerate_plan(demo, record.record_id).recommendation.choice is not None
 
 
 def test_regenerate_after_a_run_was_deleted_names_the_missing_runs(demo: Engine) -> None:
     record = _recorded(demo)
     assert repository.delete_run(demo, 97) and repository.delete_run(demo, 119)
     with pytest.raises(PlanningError, match=r"run\(s\) 97, 119 it used were deleted since"):
-        repository.regenerate_plan(demo, record.record_id)
+        scenarios.regenerate_plan(demo, record.record_id)
 
 
 def test_record_plan_refuses_an_unsaved_scenario(demo: Engine) -> None:
     scenario = scenario_from_yaml(AGENT_YAML, "agent")
-    plan = make_plan(scenario, repository._store_curves(demo), repository.list_prices(demo))
+    plan = make_plan(scenario, scenarios._store_curves(demo), repository.list_prices(demo))
     with pytest.raises(InputError, match="no saved scenario named 'agent-platform'"):
-        repository.record_plan(demo, "agent-platform", plan)
+        scenarios.record_plan(demo, "agent-platform", plan)
 
 
 def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None:
@@ -192,11 +192,11 @@ def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None
         "sla: {ttft_p99_ms: 2000}\n"
         "candidates: {engines: [vllm], gpus: [H200-SXM-141GB]}\n"
     )
-    repository.save_scenario(demo, "silicon", text)
-    curves = repository._store_curves(demo)
+    scenarios.save_scenario(demo, "silicon", text)
+    curves = scenarios._store_curves(demo)
     plan = make_plan(scenario_from_yaml(text, "silicon"), curves, repository.list_prices(demo))
-    record = repository.record_plan(demo, "silicon", plan, curves=curves)
+    record = scenarios.record_plan(demo, "silicon", plan, curves=curves)
     assert copy_id not in record.run_ids
     assert original.run_id in record.run_ids
     assert copy_id in record.basis_run_ids
-    assert repository.regenerate(demo, record.record_id).matches
+    assert scenarios.regenerate(demo, record.record_id).matches

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from db import repository
+from db import repository, scenarios
 from db.engine import current_revision, downgrade, head_revision, make_engine, upgrade
 from db.seed import load_demo_data
 from planner.capacity import make_plan
@@ -23,7 +23,7 @@ def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(stores
     try:
         # Only 0001 tables are touched, as a 0001 capplan would have written them.
         stored = repository.save_run(engine, full_run())
-        repository.save_scenario(engine, "seed-article-h100", SEED_YAML)
+        scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML)
         before = row_counts(url)
         assert column_names(url, "plan_records") == []
 
@@ -40,9 +40,9 @@ def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(stores
             }
         )
         assert repository.get_run(engine, stored.run_id).run == full_run()
-        assert repository.get_scenario(engine, "seed-article-h100").yaml_text == SEED_YAML
+        assert scenarios.get_scenario(engine, "seed-article-h100").yaml_text == SEED_YAML
         assert "basis_run_ids" in column_names(url, "plan_records")
-        assert repository.plan_history(engine, "seed-article-h100") == []
+        assert scenarios.plan_history(engine, "seed-article-h100") == []
     finally:
         engine.dispose()
 
@@ -55,11 +55,11 @@ def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
     engine = make_engine(url)
     try:
         load_demo_data(engine)
-        repository.save_scenario(engine, "seed-article-h100", SEED_YAML)
+        scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML)
         scenario = scenario_from_yaml(SEED_YAML, "seed")
-        curves = repository._store_curves(engine)
+        curves = scenarios._store_curves(engine)
         plan = make_plan(scenario, curves, repository.list_prices(engine))
-        repository.record_plan(engine, "seed-article-h100", plan, curves=curves)
+        scenarios.record_plan(engine, "seed-article-h100", plan, curves=curves)
         runs = repository.count_runs(engine)
     finally:
         engine.dispose()
@@ -70,6 +70,6 @@ def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
     assert upgrade(url) == head_revision()
     engine = make_engine(url)
     try:
-        assert repository.plan_history(engine, "seed-article-h100") == []
+        assert scenarios.plan_history(engine, "seed-article-h100") == []
     finally:
         engine.dispose()

@@ -7,7 +7,7 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-from db import repository
+from db import scenarios
 from db.engine import make_engine
 from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S
 
@@ -50,7 +50,7 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     store_url: str,
 ) -> None:
     engine = make_engine(store_url)
-    repository.save_scenario(engine, "agent-platform", SCENARIO.read_text())
+    scenarios.save_scenario(engine, "agent-platform", SCENARIO.read_text())
     engine.dispose()
     at = _plan_page()
     assert not [i for i in at.info if "cost the same" in i.value]  # the default plan: no tie

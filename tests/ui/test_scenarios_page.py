@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from db import repository
+from db import scenarios
 from db.engine import Engine, make_engine
 from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S
 
@@ -27,7 +27,7 @@ def saved(engine: Engine) -> list[str]:
     """The two shipped scenarios saved in the store."""
     names = ["agent-platform", "seed-article-h100"]
     for name in names:
-        repository.save_scenario(engine, name, (SCENARIOS / f"{name}.yaml").read_text("utf-8"))
+        scenarios.save_scenario(engine, name, (SCENARIOS / f"{name}.yaml").read_text("utf-8"))
     return names
 
 
@@ -95,7 +95,7 @@ def test_rename_works_and_a_taken_name_is_refused_in_place(
     at.text_input(key="manage_new_name").set_value("agents-q3")
     at.button(key="rename").click().run()
     _ok(at)
-    assert [r.name for r in repository.list_scenarios(engine)] == [
+    assert [r.name for r in scenarios.list_scenarios(engine)] == [
         "agents-q3",
         "seed-article-h100",
     ]
@@ -109,7 +109,7 @@ def test_delete_needs_the_confirm_box(engine: Engine, saved: list[str]) -> None:
     at.checkbox(key="delete_confirm").check().run()
     at.button(key="delete").click().run()
     _ok(at)
-    assert [r.name for r in repository.list_scenarios(engine)] == ["agent-platform"]
+    assert [r.name for r in scenarios.list_scenarios(engine)] == ["agent-platform"]
 
 
 def test_record_a_plan_then_regenerate_it_matches(engine: Engine, saved: list[str]) -> None:
@@ -122,7 +122,7 @@ def test_record_a_plan_then_regenerate_it_matches(engine: Engine, saved: list[st
     assert len(history) == 1
     assert history.loc[0, "usd_per_month"] == pytest.approx(61320.0)
     assert history.loc[0, "nodes"] == 3
-    (record,) = repository.plan_history(engine, "agent-platform")
+    (record,) = scenarios.plan_history(engine, "agent-platform")
     assert history.loc[0, "run_ids"] == ", ".join(map(str, record.run_ids))
     at.button(key="regenerate").click().run()
     _ok(at)
