@@ -214,7 +214,7 @@ def _figure(title: str, y_title: str) -> go.Figure:
         xaxis_title="concurrency (streams in flight)",
         yaxis_title=y_title,
         # Below the plot: in the half-width charts a legend at the side squeezes the plot away.
-        legend={"groupclick": "togglegroup", "orientation": "h", "yanchor": "top", "y": -0.25},
+        legend={"groupclick": "togglegroup", "orientation": "h", "yanchor": "top", "y": -0.4},
         hovermode="closest",
         margin={"t": 50},
     )
