@@ -1,0 +1,5 @@
+"""`python -m cli ...`: the capplan command line."""
+
+from cli import main
+
+main()

@@ -1,0 +1,144 @@
+"""`capplan demo-data`, `capplan db upgrade|backup|restore` and `capplan app`."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.common import (
+    DbOption,
+    JsonOption,
+    app,
+    db_app,
+    guard,
+    open_engine,
+    out,
+    print_json,
+)
+from db.engine import redact, resolve_db_url, upgrade
+from db.seed import ensure_demo_data, load_demo_data
+from measurements.importers import (
+    MAX_IMPORT_BYTES,
+)
+
+
+@app.command("demo-data")
+def demo_data_cmd(
+    reset_prices: Annotated[
+        bool, typer.Option(help="Replace the price catalog with the shipped one.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Load the published demo runs (seed article, AIConfigurator silicon sample) and prices."""
+    engine = open_engine(db)
+    result = guard(lambda: load_demo_data(engine, reset_prices=reset_prices))
+    if as_json:
+        print_json(
+            {
+                "runs_created": result.runs_created,
+                "runs_already_present": result.runs_already_present,
+                "prices_loaded": result.prices_loaded,
+            }
+        )
+        return
+    out.print(result.message(), markup=False, highlight=False)
+
+
+@db_app.command("upgrade")
+def db_upgrade_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Apply the database migrations (Alembic upgrade head)."""
+    url = resolve_db_url(db)
+    revision = guard(lambda: upgrade(url))
+    if as_json:
+        print_json({"db": redact(url), "revision": revision})
+        return
+    out.print(f"{redact(url)} is at revision {revision}", markup=False, highlight=False)
+
+
+@db_app.command("backup")
+def db_backup_cmd(
+    out_file: Annotated[Path, typer.Option("--out", help="Backup file to write (.jsonl.gz).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export the whole store (every table, ids kept) to one portable file."""
+    from db.backup import backup  # noqa: PLC0415
+
+    url = resolve_db_url(db)
+    summary = guard(lambda: backup(url, out_file))
+    if as_json:
+        print_json({"db": redact(url), "out": str(out_file), **dataclasses.asdict(summary)})
+        return
+    out.print(f"{summary.message('backed up')} -> {out_file}", markup=False, highlight=False)
+
+
+@db_app.command("restore")
+def db_restore_cmd(
+    backup_file: Annotated[Path, typer.Argument(help="A file written by `capplan db backup`.")],
+    replace: Annotated[
+        bool, typer.Option(help="Delete everything in the database first (else it must be empty).")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Restore a backup into an empty database (or --replace), keeping every id."""
+    from db.backup import restore  # noqa: PLC0415
+
+    url = resolve_db_url(db)
+    summary = guard(lambda: restore(url, backup_file, replace=replace))
+    if as_json:
+        print_json({"db": redact(url), **dataclasses.asdict(summary)})
+        return
+    out.print(f"{redact(url)}: {summary.message('restored')}", markup=False, highlight=False)
+
+
+@app.command("app")
+def app_cmd(
+    port: Annotated[int, typer.Option(help="Port for the web app.")] = 8501,
+    address: Annotated[
+        str,
+        typer.Option(
+            help="Interface to listen on: 127.0.0.1 for this machine only, 0.0.0.0 to serve a "
+            "team (put it behind TLS and sign-in: docs/SECURITY.md)."
+        ),
+    ] = "127.0.0.1",
+    db: DbOption = None,
+) -> None:
+    """Start the web app (Streamlit); a new store gets the demo data on first start."""
+    url = resolve_db_url(db)
+    engine = open_engine(db)
+    loaded = guard(lambda: ensure_demo_data(engine))
+    if loaded is not None:
+        out.print(loaded.message(), markup=False, highlight=False)
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(Path(__file__).with_name("app.py")),
+        "--server.port",
+        str(port),
+        "--server.address",
+        address,
+        "--server.headless",
+        "true",
+        "--server.maxUploadSize",
+        str(MAX_IMPORT_BYTES // (1024 * 1024)),
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    shown = "localhost" if address in {"127.0.0.1", "0.0.0.0"} else address
+    out.print(f"capplan on http://{shown}:{port} (store: {redact(url)})", markup=False)
+    raise typer.Exit(subprocess.call(command, env=_app_env(url)))
+
+
+def _app_env(url: str) -> dict[str, str]:
+    import os  # noqa: PLC0415
+
+    return {**os.environ, "CAPPLAN_DB": url}

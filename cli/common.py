@@ -1,0 +1,70 @@
+"""What every capplan command shares: the Typer apps, consoles, the --db/--json options and
+the error boundary (a CapplanError is one line on stderr and exit code 2)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Annotated, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from db.engine import Engine, make_engine, resolve_db_url, upgrade
+from errors import CapplanError, InputError
+
+app = typer.Typer(
+    name="capplan",
+    help="Plan LLM serving capacity (engine, GPU, 8-GPU nodes, $/month) from real measurements.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+db_app = typer.Typer(help="Database maintenance.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Database URL (else $CAPPLAN_DB, else sqlite:///data/capplan.db)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+
+def fail(exc: CapplanError) -> NoReturn:
+    err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def guard(action: Callable[[], T]) -> T:
+    """Run an action; a CapplanError becomes one line on stderr and exit code 2."""
+    try:
+        return action()
+    except CapplanError as exc:
+        fail(exc)
+
+
+def open_engine(db: str | None) -> Engine:
+    url = resolve_db_url(db)
+    guard(lambda: upgrade(url))
+    return guard(lambda: make_engine(url))
+
+
+def print_json(document: object) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+
+
+def parse_concurrencies(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InputError(
+            "expected comma-separated numbers", field="--concurrency", value=text
+        ) from exc
+    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
+        raise InputError("expected positive concurrencies", field="--concurrency", value=text)
+    return values

@@ -1,0 +1,218 @@
+"""`capplan import` and `capplan runs`: store result files, list the stored runs a page at a
+time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from cli.common import (
+    DbOption,
+    JsonOption,
+    app,
+    guard,
+    open_engine,
+    out,
+    print_json,
+)
+from db import repository
+from db.repository import RunFilter, SaveResult
+from errors import InputError
+from measurements.importers import (
+    DeploymentOverrides,
+    ImportedFile,
+    import_bytes,
+    import_path,
+)
+from measurements.importers.archive import expand_archive, is_archive
+from measurements.importers.sweeps import merge_sweeps
+from measurements.run_file import Provenance, RunFile, input_error_from_validation
+from planner.present import (
+    run_to_dict,
+)
+
+
+@app.command("import")
+def import_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Result files to import.")],
+    fmt: Annotated[str, typer.Option("--format", help="auto or a format id.")] = "auto",
+    engine_name: Annotated[
+        str | None, typer.Option("--engine", help="vllm, tensorrt-llm, ...")
+    ] = None,
+    engine_version: Annotated[str | None, typer.Option(help="Engine version.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (overrides the file).")] = None,
+    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = None,
+    gpu: Annotated[str | None, typer.Option(help="GPU SKU, e.g. H100-SXM-80GB.")] = None,
+    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = None,
+    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = None,
+    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            help="Concurrency of files that do not state their load (CSV exports, per-request "
+            "records); a file's own load is never replaced.",
+        ),
+    ] = None,
+    request_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--request-rate", help="Open-loop rate (req/s) of files that do not state their load."
+        ),
+    ] = None,
+    provenance: Annotated[Provenance, typer.Option(help="How the numbers were obtained.")] = (
+        Provenance.IMPORTED
+    ),
+    no_merge: Annotated[
+        bool,
+        typer.Option(
+            "--no-merge",
+            help="Keep one run per file (by default files of one deployment and workload, "
+            "one per load level, become one run).",
+        ),
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import benchmark result files (vLLM bench serve, curve CSV, RunFile, ...) into the store.
+
+    All files are read and checked first; if any is bad nothing is stored. Files of one sweep
+    (same deployment and workload, one load level each) become one run with several levels.
+    """
+    facts: dict[str, object] = {
+        "engine": engine_name,
+        "engine_version": engine_version,
+        "model": model,
+        "precision": precision,
+        "gpu": gpu,
+        "gpu_count": gpu_count,
+        "tp": tp,
+        "pp": pp,
+        "concurrency": concurrency,
+        "request_rate": request_rate,
+    }
+    overrides = guard(lambda: _overrides(facts))
+    files = guard(lambda: [f for p in paths for f in _read(p, fmt, overrides, provenance)])
+    runs = [run for imported in files for run in imported.runs]
+    runs = runs if no_merge else merge_sweeps(runs)
+    engine = open_engine(db)
+    results = guard(lambda: repository.save_runs(engine, runs))
+    detected = {imported.name: imported for imported in files}
+    report = [_import_row(run, result, detected) for run, result in zip(runs, results, strict=True)]
+    if as_json:
+        print_json(report)
+        return
+    for row in report:
+        out.print(
+            f"{row['file']}: {row['detected']} -> {row['message']}",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _overrides(facts: dict[str, object]) -> DeploymentOverrides:
+    try:
+        return DeploymentOverrides.model_validate(facts)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, "command line") from exc
+
+
+def _import_row(
+    run: RunFile, result: SaveResult, files: dict[str, ImportedFile]
+) -> dict[str, object]:
+    first = files.get((run.origin_file or "").split(", ")[0])
+    return {
+        "file": run.origin_file,
+        "format": first.format_id if first else None,
+        "detected": first.detected if first else None,
+        "run_id": result.run_id,
+        "created": result.created,
+        "levels": len(run.levels),
+        "samples": sum(len(level.samples) for level in run.levels),
+        "message": result.message,
+    }
+
+
+def _read(
+    path: Path, fmt: str, overrides: DeploymentOverrides, provenance: Provenance
+) -> list[ImportedFile]:
+    """One file, or every member of a .zip of a results folder (checked before expanding)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror}", file=str(path)) from exc
+    members = expand_archive(path.name, data) if is_archive(path.name, data) else None
+    if members is None:
+        return [import_path(path, format_id=fmt, overrides=overrides, provenance=provenance)]
+    return [
+        import_bytes(name, body, format_id=fmt, overrides=overrides, provenance=provenance)
+        for name, body in members
+    ]
+
+
+@app.command("runs")
+def runs_cmd(
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    limit: Annotated[int, typer.Option(help="Runs per page (oldest first).", min=1)] = 250,
+    offset: Annotated[int, typer.Option(help="Runs to skip before the page.", min=0)] = 0,
+    engine_name: Annotated[
+        list[str] | None, typer.Option("--engine", help="Only this engine (repeatable).")
+    ] = None,
+    gpu: Annotated[list[str] | None, typer.Option(help="Only this GPU (repeatable).")] = None,
+    model: Annotated[list[str] | None, typer.Option(help="Only this model (repeatable).")] = None,
+    search: Annotated[
+        str, typer.Option(help="Text in the label, file, notes, model or GPU (any case).")
+    ] = "",
+) -> None:
+    """List stored runs a page at a time (--limit, --offset) with the total the filters keep
+    (with --json: the page's runs with their levels under canonical metric names)."""
+    engine = open_engine(db)
+    filters = RunFilter(
+        engines=tuple(engine_name or ()),
+        gpus=tuple(gpu or ()),
+        models=tuple(model or ()),
+        text=search,
+    )
+    page = guard(lambda: repository.run_page(engine, filters, limit, offset))
+    if as_json:
+        counts = {r.run_id: r.samples for r in page.summaries}
+        stored = guard(lambda: repository.load_runs(engine, list(counts)))
+        print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
+        return
+    table = Table(
+        "id",
+        "source",
+        "label",
+        "engine",
+        "model",
+        "gpu",
+        "tp",
+        "isl/osl",
+        "levels",
+        "samples",
+        "provenance",
+    )
+    for r in page.summaries:
+        table.add_row(
+            str(r.run_id),
+            r.source,
+            r.label or "",
+            f"{r.engine} {r.engine_version or ''}".strip(),
+            r.model,
+            f"{r.gpu or '?'} x{r.gpu_count or '?'}",
+            str(r.tp or "?"),
+            f"{r.isl or '?'}/{r.osl or '?'}",
+            str(r.levels),
+            str(r.samples),
+            r.provenance,
+        )
+    out.print(table)
+    shown = len(page.summaries)
+    first = offset + 1 if shown else 0
+    more = f"; --offset {offset + shown} for the next page" if offset + shown < page.total else ""
+    out.print(f"runs {first}-{offset + shown} of {page.total}{more}", markup=False)

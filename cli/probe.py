@@ -1,0 +1,245 @@
+"""`capplan probe` and `capplan sim-server`: sweep a live endpoint, or serve the simulated
+engine."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from cli.common import (
+    JsonOption,
+    app,
+    err,
+    guard,
+    open_engine,
+    out,
+    print_json,
+)
+from db import repository
+from db.repository import SaveResult
+from measurements.probe import ProbeOutcome, ProgressEvent
+from measurements.session import SessionPlan, run_session, session_plan_from_flags
+from measurements.sim_profiles import PROFILES, get_profile
+from measurements.sim_server import serve
+from planner.present import (
+    run_to_dict,
+)
+
+
+@app.command("probe")
+def probe_cmd(
+    model: Annotated[str, typer.Option(help="Served model name sent in every request.")],
+    isl: Annotated[int, typer.Option(help="Prompt length, tokens (mean).")],
+    osl: Annotated[int, typer.Option(help="Output length, tokens (max_tokens).")],
+    out_file: Annotated[Path, typer.Option("--out", help="RunFile written after every level.")],
+    engine_name: Annotated[
+        str, typer.Option("--engine", help="vllm, tensorrt-llm or other.")
+    ] = "vllm",
+    base_url: Annotated[
+        str | None, typer.Option(help="A server already running, e.g. http://127.0.0.1:8000.")
+    ] = None,
+    launch_cmd: Annotated[
+        str | None,
+        typer.Option("--launch", help='Start this server first, e.g. "vllm serve M --port 8000".'),
+    ] = None,
+    concurrency: Annotated[
+        str | None, typer.Option(help="Closed-loop levels, e.g. 1,2,4,8,16.")
+    ] = None,
+    rate: Annotated[str | None, typer.Option(help="Open-loop levels, requests/s, e.g. 1,2,4.")] = (
+        None
+    ),
+    arrival: Annotated[str, typer.Option(help="Open loop: poisson, gamma or constant.")] = (
+        "poisson"
+    ),
+    burstiness: Annotated[float, typer.Option(help="Gamma arrivals: < 1 burstier.")] = 1.0,
+    requests_per_level: Annotated[
+        int | None, typer.Option(help="Measured requests per level (default max(32, 8 x load)).")
+    ] = None,
+    duration_per_level: Annotated[
+        float | None, typer.Option(help="Seconds per level instead of a request count.")
+    ] = None,
+    endpoint: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
+    length_distribution: Annotated[
+        str, typer.Option(help="fixed, normal or lognormal (ISL and OSL).")
+    ] = "fixed",
+    isl_stddev: Annotated[float, typer.Option(help="Prompt length stddev, tokens.")] = 0.0,
+    osl_stddev: Annotated[float, typer.Option(help="Output length stddev, tokens.")] = 0.0,
+    shape: Annotated[str, typer.Option(help="independent or agent-loop.")] = "independent",
+    prefix_sharing: Annotated[bool, typer.Option(help="Every prompt opens with one prefix.")] = (
+        False
+    ),
+    tokenizer: Annotated[
+        str | None, typer.Option(help="Model dir or HF name with a local tokenizer.json.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="NAME of the env var holding the API key.")
+    ] = None,
+    ignore_eos: Annotated[bool, typer.Option(help="Fixed output length (ignore_eos).")] = True,
+    stop_at_saturation: Annotated[
+        bool, typer.Option(help="Stop climbing once throughput stops growing or TTFT explodes.")
+    ] = True,
+    min_gain_pct: Annotated[
+        float, typer.Option(help="Saturated when the next level adds less throughput than this %.")
+    ] = 5.0,
+    ttft_blowup: Annotated[
+        float,
+        typer.Option(help="Saturated when p50 TTFT exceeds this multiple of the first level's."),
+    ] = 10.0,
+    check_capabilities: Annotated[
+        bool, typer.Option(help="Check structured output, tool calling and LoRA.")
+    ] = True,
+    lora_adapter: Annotated[str | None, typer.Option(help="A LoRA adapter to request.")] = None,
+    engine_version: Annotated[str | None, typer.Option(help="Engine version.")] = None,
+    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = None,
+    gpu: Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-smi).")] = None,
+    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = None,
+    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = None,
+    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = None,
+    db: Annotated[
+        str | None, typer.Option("--db", help="Also store the run in this database.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Sweep a vLLM / TensorRT-LLM server (launched here or already running) and write a RunFile.
+
+    Exits 1 when the server died mid-sweep (the levels measured so far are kept in --out).
+    """
+    fields: dict[str, object] = {
+        "base_url": base_url,
+        "launch": launch_cmd,
+        "engine": engine_name,
+        "model": model,
+        "concurrency": concurrency,
+        "rate": rate,
+        "arrival": arrival,
+        "burstiness": burstiness,
+        "requests_per_level": requests_per_level,
+        "duration_per_level_s": duration_per_level,
+        "endpoint": endpoint,
+        "isl": isl,
+        "osl": osl,
+        "distribution": length_distribution,
+        "isl_stddev": isl_stddev,
+        "osl_stddev": osl_stddev,
+        "shape": shape,
+        "prefix_sharing": prefix_sharing,
+        "tokenizer": tokenizer,
+        "api_key_env": api_key_env,
+        "ignore_eos": ignore_eos,
+        "stop_at_saturation": stop_at_saturation,
+        "min_gain_pct": min_gain_pct,
+        "ttft_blowup_factor": ttft_blowup,
+        "check_capabilities": check_capabilities,
+        "lora_adapter": lora_adapter,
+        "engine_version": engine_version,
+        "precision": precision,
+        "gpu": gpu,
+        "gpu_count": gpu_count,
+        "tp": tp,
+        "pp": pp,
+        "out": out_file,
+    }
+    plan = guard(lambda: session_plan_from_flags(fields))
+    outcome = guard(lambda: _run_with_progress(plan, as_json))
+    stored = None
+    if db is not None:
+        stored = guard(lambda: repository.save_run(open_engine(db), outcome.run))
+    _report_probe(outcome, out_file, stored, as_json)
+    if not outcome.complete:
+        raise typer.Exit(1)
+
+
+def _run_with_progress(plan: SessionPlan, quiet: bool) -> ProbeOutcome:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+        transient=False,
+    ) as progress:
+        tasks: dict[int, TaskID] = {}
+
+        def show(event: ProgressEvent) -> None:
+            name = (
+                f"level {event.level_index + 1}/{event.levels_total}: {event.load_kind} "
+                f"{event.load_value:g}"
+            )
+            if event.level_index not in tasks:
+                tasks[event.level_index] = progress.add_task(
+                    name, total=event.requests_total, status=""
+                )
+            tok_s = event.output_tok_s_so_far
+            status = f"{tok_s:,.0f} tok/s" if tok_s is not None else ""
+            if event.failures:
+                status += f", {event.failures} failed"
+            progress.update(tasks[event.level_index], completed=event.requests_done, status=status)
+
+        return asyncio.run(run_session(plan, show))
+
+
+def _report_probe(
+    outcome: ProbeOutcome, path: Path, stored: SaveResult | None, as_json: bool
+) -> None:
+    if as_json:
+        print_json(
+            {
+                "out": str(path),
+                "complete": outcome.complete,
+                "stop_reason": outcome.stop_reason,
+                "knee": outcome.knee,
+                "run_id": stored.run_id if stored else None,
+                "run": run_to_dict(stored.run_id if stored else 0, None, outcome.run),
+            }
+        )
+        return
+    for level in outcome.run.levels:
+        tok_s, ttft = level.value("output_tok_s"), level.value("p50_ttft_ms")
+        out.print(
+            f"{level.load_kind} {level.load_value:g}: "
+            f"{'-' if tok_s is None else f'{tok_s:,.0f}'} output tok/s, p50 TTFT "
+            f"{'-' if ttft is None else f'{ttft:,.1f}'} ms, {level.completed} ok, "
+            f"{level.failed} failed",
+            markup=False,
+            highlight=False,
+        )
+    state = "complete" if outcome.complete else "INCOMPLETE"
+    out.print(f"{state}: {outcome.stop_reason}; run file {path}", markup=False, highlight=False)
+    if stored is not None:
+        out.print(stored.message, markup=False, highlight=False)
+
+
+@app.command("sim-server")
+def sim_server_cmd(
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    profile: Annotated[str, typer.Option(help="Simulator profile.")] = "vllm-h100-llama70b-fp8",
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    time_scale: Annotated[
+        float, typer.Option(help="Simulated seconds per real second (0.1 = 10x faster).")
+    ] = 1.0,
+) -> None:
+    """Serve a SIMULATED OpenAI-compatible engine (continuous batching, calibrated profiles).
+
+    For demos, tests and client benchmarks; runs probed against it are labelled simulated.
+    """
+    chosen = guard(lambda: get_profile(profile))
+    out.print(
+        f"SIMULATED engine, profile {chosen.name} ({chosen.description}) on "
+        f"http://{host}:{port}/v1 (known profiles: {', '.join(sorted(PROFILES))})",
+        markup=False,
+        highlight=False,
+    )
+    serve(host, port, profile, time_scale=time_scale)
