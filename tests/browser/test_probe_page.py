@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from db import repository
 from db.engine import make_engine
-from tests.browser.app_server import ROOT, RunningApp, free_port
+from tests.browser.app_server import ROOT, RunningApp
 from tests.browser.pages import (
     PAGE_TIMEOUT_MS,
     app_idle,
@@ -27,6 +27,7 @@ from tests.browser.pages import (
     numbers,
     open_page,
 )
+from tests.ports import free_port
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve
 from planner.scenario import scenario_from_yaml
 from tests.db.conftest import full_run
+from tests.ports import free_port
 from tests.stores import Stores, query, row_counts
 
 T = TypeVar("T")
@@ -79,17 +79,10 @@ def _capplan() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "cli"]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A `capplan sim-server` process (profile tiny-fast) shared by the probes; its base URL."""
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("sim") / "sim-server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(

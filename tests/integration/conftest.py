@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import pytest
 
 from measurements.engines import EngineError, LaunchSpec, RunningServer, launch
 from tests.integration import tiny_model
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_MODEL_SCRIPT = Path(tiny_model.__file__).resolve()
@@ -92,14 +92,6 @@ def check_vllm_importable(python: Path | None) -> str | None:
     if probe.returncode != 0:
         return f"{python} cannot import vllm ({probe.stderr.strip()[-300:]}): {hint}"
     return None
-
-
-def free_port() -> int:
-    """A TCP port free on the loopback interface right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def tiny_model_dir(python: Path) -> Path:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import stat
 import sys
 import textwrap
@@ -34,6 +33,7 @@ from measurements.engines import (
 )
 from measurements.gpu_info import facts_from_smi
 from measurements.sim_server import start_in_thread
+from tests.ports import free_port
 
 # A stand-in engine: stdlib HTTP server with switches for every start-up failure shape.
 FAKE_ENGINE = textwrap.dedent(
@@ -92,12 +92,6 @@ FAKE_ENGINE = textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _alive(pid: int) -> bool:
     # A killed process whose parent is gone may linger as a zombie until init reaps it.
     try:
@@ -124,7 +118,7 @@ def fake_engine(tmp_path: Path) -> Path:
 
 
 def _spec(script: Path, tmp_path: Path, *options: str, timeout_s: float = 20) -> LaunchSpec:
-    port = _free_port()
+    port = free_port()
     argv = (sys.executable, str(script), f"port={port}", f"pidfile={tmp_path / 'pid'}", *options)
     return LaunchSpec(
         engine="other", model="fake-model", command=argv, port=port, health_timeout_s=timeout_s
@@ -322,7 +316,7 @@ def test_api_key_is_read_from_the_named_variable(
 
 
 def test_unknown_program_is_an_engine_error(tmp_path: Path) -> None:
-    spec = LaunchSpec(engine="other", model="m", port=_free_port(), command=("no-such-engine-x",))
+    spec = LaunchSpec(engine="other", model="m", port=free_port(), command=("no-such-engine-x",))
     with pytest.raises(EngineError, match="could not start 'no-such-engine-x'"):
         launch(spec, tmp_path / "server.log")
 

@@ -13,6 +13,7 @@ from errors import InputError
 from measurements.run_file import read_run_file
 from measurements.session import run_session, session_plan_from_flags
 from measurements.sim_server import start_in_thread
+from tests.ports import free_port
 
 
 def _flags(tmp_path: Path, **extra: object) -> dict[str, object]:
@@ -28,12 +29,6 @@ def _flags(tmp_path: Path, **extra: object) -> dict[str, object]:
         "out": tmp_path / "run.json",
         **extra,
     }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_attached_session_labels_a_simulated_engine_and_keeps_the_stated_facts(
@@ -56,7 +51,7 @@ def test_attached_session_labels_a_simulated_engine_and_keeps_the_stated_facts(
 
 
 def test_launched_session_times_the_cold_start_and_stops_the_server(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     command = f"{sys.executable} -m cli sim-server --port {port} --profile tiny-fast"
     plan = session_plan_from_flags(
         _flags(tmp_path, launch=command, engine="other", check_capabilities=False)
@@ -102,7 +97,7 @@ def test_an_unset_api_key_variable_stops_the_session_before_any_request(
 ) -> None:
     monkeypatch.delenv("CAPPLAN_TEST_UNSET_KEY", raising=False)
     # Nothing listens on this port: had a request gone out, the error would be a connection one.
-    base_url = f"http://127.0.0.1:{_free_port()}"
+    base_url = f"http://127.0.0.1:{free_port()}"
     flags = _flags(tmp_path, base_url=base_url, api_key_env="CAPPLAN_TEST_UNSET_KEY")
     with pytest.raises(InputError) as info:
         asyncio.run(run_session(session_plan_from_flags(flags)))
