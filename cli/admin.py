@@ -98,6 +98,11 @@ def db_restore_cmd(
     out.print(f"{redact(url)}: {summary.message('restored')}", markup=False, highlight=False)
 
 
+# The Streamlit entry script sits beside the cli package (the project root, or site-packages
+# for a wheel install), and its pages (ui/*.py) resolve relative to it.
+APP_SCRIPT = Path(__file__).resolve().parents[1] / "app.py"
+
+
 @app.command("app")
 def app_cmd(
     port: Annotated[int, typer.Option(help="Port for the web app.")] = 8501,
@@ -121,7 +126,7 @@ def app_cmd(
         "-m",
         "streamlit",
         "run",
-        str(Path(__file__).with_name("app.py")),
+        str(APP_SCRIPT),
         "--server.port",
         str(port),
         "--server.address",
