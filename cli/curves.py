@@ -32,8 +32,8 @@ from planner.present import (
     prediction_vs_ceiling,
 )
 from planner.projection import project_curve
-from planner.report import RunMeta, run_meta
 from planner.scenario import Scenario
+from reports.model import RunMeta, run_meta
 
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:

@@ -20,20 +20,13 @@ from cli.common import (
     print_json,
 )
 from db import repository
-from db.repository import RunFilter, SaveResult
-from errors import InputError
-from measurements.importers import (
-    DeploymentOverrides,
-    ImportedFile,
-    import_bytes,
-    import_path,
-)
-from measurements.importers.archive import expand_archive, is_archive
-from measurements.importers.sweeps import merge_sweeps
-from measurements.run_file import Provenance, RunFile, input_error_from_validation
+from db.repository import RunFilter
+from measurements.importers.common import DeploymentOverrides
+from measurements.run_file import Provenance, input_error_from_validation
 from planner.present import (
     run_to_dict,
 )
+from workflows.ingest import FileOutcome, IngestOptions, ingest, read_uploads
 
 
 @app.command("import")
@@ -96,19 +89,16 @@ def import_cmd(
         "request_rate": request_rate,
     }
     overrides = guard(lambda: _overrides(facts))
-    files = guard(lambda: [f for p in paths for f in _read(p, fmt, overrides, provenance)])
-    runs = [run for imported in files for run in imported.runs]
-    runs = runs if no_merge else merge_sweeps(runs)
+    options = IngestOptions(overrides, provenance, fmt, merge=not no_merge, atomic=True)
+    uploads = guard(lambda: read_uploads(paths))
     engine = open_engine(db)
-    results = guard(lambda: repository.save_runs(engine, runs))
-    detected = {imported.name: imported for imported in files}
-    report = [_import_row(run, result, detected) for run, result in zip(runs, results, strict=True)]
+    outcomes = guard(lambda: ingest(engine, uploads, options))
     if as_json:
-        print_json(report)
+        print_json([_import_row(outcome) for outcome in outcomes])
         return
-    for row in report:
+    for outcome in outcomes:
         out.print(
-            f"{row['file']}: {row['detected']} -> {row['message']}",
+            f"{outcome.file}: {outcome.detected} -> {outcome.message}",
             markup=False,
             highlight=False,
         )
@@ -121,37 +111,17 @@ def _overrides(facts: dict[str, object]) -> DeploymentOverrides:
         raise input_error_from_validation(exc, "command line") from exc
 
 
-def _import_row(
-    run: RunFile, result: SaveResult, files: dict[str, ImportedFile]
-) -> dict[str, object]:
-    first = files.get((run.origin_file or "").split(", ")[0])
+def _import_row(outcome: FileOutcome) -> dict[str, object]:
     return {
-        "file": run.origin_file,
-        "format": first.format_id if first else None,
-        "detected": first.detected if first else None,
-        "run_id": result.run_id,
-        "created": result.created,
-        "levels": len(run.levels),
-        "samples": sum(len(level.samples) for level in run.levels),
-        "message": result.message,
+        "file": outcome.file,
+        "format": outcome.format_id,
+        "detected": outcome.detected,
+        "run_id": outcome.run_id,
+        "created": outcome.created,
+        "levels": outcome.levels,
+        "samples": outcome.samples,
+        "message": outcome.message,
     }
-
-
-def _read(
-    path: Path, fmt: str, overrides: DeploymentOverrides, provenance: Provenance
-) -> list[ImportedFile]:
-    """One file, or every member of a .zip of a results folder (checked before expanding)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror}", file=str(path)) from exc
-    members = expand_archive(path.name, data) if is_archive(path.name, data) else None
-    if members is None:
-        return [import_path(path, format_id=fmt, overrides=overrides, provenance=provenance)]
-    return [
-        import_bytes(name, body, format_id=fmt, overrides=overrides, provenance=provenance)
-        for name, body in members
-    ]
 
 
 @app.command("runs")

@@ -29,7 +29,11 @@ from db import repository, scenarios
 from errors import InputError
 from planner.capacity import Option, Plan, make_plan
 from planner.curves import LoadCurve
-from planner.export import (
+from planner.prices import PriceEntry, load_catalog_csv
+from planner.scenario import Scenario, load_scenario
+from planner.sensitivity import SensitivityRow, sensitivity
+from planner.uncertainty import OptionRange, PlanRanges, plan_ranges
+from reports.export import (
     options_table,
     plan_to_csv,
     plan_to_dict,
@@ -37,12 +41,8 @@ from planner.export import (
     ranges_to_dict,
     sensitivity_rows,
 )
-from planner.prices import PriceEntry, load_catalog_csv
-from planner.report import build_report
-from planner.report_pdf import REPORT_FORMATS, render_report
-from planner.scenario import Scenario, load_scenario
-from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import OptionRange, PlanRanges, plan_ranges
+from reports.formats import REPORT_FORMATS, render_report
+from reports.model import build_report
 
 
 @app.command("plan")

@@ -38,9 +38,9 @@ from measurements.sim_profiles import get_profile
 from measurements.sim_server import create_app, listening_socket
 from planner.capacity import make_plan
 from planner.curves import curve_from_run
-from planner.report import build_report, run_meta
-from planner.report_pdf import render_report
 from planner.scenario import load_scenario
+from reports.formats import render_report
+from reports.model import build_report, run_meta
 from tests.stores import Stores, query, row_counts
 from ui.upload_form import MAX_UPLOAD_ENV, check_upload, max_upload_mb
 

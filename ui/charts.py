@@ -13,15 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
-from plotly.colors import qualitative
 
 from planner.fit import CurveFit, FitResult, series, series_attr
 from planner.physics import PhysicsCheck
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
+from reports import figures
 
 GRID_POINTS = 80
-PALETTE = qualitative.Plotly
+PALETTE = figures.PALETTE
 Array = NDArray[np.float64]
 EXTRAPOLATED_DASH = "dash"
 # Per-stream reading speed is T(c)/c: the same fit and band, divided by the concurrency.
@@ -208,18 +208,9 @@ def concurrency_grid(fits: Sequence[CurveFit]) -> Array:
 
 
 def _figure(title: str, y_title: str) -> go.Figure:
-    figure = go.Figure()
-    figure.update_layout(
-        title=title,
-        xaxis_title="concurrency (streams in flight)",
-        yaxis_title=y_title,
-        # Below the plot: in the half-width charts a legend at the side squeezes the plot away.
-        legend={"groupclick": "togglegroup", "orientation": "h", "yanchor": "top", "y": -0.4},
-        hovermode="closest",
-        margin={"t": 50},
-    )
-    figure.update_xaxes(type="log")
-    return figure
+    made = figures.figure(title, "concurrency (streams in flight)", y_title, figures.SCREEN_LAYOUT)
+    made.update_xaxes(type="log")
+    return made
 
 
 def _add_series(
@@ -254,7 +245,7 @@ def _add_fit(
             x=np.concatenate([inside, inside[::-1]]),
             y=_finite(np.concatenate([transform(inside, hi), transform(inside, lo)[::-1]])),
             fill="toself",
-            fillcolor=_translucent(spec.color),
+            fillcolor=figures.translucent(spec.color),
             line={"width": 0},
             mode="lines",
             name=f"{spec.name} band",
@@ -319,8 +310,3 @@ def _stat_text(stat: str | None) -> str:
 
 def _color(index: int) -> str:
     return str(PALETTE[index % len(PALETTE)])
-
-
-def _translucent(color: str, alpha: float = 0.15) -> str:
-    red, green, blue = (int(color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red},{green},{blue},{alpha})"

@@ -9,7 +9,10 @@ import json
 import streamlit as st
 
 from planner.capacity import Plan
-from planner.export import (
+from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
+from reports.export import (
     options_table,
     plan_to_csv,
     plan_to_dict,
@@ -19,9 +22,6 @@ from planner.export import (
     sensitivity_rows,
     tie_note,
 )
-from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
-from planner.sensitivity import SensitivityRow
-from planner.uncertainty import PlanRanges
 from ui import charts, plan_form
 from ui import resources as res
 

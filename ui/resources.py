@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import streamlit as st
 from pydantic import ValidationError
@@ -18,35 +18,21 @@ from db.repository import RunFilter, RunSummary, StoredRun
 from db.scenarios import ScenarioRecord
 from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
-from measurements.importers import DeploymentOverrides, import_bytes
-from measurements.importers.archive import expand_archive, is_archive
-from measurements.importers.sweeps import merge_sweeps
-from measurements.run_file import Provenance, RunFile, input_error_from_validation
+from measurements.importers.common import DeploymentOverrides
+from measurements.run_file import Provenance, input_error_from_validation
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, canonical_model, curve_from_run
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
-from planner.report import build_report, run_meta
-from planner.report_pdf import render_report
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import PlanRanges, plan_ranges
+from reports.formats import render_report
+from reports.model import build_report, run_meta
 from ui.tables import curves_for, price_entries_from_rows, workload_key
+from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
 
 T = TypeVar("T")
-UploadStatus = Literal["stored", "already stored", "rejected"]
-
-
-@dataclass(frozen=True, slots=True)
-class UploadOutcome:
-    """What happened to one uploaded file (or one run of a file that holds several)."""
-
-    file: str
-    detected: str | None
-    status: UploadStatus
-    run_id: int | None
-    levels: int
-    message: str
 
 
 @dataclass(slots=True)
@@ -232,7 +218,7 @@ def report_bytes(
     url: str,
     fmt: str,
 ) -> bytes:
-    """The capacity report of a plan in one format (planner.report_pdf.REPORT_FORMATS)."""
+    """The capacity report of a plan in one format (reports.formats.REPORT_FORMATS)."""
     # The report lists the runs behind the options only: read those, not every run.
     stored = repository.load_runs(store_engine(url), scenarios.plan_run_ids(plan))
     report = build_report(
@@ -259,55 +245,30 @@ def import_uploads(
     files: Sequence[tuple[str, bytes]],
     overrides: DeploymentOverrides,
     provenance: Provenance = Provenance.IMPORTED,
-) -> list[UploadOutcome]:
-    """Import (name, bytes) pairs: a bad file is rejected on its own and stores nothing; the
-    good ones are stored, files of one sweep (one load level each) merged into one run. A zip is
-    expanded into its members, each imported like an uploaded file."""
-    outcomes: list[UploadOutcome] = []
-    runs: list[RunFile] = []
-    detected: dict[str, str] = {}
-    expanded: list[tuple[str, bytes]] = []
-    order: dict[str, int] = {}  # upload order, archive members in place of their archive
-    for name, data in files:
-        try:
-            members = expand_archive(name, data) if is_archive(name, data) else [(name, data)]
-        except CapplanError as exc:
-            order.setdefault(name, len(order))
-            outcomes.append(UploadOutcome(name, None, "rejected", None, 0, str(exc)))
-            continue
-        for member in members:
-            order.setdefault(member[0], len(order))
-        expanded.extend(members)
-    for name, data in expanded:
-        try:
-            imported = import_bytes(name, data, overrides=overrides, provenance=provenance)
-        except CapplanError as exc:
-            outcomes.append(UploadOutcome(name, None, "rejected", None, 0, str(exc)))
-            continue
-        detected[name] = imported.detected
-        runs.extend(imported.runs)
-    for run in merge_sweeps(runs):
-        outcomes.append(_store_one(url, run, detected))
-    if any(outcome.status == "stored" for outcome in outcomes):
+) -> list[FileOutcome]:
+    """Import (name, bytes) pairs one file at a time (workflows.ingest): a bad file is rejected
+    on its own and stores nothing; the good ones are stored, files of one sweep merged."""
+    uploads = [Upload(name, data) for name, data in files]
+    options = IngestOptions(overrides, provenance)
+    outcomes = ingest(store_engine(url), uploads, options)
+    if any(outcome.created for outcome in outcomes):
         bump_version(url)
-    return sorted(outcomes, key=lambda outcome: order.get(outcome.file.split(", ")[0], 0))
+    return outcomes
 
 
-def _store_one(url: str, run: RunFile, detected: dict[str, str]) -> UploadOutcome:
-    """One run in its own transaction: stored whole or not at all."""
-    files = run.origin_file or "?"
-    try:
-        result = repository.save_run(store_engine(url), run)
-    except CapplanError as exc:
-        return UploadOutcome(files, None, "rejected", None, 0, str(exc))
-    return UploadOutcome(
-        file=files,
-        detected=detected.get(files.split(", ")[0]),
-        status="stored" if result.created else "already stored",
-        run_id=result.run_id,
-        levels=len(run.levels),
-        message=result.message,
-    )
+def upload_rows(outcomes: Sequence[FileOutcome]) -> list[dict[str, object]]:
+    """The Runs page's status table: one row per stored run or refused file."""
+    return [
+        {
+            "file": outcome.file,
+            "detected": outcome.detected,
+            "status": str(outcome.status),
+            "run_id": outcome.run_id,
+            "levels": outcome.levels,
+            "message": outcome.message,
+        }
+        for outcome in outcomes
+    ]
 
 
 def scenario_from_upload(name: str, data: bytes) -> Scenario:

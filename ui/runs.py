@@ -3,8 +3,6 @@ inspect one, delete it."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import streamlit as st
 
 from db.repository import RunFilter, RunSummary
@@ -34,7 +32,7 @@ def _upload(url: str) -> None:
             # Files over the upload limits are refused in place, each naming the limit.
             pairs = upload_form.within_limits([(f.name, f.getvalue()) for f in files])
             outcomes = res.import_uploads(url, pairs, overrides, provenance) if pairs else []
-            st.session_state["upload_outcomes"] = [asdict(o) for o in outcomes]
+            st.session_state["upload_outcomes"] = res.upload_rows(outcomes)
     if st.session_state.get("upload_outcomes"):
         st.dataframe(st.session_state["upload_outcomes"], hide_index=True)
 

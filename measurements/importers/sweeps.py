@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from measurements.run_file import RunFile
 
@@ -29,15 +30,33 @@ def _identity(run: RunFile) -> _Identity:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class MergedRun:
+    """A run to store and the imported runs it was made of (itself alone when not merged)."""
+
+    run: RunFile
+    members: tuple[RunFile, ...]
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files its levels came from, in import order."""
+        return tuple(member.origin_file or "?" for member in self.members)
+
+
 def merge_sweeps(runs: Sequence[RunFile]) -> list[RunFile]:
     """Merge runs of one deployment x workload into one run each; the rest pass unchanged.
 
     Order is kept: a merged run takes the place of its first member.
     """
+    return [merged.run for merged in merge_sweep_groups(runs)]
+
+
+def merge_sweep_groups(runs: Sequence[RunFile]) -> list[MergedRun]:
+    """merge_sweeps, each run with the imported runs it was made of."""
     groups: dict[_Identity, list[RunFile]] = {}
     for run in runs:
         groups.setdefault(_identity(run), []).append(run)
-    merged: list[RunFile] = []
+    merged: list[MergedRun] = []
     seen: set[_Identity] = set()
     for run in runs:
         key = _identity(run)
@@ -45,7 +64,10 @@ def merge_sweeps(runs: Sequence[RunFile]) -> list[RunFile]:
             continue
         seen.add(key)
         members = groups[key]
-        merged.extend([_merge(members)] if _mergeable(members) else members)
+        if _mergeable(members):
+            merged.append(MergedRun(_merge(members), tuple(members)))
+        else:
+            merged.extend(MergedRun(member, (member,)) for member in members)
     return merged
 
 

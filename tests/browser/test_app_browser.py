@@ -115,7 +115,7 @@ def test_xlsx_download_holds_the_shown_plan(app: RunningApp, page: Page, tmp_pat
     sheet = book["options"].iter_rows(values_only=True)
     header = list(next(sheet))
     rows = [dict(zip(header, row, strict=True)) for row in sheet]
-    # Booleans are written as yes/no text (planner/export._cell).
+    # Booleans are written as yes/no text (reports/export._cell).
     chosen = [row for row in rows if row["recommended"] in (True, "yes")]
     assert len(chosen) == 1, rows
     total = chosen[0]["total_monthly_cost_usd"]

@@ -16,11 +16,11 @@ from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.capacity import make_plan
 from planner.curves import LoadCurve, canonical_model, curve_from_run
-from planner.export import plan_to_dict, ranges_to_dict
 from planner.prices import load_catalog_csv
 from planner.scenario import Scenario, load_scenario
 from planner.sensitivity import sensitivity
 from planner.uncertainty import plan_ranges
+from reports.export import plan_to_dict, ranges_to_dict
 
 SCENARIOS = sorted(Path("docs/scenarios").glob("*.yaml"))
 OTHER_MODEL = "Qwen/Qwen2.5-72B-Instruct"

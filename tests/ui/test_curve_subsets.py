@@ -10,8 +10,8 @@ from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.capacity import make_plan
 from planner.curves import canonical_model
-from planner.export import plan_to_dict
 from planner.scenario import load_scenario
+from reports.export import plan_to_dict
 from ui import resources as res
 from ui import tables
 

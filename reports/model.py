@@ -1,5 +1,5 @@
 """The capacity report: one frozen model of a Plan that every format renders (PDF, XLSX, HTML,
-CSV, JSON; see planner.report_render and planner.report_pdf).
+CSV, JSON; see reports.render and reports.pdf).
 
 build_report gathers the summary, options table, chart data, cost-vs-demand re-plans,
 assumptions, provenance, runs and what is needed to reproduce the plan.
@@ -17,12 +17,12 @@ from errors import PlanningError
 from measurements.run_file import RunFile
 from planner.capacity import Option, Plan, make_plan
 from planner.curves import LoadCurve
-from planner.export import Cell, options_table
 from planner.fit import CurveFit, predict
 from planner.physics import check_curve
 from planner.scenario import Scenario, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
+from reports.export import Cell, options_table
 
 REPORT_SCHEMA = "capplan-report/1"
 DEMAND_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)

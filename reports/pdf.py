@@ -15,9 +15,9 @@ import kaleido  # type: ignore[import-untyped]
 import weasyprint  # type: ignore[import-untyped]
 
 from errors import PlanningError
-from planner.report import Report
-from planner.report_charts import report_figures
-from planner.report_render import report_csv, report_html, report_json, report_xlsx
+from reports.charts import report_figures
+from reports.model import Report
+from reports.render import report_html
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 
@@ -75,16 +75,3 @@ def _svg(data: bytes) -> str:
     text = data.decode("utf-8")
     start = text.find("<svg")
     return text[start:] if start >= 0 else text
-
-
-REPORT_FORMATS = ("pdf", "xlsx", "html", "csv", "json")
-
-
-def render_report(report: Report, fmt: str) -> bytes:
-    """The report in one of REPORT_FORMATS, as bytes (text formats UTF-8)."""
-    if fmt == "pdf":
-        return report_pdf(report)
-    if fmt == "xlsx":
-        return report_xlsx(report)
-    text = {"html": report_html, "csv": report_csv, "json": report_json}[fmt]
-    return text(report).encode("utf-8")

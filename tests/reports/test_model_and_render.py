@@ -18,15 +18,15 @@ from db import repository
 from db.engine import make_engine
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
-from planner.export import options_table, plan_to_dict
 from planner.prices import PriceEntry, load_catalog_csv
-from planner.report import Report, RunMeta, build_report, run_meta
-from planner.report_charts import report_figures
-from planner.report_pdf import report_pdf
-from planner.report_render import report_csv, report_html, report_json, report_xlsx
 from planner.scenario import Scenario, load_scenario, scenario_from_yaml
 from planner.sensitivity import sensitivity
 from planner.uncertainty import plan_ranges
+from reports.charts import report_figures
+from reports.export import options_table, plan_to_dict
+from reports.model import Report, RunMeta, build_report, run_meta
+from reports.pdf import report_pdf
+from reports.render import report_csv, report_html, report_json, report_xlsx
 from tests.stores import Stores
 
 ROOT = Path(__file__).resolve().parents[2]

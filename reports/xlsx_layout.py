@@ -1,5 +1,5 @@
 """XLSX sheets for reading: units in every header, number formats by unit, fitted column widths,
-a bold frozen header row (used by planner.export and planner.report_render).
+a bold frozen header row (used by reports.export and reports.render).
 """
 
 from __future__ import annotations

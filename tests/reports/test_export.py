@@ -9,11 +9,11 @@ import json
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
 from planner.capacity import Plan, make_plan
-from planner.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
 from planner.prices import catalog_version, load_catalog_csv
 from planner.scenario import scenario_from_dict
+from reports.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
 
-from .builders import scenario, seed_curves, silicon_curves
+from tests.planner.builders import scenario, seed_curves, silicon_curves
 
 CATALOG = load_catalog_csv()
 

@@ -12,15 +12,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from openpyxl import Workbook  # type: ignore[import-untyped]
-
 from planner.capacity import Option, Plan
 from planner.families import family_formula
 from planner.fit import CurveFit, FitResult, predict
 from planner.scenario import scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import TIE_USD, PlanRanges
-from planner.xlsx_layout import input_unit, unit_format, write_sheet
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -263,6 +260,11 @@ def plan_to_xlsx(
 ) -> bytes:
     """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers),
     plus cost ranges and sensitivity when given."""
+    # openpyxl only when a workbook is asked for: plan_to_dict/plan_to_csv stay light.
+    from openpyxl import Workbook  # type: ignore[import-untyped]  # noqa: PLC0415
+
+    from reports.xlsx_layout import input_unit, unit_format, write_sheet  # noqa: PLC0415
+
     book = Workbook()
     book.remove(book.active)
     inputs: list[list[Cell]] = [

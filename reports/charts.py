@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 
-from planner.report import DemandSeries, OptionChart, Report
+from reports import figures
+from reports.model import DemandSeries, OptionChart, Report
 
 MAX_OPTIONS = 6
-PALETTE = qualitative.Plotly
+PALETTE = figures.PALETTE
 _STAT_WORDS = {
     "p99": "p99",
     "p50": "p50",
@@ -180,7 +180,7 @@ def _add(
     )  # fmt: skip
     figure.add_trace(
         go.Scatter(x=xs, y=list(lo), mode="lines", line={"width": 0}, fill="tonexty",
-                   fillcolor=_translucent(color), legendgroup=group, showlegend=False,
+                   fillcolor=figures.translucent(color), legendgroup=group, showlegend=False,
                    hoverinfo="skip")
     )  # fmt: skip
     figure.add_trace(
@@ -233,20 +233,4 @@ def nodes_figure(nodes: Sequence[tuple[str, int | None]]) -> go.Figure:
 
 
 def _figure(title: str, x_title: str, y_title: str) -> go.Figure:
-    figure = go.Figure()
-    figure.update_layout(
-        title=title,
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        template="plotly_white",
-        width=900,
-        height=520,
-        legend={"orientation": "h", "y": -0.2},
-        margin={"l": 60, "r": 20, "t": 50, "b": 40},
-    )
-    return figure
-
-
-def _translucent(color: str, alpha: float = 0.15) -> str:
-    red, green, blue = (int(color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red}, {green}, {blue}, {alpha})"
+    return figures.figure(title, x_title, y_title, figures.PAGE_LAYOUT)

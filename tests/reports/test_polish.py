@@ -18,13 +18,13 @@ from db.engine import make_engine, upgrade
 from db.seed import load_demo_data
 from planner.capacity import Plan, make_plan
 from planner.curves import curve_from_run
-from planner.export import plan_to_xlsx, tie_note
 from planner.prices import load_catalog_csv
-from planner.report import Report, build_report, run_meta
-from planner.report_charts import report_figures, ttft_figure, ttft_title
-from planner.report_render import report_html, report_json, report_xlsx
 from planner.scenario import load_scenario
 from planner.uncertainty import PlanRanges, plan_ranges
+from reports.charts import report_figures, ttft_figure, ttft_title
+from reports.export import plan_to_xlsx, tie_note
+from reports.model import Report, build_report, run_meta
+from reports.render import report_html, report_json, report_xlsx
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"

@@ -1,5 +1,5 @@
 """A Report as JSON, CSV (options), XLSX (inputs, options, chart data, ranges, runs) and one
-self-contained HTML file with interactive plotly charts. The PDF is in planner.report_pdf.
+self-contained HTML file with interactive plotly charts. The PDF is in reports.pdf.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from datetime import datetime
 import plotly.io as pio
 from openpyxl import Workbook  # type: ignore[import-untyped]
 
-from planner.export import (
+from reports.charts import report_figures, stat_words, ttft_statistics
+from reports.export import (
     Cell,
     plan_to_dict,
     range_rows,
@@ -24,9 +25,8 @@ from planner.export import (
     sensitivity_rows,
     tie_note,
 )
-from planner.report import REPORT_SCHEMA, Report, RunMeta
-from planner.report_charts import report_figures, stat_words, ttft_statistics
-from planner.xlsx_layout import header_with_unit, number_format, unit_format, write_sheet
+from reports.model import REPORT_SCHEMA, Report, RunMeta
+from reports.xlsx_layout import header_with_unit, number_format, unit_format, write_sheet
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Table = tuple[list[str], list[list[Cell]]]
@@ -83,7 +83,7 @@ def _finite(value: object) -> JsonValue:
 
 
 def report_csv(report: Report) -> str:
-    """The options table as CSV (the same columns as planner.export.options_table)."""
+    """The options table as CSV (the same columns as reports.export.options_table)."""
     if not report.option_columns:
         return ""
     buffer = io.StringIO()

@@ -1,0 +1,197 @@
+"""Ingest: result files (read from disk or uploaded) -> RunFiles -> the store, with one typed
+outcome per stored run (or per refused file). The CLI and the Runs page both call `ingest`.
+
+Two batch policies, chosen by the caller and named in its contract: `atomic` (the CLI: every
+file is read and checked first and a bad one stores nothing at all; the save is one
+transaction) and per file (the app: a bad file is refused on its own, the good ones are stored,
+each run in its own transaction). Files of one sweep (one load level each) merge into one run
+unless `merge` is off; a zip is expanded into its members, each imported like a file.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from db import repository
+from db.engine import Engine
+from db.repository import SaveResult
+from errors import CapplanError, InputError
+from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, import_bytes
+from measurements.importers.archive import expand_archive, is_archive
+from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
+from measurements.importers.sweeps import MergedRun, merge_sweep_groups
+from measurements.run_file import Provenance
+
+__all__ = [
+    "FileOutcome",
+    "IngestOptions",
+    "IngestStatus",
+    "Upload",
+    "ingest",
+    "read_uploads",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """One result file as bytes, under the name it is known by (a path's name, an upload's)."""
+
+    name: str
+    data: bytes
+
+
+class IngestStatus(StrEnum):
+    """What happened to one run (or one refused file)."""
+
+    STORED = "stored"
+    DUPLICATE = "already stored"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """How to read a batch: the deployment facts the files lack, the format, the policy."""
+
+    overrides: DeploymentOverrides = NO_OVERRIDES
+    provenance: Provenance = Provenance.IMPORTED
+    format_id: str = "auto"
+    merge: bool = True  # files of one sweep become one run
+    atomic: bool = False  # a bad file stores nothing at all (raises) instead of only itself
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """One stored (or already stored) run with the files it came from, or one refused file."""
+
+    files: tuple[str, ...]
+    status: IngestStatus
+    format_id: str | None = None
+    detected: str | None = None
+    run_id: int | None = None
+    levels: int = 0
+    samples: int = 0
+    message: str = ""
+
+    @property
+    def file(self) -> str:
+        """The files as one label (a merged sweep names each of its files)."""
+        return ", ".join(self.files)
+
+    @property
+    def created(self) -> bool:
+        """True when this outcome wrote a new run."""
+        return self.status is IngestStatus.STORED
+
+
+def read_uploads(paths: Iterable[Path]) -> list[Upload]:
+    """Each path's bytes, its size checked before reading; InputError naming the file when it
+    is not a regular file, is over the limit or cannot be read."""
+    return [_read(path) for path in paths]
+
+
+def _read(path: Path) -> Upload:
+    try:
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise InputError("not a regular file (a folder, device or pipe)", file=str(path))
+        if status.st_size > MAX_IMPORT_BYTES:
+            limit_mib = MAX_IMPORT_BYTES // (1024 * 1024)
+            raise InputError(
+                f"the file is {status.st_size:,} bytes, over the {limit_mib} MiB import limit",
+                file=str(path),
+            )
+        with path.open("rb") as handle:
+            data = handle.read(MAX_IMPORT_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+    return Upload(path.name, data)
+
+
+def ingest(engine: Engine, uploads: Sequence[Upload], options: IngestOptions) -> list[FileOutcome]:
+    """Import and store a batch; outcomes in upload order (archive members where their archive
+    was). With options.atomic the first bad file raises its CapplanError and nothing is stored."""
+    parsed, refused, order = _parse(uploads, options)
+    merged = (
+        merge_sweep_groups([run for imported in parsed for run in imported.runs])
+        if options.merge
+        else [MergedRun(run, (run,)) for imported in parsed for run in imported.runs]
+    )
+    files = {imported.name: imported for imported in parsed}
+    if options.atomic:
+        results = repository.save_runs(engine, [item.run for item in merged])
+        stored = [
+            _outcome(item, result, files) for item, result in zip(merged, results, strict=True)
+        ]
+    else:
+        stored = [_save_one(engine, item, files) for item in merged]
+    outcomes = [*refused, *stored]
+    return sorted(outcomes, key=lambda outcome: order.get(outcome.files[0], 0))
+
+
+def _parse(
+    uploads: Sequence[Upload], options: IngestOptions
+) -> tuple[list[ImportedFile], list[FileOutcome], dict[str, int]]:
+    parsed: list[ImportedFile] = []
+    refused: list[FileOutcome] = []
+    order: dict[str, int] = {}  # upload order, archive members in place of their archive
+    for upload in uploads:
+        try:
+            members = _members(upload)
+        except CapplanError as exc:
+            if options.atomic:
+                raise
+            order.setdefault(upload.name, len(order))
+            refused.append(FileOutcome((upload.name,), IngestStatus.REJECTED, message=str(exc)))
+            continue
+        for member in members:
+            order.setdefault(member.name, len(order))
+            try:
+                parsed.append(_import(member, options))
+            except CapplanError as exc:
+                if options.atomic:
+                    raise
+                refused.append(FileOutcome((member.name,), IngestStatus.REJECTED, message=str(exc)))
+    return parsed, refused, order
+
+
+def _members(upload: Upload) -> list[Upload]:
+    if not is_archive(upload.name, upload.data):
+        return [upload]
+    return [Upload(name, data) for name, data in expand_archive(upload.name, upload.data)]
+
+
+def _import(upload: Upload, options: IngestOptions) -> ImportedFile:
+    return import_bytes(
+        upload.name,
+        upload.data,
+        format_id=options.format_id,
+        overrides=options.overrides,
+        provenance=options.provenance,
+    )
+
+
+def _save_one(engine: Engine, item: MergedRun, files: dict[str, ImportedFile]) -> FileOutcome:
+    """One run in its own transaction: stored whole or not at all."""
+    try:
+        result = repository.save_run(engine, item.run)
+    except CapplanError as exc:
+        return FileOutcome(item.files, IngestStatus.REJECTED, message=str(exc))
+    return _outcome(item, result, files)
+
+
+def _outcome(item: MergedRun, result: SaveResult, files: dict[str, ImportedFile]) -> FileOutcome:
+    first = files.get(item.files[0])
+    return FileOutcome(
+        files=item.files,
+        status=IngestStatus.STORED if result.created else IngestStatus.DUPLICATE,
+        format_id=first.format_id if first else None,
+        detected=first.detected if first else None,
+        run_id=result.run_id,
+        levels=len(item.run.levels),
+        samples=sum(len(level.samples) for level in item.run.levels),
+        message=result.message,
+    )
