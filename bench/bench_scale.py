@@ -55,6 +55,7 @@ from planner.prices import load_catalog_csv  # noqa: E402
 from planner.scenario import load_scenario  # noqa: E402
 from planner.sensitivity import sensitivity  # noqa: E402
 from planner.uncertainty import plan_ranges  # noqa: E402
+from workflows import planning  # noqa: E402
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
 CONCURRENCY = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256)
@@ -363,7 +364,7 @@ def queries(url: str, repeats: int) -> dict[str, Any]:
     out["plan_options"] = len(plan.options)
     # What the Plan page and `capplan plan` read now: the scenario model's curves only.
     start = time.perf_counter()
-    names = repository.models_like(engine, scenario.model)
+    names = planning.model_names_like(engine, scenario.model)
     stored = repository.iter_runs(engine, models=names)
     mine = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     out["curves_scenario_model_s"] = round(time.perf_counter() - start, 2)

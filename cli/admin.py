@@ -20,11 +20,6 @@ from cli.common import (
     out,
     print_json,
 )
-from db.engine import redact, resolve_db_url, upgrade
-from db.seed import ensure_demo_data, load_demo_data
-from measurements.importers import (
-    MAX_IMPORT_BYTES,
-)
 
 
 @app.command("demo-data")
@@ -36,6 +31,8 @@ def demo_data_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Load the published demo runs (seed article, AIConfigurator silicon sample) and prices."""
+    from db.seed import load_demo_data  # noqa: PLC0415
+
     engine = open_engine(db)
     result = guard(lambda: load_demo_data(engine, reset_prices=reset_prices))
     if as_json:
@@ -53,6 +50,8 @@ def demo_data_cmd(
 @db_app.command("upgrade")
 def db_upgrade_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Apply the database migrations (Alembic upgrade head)."""
+    from db.engine import redact, resolve_db_url, upgrade  # noqa: PLC0415
+
     url = resolve_db_url(db)
     revision = guard(lambda: upgrade(url))
     if as_json:
@@ -69,6 +68,7 @@ def db_backup_cmd(
 ) -> None:
     """Export the whole store (every table, ids kept) to one portable file."""
     from db.backup import backup  # noqa: PLC0415
+    from db.engine import redact, resolve_db_url  # noqa: PLC0415
 
     url = resolve_db_url(db)
     summary = guard(lambda: backup(url, out_file))
@@ -89,6 +89,7 @@ def db_restore_cmd(
 ) -> None:
     """Restore a backup into an empty database (or --replace), keeping every id."""
     from db.backup import restore  # noqa: PLC0415
+    from db.engine import redact, resolve_db_url  # noqa: PLC0415
 
     url = resolve_db_url(db)
     summary = guard(lambda: restore(url, backup_file, replace=replace))
@@ -116,6 +117,10 @@ def app_cmd(
     db: DbOption = None,
 ) -> None:
     """Start the web app (Streamlit); a new store gets the demo data on first start."""
+    from db.engine import redact, resolve_db_url  # noqa: PLC0415
+    from db.seed import ensure_demo_data  # noqa: PLC0415
+    from measurements.importers import MAX_IMPORT_BYTES  # noqa: PLC0415
+
     url = resolve_db_url(db)
     engine = open_engine(db)
     loaded = guard(lambda: ensure_demo_data(engine))

@@ -7,13 +7,15 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 
-from db.engine import Engine, make_engine, resolve_db_url, upgrade
 from errors import CapplanError, InputError
+
+if TYPE_CHECKING:  # sqlalchemy and alembic load when a command opens the store
+    from db.engine import Engine
 
 app = typer.Typer(
     name="capplan",
@@ -49,6 +51,8 @@ def guard(action: Callable[[], T]) -> T:
 
 
 def open_engine(db: str | None) -> Engine:
+    from db.engine import make_engine, resolve_db_url, upgrade  # noqa: PLC0415
+
     url = resolve_db_url(db)
     guard(lambda: upgrade(url))
     return guard(lambda: make_engine(url))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from cli.common import (
     DbOption,
@@ -19,64 +17,22 @@ from cli.common import (
     parse_concurrencies,
     print_json,
 )
-from db import repository
-from db.engine import Engine
 from errors import InputError
-from planner.curves import LoadCurve, canonical_gpu, curve_from_run
-from planner.fit import fit_curve, predict
-from planner.physics import check_curve
-from planner.present import (
-    fit_to_dict,
-    physics_to_dict,
-    prediction_to_dict,
-    prediction_vs_ceiling,
-)
-from planner.projection import project_curve
-from planner.scenario import Scenario
-from reports.model import RunMeta, run_meta
+
+if TYPE_CHECKING:  # the store and the fitting code load when a command runs
+    from db.engine import Engine
+    from planner.curves import LoadCurve
 
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
+    from db import repository  # noqa: PLC0415
+    from workflows.planning import built_curves, load_curves  # noqa: PLC0415
+
     if run_id is not None:
         guard(lambda: repository.get_run(engine, run_id, with_samples=False))
-        return _built(guard(lambda: repository.load_runs(engine, [run_id])))
+        return built_curves(guard(lambda: repository.load_runs(engine, [run_id])))
     # Every run, a chunk at a time: only the curves are kept, not the RunFiles.
-    return guard(lambda: _built(repository.iter_runs(engine)))
-
-
-def _built(stored: Iterable[repository.StoredRun]) -> list[LoadCurve]:
-    curves = (curve_from_run(s.run, s.run_id) for s in stored)
-    return [c for c in curves if c is not None]
-
-
-def scenario_runs(engine: Engine, scenario: Scenario) -> Iterator[repository.StoredRun]:
-    """The runs a plan of the scenario can draw on, a chunk at a time: those of its (canonical)
-    model, since the planner leaves other models' curves out; every run when none has the
-    model (so the planner's error names the models with curves)."""
-    names = guard(lambda: repository.models_like(engine, scenario.model))
-    found = False
-    for stored in repository.iter_runs(engine, models=names) if names else ():
-        found = True
-        yield stored
-    if not found:
-        yield from repository.iter_runs(engine)
-
-
-def curves_and_metas(
-    stored: Iterable[repository.StoredRun],
-) -> tuple[list[LoadCurve], list[RunMeta]]:
-    curves: list[LoadCurve] = []
-    metas: list[RunMeta] = []
-    for s in stored:
-        curve = curve_from_run(s.run, s.run_id)
-        if curve is not None:
-            curves.append(curve)
-        metas.append(run_meta(s.run_id, s.imported_at, s.run))
-    return curves, metas
-
-
-def scenario_curves(engine: Engine, scenario: Scenario) -> list[LoadCurve]:
-    return guard(lambda: _built(scenario_runs(engine, scenario)))
+    return guard(lambda: load_curves(engine))
 
 
 @app.command("fit")
@@ -86,6 +42,11 @@ def fit_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Fit throughput, TTFT and TPOT curves for every run (or one) and show fit quality."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from planner.fit import fit_curve  # noqa: PLC0415
+    from planner.present import fit_to_dict  # noqa: PLC0415
+
     engine = open_engine(db)
     fits = [fit_curve(curve) for curve in _curves(engine, run)]
     if as_json:
@@ -130,6 +91,16 @@ def predict_cmd(
 ) -> None:
     """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies,
     with the curve's provenance and where each value sits against the physical ceilings."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from planner.fit import fit_curve, predict  # noqa: PLC0415
+    from planner.physics import check_curve  # noqa: PLC0415
+    from planner.present import (  # noqa: PLC0415
+        physics_to_dict,
+        prediction_to_dict,
+        prediction_vs_ceiling,
+    )
+
     values = guard(lambda: parse_concurrencies(concurrency))
     engine = open_engine(db)
     curves = _curves(engine, run)
@@ -192,6 +163,9 @@ def predict_cmd(
 
 
 def _projected(curve: LoadCurve, gpu: str) -> LoadCurve:
+    from planner.curves import canonical_gpu  # noqa: PLC0415
+    from planner.projection import project_curve  # noqa: PLC0415
+
     projected = project_curve(curve, canonical_gpu(gpu))
     if isinstance(projected, str):
         fail(InputError(projected, field="--project-to", value=gpu))

@@ -4,11 +4,9 @@ time."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
-from rich.table import Table
 
 from cli.common import (
     DbOption,
@@ -19,14 +17,11 @@ from cli.common import (
     out,
     print_json,
 )
-from db import repository
-from db.repository import RunFilter
-from measurements.importers.common import DeploymentOverrides
-from measurements.run_file import Provenance, input_error_from_validation
-from planner.present import (
-    run_to_dict,
-)
-from workflows.ingest import FileOutcome, IngestOptions, ingest, read_uploads
+from measurements.kinds import Provenance
+
+if TYPE_CHECKING:  # the importers and the store load when a command runs
+    from measurements.importers.common import DeploymentOverrides
+    from workflows.ingest import FileOutcome
 
 
 @app.command("import")
@@ -88,6 +83,8 @@ def import_cmd(
         "concurrency": concurrency,
         "request_rate": request_rate,
     }
+    from workflows.ingest import IngestOptions, ingest, read_uploads  # noqa: PLC0415
+
     overrides = guard(lambda: _overrides(facts))
     options = IngestOptions(overrides, provenance, fmt, merge=not no_merge, atomic=True)
     uploads = guard(lambda: read_uploads(paths))
@@ -105,6 +102,11 @@ def import_cmd(
 
 
 def _overrides(facts: dict[str, object]) -> DeploymentOverrides:
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from measurements.importers.common import DeploymentOverrides  # noqa: PLC0415
+    from measurements.run_file import input_error_from_validation  # noqa: PLC0415
+
     try:
         return DeploymentOverrides.model_validate(facts)
     except ValidationError as exc:
@@ -141,6 +143,12 @@ def runs_cmd(
 ) -> None:
     """List stored runs a page at a time (--limit, --offset) with the total the filters keep
     (with --json: the page's runs with their levels under canonical metric names)."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from db import repository  # noqa: PLC0415
+    from db.repository import RunFilter  # noqa: PLC0415
+    from planner.present import run_to_dict  # noqa: PLC0415
+
     engine = open_engine(db)
     filters = RunFilter(
         engines=tuple(engine_name or ()),

@@ -4,14 +4,10 @@ capacity report."""
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from cli.common import (
     DbOption,
@@ -24,25 +20,16 @@ from cli.common import (
     out,
     print_json,
 )
-from cli.curves import curves_and_metas, scenario_curves, scenario_runs
-from db import repository, scenarios
 from errors import InputError
-from planner.capacity import Option, Plan, make_plan
-from planner.curves import LoadCurve
-from planner.prices import PriceEntry, load_catalog_csv
-from planner.scenario import Scenario, load_scenario
-from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import OptionRange, PlanRanges, plan_ranges
-from reports.export import (
-    options_table,
-    plan_to_csv,
-    plan_to_dict,
-    plan_to_xlsx,
-    ranges_to_dict,
-    sensitivity_rows,
-)
-from reports.formats import REPORT_FORMATS, render_report
-from reports.model import build_report
+from reports.formats import REPORT_FORMATS
+
+if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
+    from collections.abc import Iterable
+
+    from db.repository import StoredRun
+    from planner.capacity import Option, Plan
+    from planner.sensitivity import SensitivityRow
+    from planner.uncertainty import OptionRange, PlanRanges
 
 
 @app.command("plan")
@@ -68,51 +55,33 @@ def plan_cmd(
 ) -> None:
     """Plan capacity for a scenario: options per engine x GPU x TP, cost with P10/P50/P90
     ranges, the recommendation and why (and, asked, which input moves the answer most)."""
+    from planner.capacity import make_plan  # noqa: PLC0415
+    from planner.scenario import load_scenario  # noqa: PLC0415
+    from workflows import planning  # noqa: PLC0415
+
     scenario = guard(lambda: load_scenario(scenario_path))
-    if export is not None and export.suffix not in {".json", ".csv", ".xlsx"}:
+    if export is not None and export.suffix not in planning.EXPORT_SUFFIXES:
         fail(
             InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
         )
     engine = open_engine(db)
-    prices = guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
-    curves = scenario_curves(engine, scenario)
+    prices = guard(lambda: planning.price_catalog(engine))
+    curves = guard(lambda: planning.scenario_curves(engine, scenario))
     plan = guard(lambda: make_plan(scenario, curves, prices))
-    ranges, swings = _ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
+    ranges, swings = guard(
+        lambda: planning.ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
+    )
     if export is not None:
         guard(lambda: _write_export(plan, export, ranges, swings))
     if as_json:
-        print_json(_plan_document(plan, ranges, swings))
+        print_json(planning.plan_document(plan, ranges, swings))
         return
     _print_plan(plan, ranges, swings)
 
 
-def _ranges_and_swings(
-    scenario: Scenario,
-    curves: Sequence[LoadCurve],
-    prices: Sequence[PriceEntry],
-    samples: int | None,
-    with_sensitivity: bool,
-) -> tuple[PlanRanges | None, list[SensitivityRow] | None]:
-    """The cost ranges (none when samples is 0) and, when asked, the sensitivity rows."""
-    ranges = (
-        None
-        if samples == 0
-        else guard(lambda: plan_ranges(scenario, curves, prices, samples=samples))
-    )
-    swings = guard(lambda: sensitivity(scenario, curves, prices)) if with_sensitivity else None
-    return ranges, swings
-
-
-def _plan_document(
-    plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
-) -> dict[str, object]:
-    document = plan_to_dict(plan)
-    document["ranges"] = ranges_to_dict(ranges) if ranges else None
-    document["sensitivity"] = sensitivity_rows(swings) if swings is not None else None
-    return document
-
-
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
+    from reports.export import options_table  # noqa: PLC0415
+
     rec = plan.recommendation
     lines = [rec.reason, *([rec.binding_text] if rec.binding_text else [])]
     for line in lines:
@@ -124,6 +93,8 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
         out.print(f"  - {flag}", markup=False, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
+    from rich.table import Table  # noqa: PLC0415
+
     by_title = {r.title: r for r in ranges.options} if ranges else {}
     columns = [title for title, _ in _PLAN_COLUMNS]
     if ranges:
@@ -186,6 +157,10 @@ def _range_cells(found: OptionRange | None) -> list[str]:
 
 
 def _print_sensitivity(swings: list[SensitivityRow]) -> None:
+    from rich.table import Table  # noqa: PLC0415
+
+    from reports.export import sensitivity_rows  # noqa: PLC0415
+
     table = Table("input moved", "low / base / high", "cost change low / high", "flips")
     for row in sensitivity_rows(swings):
         low, high = row["cost_change_low_pct"], row["cost_change_high_pct"]
@@ -235,16 +210,20 @@ def report_cmd(
         fail(InputError(expected, field="--format", value=fmt))
     if (scenario_path is None) == (record is None):
         fail(InputError("give a SCENARIO.yaml or --record ID (one of them)", field="--record"))
+    from db import repository  # noqa: PLC0415
+    from planner.capacity import make_plan  # noqa: PLC0415
+    from planner.scenario import load_scenario  # noqa: PLC0415
+    from reports.formats import render_report  # noqa: PLC0415
+    from workflows import history, planning  # noqa: PLC0415
+
     engine = open_engine(db)
     title, matches = None, None
     if record is not None:
-        regenerated = guard(lambda: scenarios.regenerate(engine, record))
+        regenerated = guard(lambda: history.regenerate(engine, record))
         rec = regenerated.record
         scenario, plan = regenerated.plan.scenario, regenerated.plan
-        prices: Sequence[PriceEntry] = rec.prices_used
-        stored: Iterable[repository.StoredRun] = guard(
-            lambda: repository.load_runs(engine, rec.basis_run_ids)
-        )
+        prices = list(rec.prices_used)
+        stored: Iterable[StoredRun] = guard(lambda: repository.load_runs(engine, rec.basis_run_ids))
         title = (
             f"Capacity plan: {rec.scenario_name} (plan record {rec.record_id} of "
             f"{rec.created_at:%Y-%m-%d %H:%M} UTC, re-made)"
@@ -253,20 +232,16 @@ def report_cmd(
     else:
         assert scenario_path is not None
         scenario = guard(lambda: load_scenario(scenario_path))
-        prices = guard(lambda: repository.list_prices(engine)) or load_catalog_csv()
-        stored = scenario_runs(engine, scenario)
+        prices = guard(lambda: planning.price_catalog(engine))
+        stored = planning.scenario_runs(engine, scenario)
     # One pass (the runs are read a chunk at a time): the curves and each run's report line.
-    curves, metas = guard(lambda: curves_and_metas(stored))
+    curves, metas = guard(lambda: planning.curves_and_metas(stored))
     if record is None:
         plan = guard(lambda: make_plan(scenario, curves, prices))
-    ranges, swings = _ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
-    report = build_report(
-        plan,
-        ranges=ranges,
-        swings=swings,
-        runs=metas,
-        generated_at=datetime.now(UTC),
+    ranges, swings = guard(
+        lambda: planning.ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
     )
+    report = planning.report_of(engine, plan, ranges, swings, metas)
     if title is not None:
         report = dataclasses.replace(report, title=title)
     content = guard(lambda: render_report(report, fmt))
@@ -342,10 +317,6 @@ def _write_export(
 def _write_plan_file(
     plan: Plan, path: Path, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
 ) -> None:
-    if path.suffix == ".json":
-        document = _plan_document(plan, ranges, swings)
-        path.write_text(json.dumps(document, indent=2, default=str), encoding="utf-8")
-    elif path.suffix == ".csv":
-        path.write_text(plan_to_csv(plan), encoding="utf-8")
-    else:
-        path.write_bytes(plan_to_xlsx(plan, ranges, swings))
+    from workflows.planning import plan_export  # noqa: PLC0415
+
+    path.write_bytes(plan_export(plan, path.suffix, ranges, swings))

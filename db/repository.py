@@ -51,7 +51,6 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
-from planner.curves import canonical_model
 from planner.prices import PriceEntry
 
 _LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metrics", "samples"))
@@ -496,12 +495,6 @@ def model_names(engine: Engine) -> list[str]:
     )
     with session_scope(engine, write=False) as session:
         return sorted(set(session.scalars(stored.distinct())))
-
-
-def models_like(engine: Engine, model: str) -> list[str]:
-    """The stored model names the planner matches to `model` (same canonical_model)."""
-    wanted = canonical_model(model)
-    return [name for name in model_names(engine) if canonical_model(name) == wanted]
 
 
 def curve_workloads(engine: Engine) -> list[tuple[str, int | None, int | None]]:

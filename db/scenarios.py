@@ -1,12 +1,13 @@
 """Saved scenarios (save, rename, clone, delete) and their plan history: every recorded plan
 keeps its scenario YAML, the runs behind it and the prices it used, so it can be regenerated and
-audited. Callers get the frozen dataclasses below, never rows.
+audited (workflows.history plans and regenerates; this module only stores and reads). Callers
+get the frozen dataclasses below, never rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine, delete, select
@@ -15,15 +16,12 @@ from sqlalchemy.orm import Session
 from db.engine import session_scope, write_transaction
 from db.models import PlanRecord as PlanRecordRow
 from db.models import Run, Scenario
-from db.repository import iter_runs, load_runs
-from errors import InputError, PlanningError, ScenarioError
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, curve_from_run
+from errors import InputError, PlanningError
 from planner.prices import PriceEntry
-from planner.scenario import scenario_from_yaml, scenario_to_yaml
-from planner.shapes import group_key
 
 MAX_SCENARIO_NAME_CHARS = 200
+# (YAML text, new name) -> the YAML with that name: the store does not read scenario YAML itself.
+YamlRenamer = Callable[[str, str], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +59,6 @@ class PlanRecord:
     catalog_version: str
     prices_used: tuple[PriceEntry, ...]
     summary: PlanSummary
-
-
-@dataclass(frozen=True, slots=True)
-class Regenerated:
-    """A plan re-made from a record, and whether its summary equals the recorded one."""
-
-    record: PlanRecord
-    plan: Plan
-    summary: PlanSummary
-    matches: bool
 
 
 # ---------------------------------------------------------------- scenarios
@@ -142,9 +130,11 @@ def _scenario_record(row: Scenario) -> ScenarioRecord:
     return ScenarioRecord(row.id, row.name, row.yaml_text, row.created_at, row.updated_at)
 
 
-def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
-    """Rename a saved scenario (its YAML's name too); InputError when `old` is missing or
-    `new` is taken. Its plan history follows it."""
+def rename_scenario(
+    engine: Engine, old: str, new: str, *, rename_yaml: YamlRenamer
+) -> ScenarioRecord:
+    """Rename a saved scenario (its YAML's name too, by `rename_yaml`); InputError when `old`
+    is missing or `new` is taken. Its plan history follows it."""
     clean = _scenario_name(new)
 
     def rename(session: Session) -> ScenarioRecord:
@@ -152,7 +142,7 @@ def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
         if clean != row.name:
             _refuse_taken(session, clean)
         row.name = clean
-        row.yaml_text = _renamed_yaml(row.yaml_text, clean)
+        row.yaml_text = rename_yaml(row.yaml_text, clean)
         row.updated_at = datetime.now(UTC)
         session.flush()
         return _scenario_record(row)
@@ -161,9 +151,11 @@ def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
     return write_transaction(engine, rename)
 
 
-def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
-    """Copy a saved scenario under a new name (no plan history); InputError when the name is
-    taken or the source is missing."""
+def clone_scenario(
+    engine: Engine, name: str, new_name: str, *, rename_yaml: YamlRenamer
+) -> ScenarioRecord:
+    """Copy a saved scenario under a new name (its YAML's name set by `rename_yaml`; no plan
+    history); InputError when the name is taken or the source is missing."""
     clean = _scenario_name(new_name)
 
     def clone(session: Session) -> ScenarioRecord:
@@ -172,7 +164,7 @@ def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
         now = datetime.now(UTC)
         row = Scenario(
             name=clean,
-            yaml_text=_renamed_yaml(source.yaml_text, clean),
+            yaml_text=rename_yaml(source.yaml_text, clean),
             created_at=now,
             updated_at=now,
         )
@@ -203,64 +195,36 @@ def _refuse_taken(session: Session, name: str) -> None:
         )
 
 
-def _renamed_yaml(yaml_text: str, name: str) -> str:
-    """The YAML with its `name` set; a YAML that no longer validates is kept as it is (the
-    name column is what lists and loads it)."""
-    try:
-        scenario = scenario_from_yaml(yaml_text, "saved scenario")
-    except ScenarioError:
-        return yaml_text
-    return scenario_to_yaml(scenario.model_copy(update={"name": name}))
-
-
 # ---------------------------------------------------------------- plan history
 
 
-def plan_summary(plan: Plan) -> PlanSummary:
-    """The recorded answer of a plan: choice title, total $/month, nodes, recommendation text."""
-    choice = plan.recommendation.choice
-    return PlanSummary(
-        choice_title=choice.title() if choice else None,
-        total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
-        nodes=choice.nodes if choice else None,
-        recommendation=plan.recommendation.reason,
-    )
+@dataclass(frozen=True, slots=True)
+class NewPlanRecord:
+    """What a plan record stores, worked out by its caller (workflows.history.record_plan)."""
+
+    scenario_yaml: str
+    run_ids: tuple[int, ...]
+    basis_run_ids: tuple[int, ...]
+    catalog_version: str
+    prices_used: tuple[PriceEntry, ...]
+    summary: PlanSummary
 
 
-def plan_run_ids(plan: Plan) -> list[int]:
-    """The stored runs behind a plan's options, ascending (projected curves cite their source)."""
-    return sorted({o.curve.run_id for o in plan.options if o.curve.run_id is not None})
-
-
-def basis_run_ids(plan: Plan, curves: Sequence[LoadCurve]) -> list[int]:
-    """The options' runs plus every run in `curves` of an option's shape group: the siblings
-    whose shared shape corrected the options' fits (planner.shapes), so a re-plan over exactly
-    these runs picks the same curves and fits them the same way."""
-    groups = {group_key(option.curve) for option in plan.options}
-    siblings = {c.run_id for c in curves if c.run_id is not None and group_key(c) in groups}
-    return sorted(siblings | set(plan_run_ids(plan)))
-
-
-def record_plan(
-    engine: Engine, scenario_name: str, plan: Plan, *, curves: Sequence[LoadCurve] | None = None
-) -> PlanRecord:
-    """Record a plan of a saved scenario (InputError when none has that name). `curves` are the
-    curves the plan was made from (default: every stored run's curve, as the app plans)."""
-    basis = basis_run_ids(plan, _store_curves(engine) if curves is None else curves)
-    summary = plan_summary(plan)
+def record_plan(engine: Engine, scenario_name: str, new: NewPlanRecord) -> PlanRecord:
+    """Record a plan of a saved scenario (InputError when none has that name)."""
 
     def record(session: Session) -> PlanRecord:
         scenario = _scenario_row(session, scenario_name)
         row = PlanRecordRow(
             scenario_id=scenario.id,
             scenario_name=scenario.name,
-            scenario_yaml=scenario_to_yaml(plan.scenario),
+            scenario_yaml=new.scenario_yaml,
             created_at=datetime.now(UTC),
-            run_ids=plan_run_ids(plan),
-            basis_run_ids=basis,
-            catalog_version=plan.catalog_version,
-            prices_used=[asdict(entry) for entry in plan.prices_used],
-            **asdict(summary),
+            run_ids=list(new.run_ids),
+            basis_run_ids=list(new.basis_run_ids),
+            catalog_version=new.catalog_version,
+            prices_used=[asdict(entry) for entry in new.prices_used],
+            **asdict(new.summary),
         )
         session.add(row)
         session.flush()
@@ -296,27 +260,8 @@ def get_plan_record(engine: Engine, record_id: int) -> PlanRecord:
         return _plan_record(row)
 
 
-def regenerate_plan(engine: Engine, record_id: int) -> Plan:
-    """Re-make a recorded plan from its scenario YAML, exactly its runs and its stored prices;
-    PlanningError naming the runs deleted since. The plan keeps the recorded catalog version
-    (its prices are that catalog's)."""
-    return regenerate(engine, record_id).plan
-
-
-def regenerate(engine: Engine, record_id: int) -> Regenerated:
-    """regenerate_plan, with the recorded summary compared to the new one."""
-    record = get_plan_record(engine, record_id)
-    _refuse_missing_runs(engine, record)
-    scenario = scenario_from_yaml(record.scenario_yaml, f"plan record {record_id}")
-    stored = load_runs(engine, record.basis_run_ids)
-    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
-    plan = make_plan(scenario, curves, record.prices_used)
-    plan = replace(plan, catalog_version=record.catalog_version)
-    summary = plan_summary(plan)
-    return Regenerated(record, plan, summary, summary == record.summary)
-
-
-def _refuse_missing_runs(engine: Engine, record: PlanRecord) -> None:
+def refuse_missing_runs(engine: Engine, record: PlanRecord) -> None:
+    """PlanningError naming the runs a record used that were deleted since."""
     wanted = list(record.basis_run_ids)
     with session_scope(engine, write=False) as session:
         found = set(session.scalars(select(Run.id).where(Run.id.in_(wanted))).all())
@@ -327,12 +272,6 @@ def _refuse_missing_runs(engine: Engine, record: PlanRecord) -> None:
             f"{', '.join(map(str, missing))} it used were deleted since; re-import them or "
             "record a new plan"
         )
-
-
-def _store_curves(engine: Engine) -> list[LoadCurve]:
-    # A chunk of runs at a time: only the curves are kept (bench/bench_scale.py).
-    curves = (curve_from_run(s.run, s.run_id) for s in iter_runs(engine))
-    return [curve for curve in curves if curve is not None]
 
 
 def _plan_record(row: PlanRecordRow) -> PlanRecord:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from measurements.run_file import Level, Origin, RunFile
-from planner.fit import CurveFit, FitResult, Prediction
-from planner.physics import Ceilings, PhysicsCheck
+
+if TYPE_CHECKING:  # annotations only: `capplan runs` prints runs without loading scipy
+    from planner.fit import CurveFit, FitResult, Prediction
+    from planner.physics import Ceilings, PhysicsCheck
 
 JsonDict = dict[str, object]
 

@@ -23,6 +23,7 @@ from planner.capacity import make_plan
 from planner.curves import curve_from_run
 from planner.scenario import load_scenario
 from tests.stores import Stores
+from workflows import history
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -490,7 +491,7 @@ def test_report_of_a_plan_record_is_remade_from_its_own_runs_and_prices(
     stored = load_runs(engine)
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     plan = make_plan(scenario, curves, repository.list_prices(engine))
-    record = scenarios.record_plan(engine, "agent-platform", plan, curves=curves)
+    record = history.record_plan(engine, "agent-platform", plan, curves=curves)
     target = tmp_path / "audit.json"
     base = ["report", "--record", str(record.record_id), "--format", "json"]
     summary = _json([*base, "--out", str(target), "--samples", "0", "--db", demo_db, "--json"])

@@ -4,8 +4,6 @@ scenarios saved to and loaded from the store.
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from planner.capacity import Plan
@@ -15,15 +13,13 @@ from planner.uncertainty import PlanRanges
 from reports.export import (
     options_table,
     plan_to_csv,
-    plan_to_dict,
     plan_to_xlsx,
     range_rows,
-    ranges_to_dict,
-    sensitivity_rows,
     tie_note,
 )
 from ui import charts, plan_form
 from ui import resources as res
+from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -134,12 +130,9 @@ def _downloads(
     )
     xlsx.download_button("Plan as XLSX", plan_to_xlsx(plan, ranges, swings), f"{stem}.xlsx", XLSX)
     csv.download_button("Plan as CSV", plan_to_csv(plan), f"{stem}.csv", "text/csv")
-    full = plan_to_dict(plan)
-    full["ranges"] = ranges_to_dict(ranges) if ranges else None
-    full["sensitivity"] = sensitivity_rows(swings) if swings is not None else None
     document.download_button(
         "Plan as JSON",
-        json.dumps(full, indent=2, default=str),
+        plan_json(plan, ranges, swings),
         f"{stem}.json",
         "application/json",
     )

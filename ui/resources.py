@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TypeVar
 
 import streamlit as st
@@ -21,15 +20,15 @@ from errors import CapplanError, ScenarioError
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Provenance, input_error_from_validation
 from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, canonical_model, curve_from_run
+from planner.curves import LoadCurve, canonical_model
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from planner.sensitivity import SensitivityRow, sensitivity
 from planner.uncertainty import PlanRanges, plan_ranges
 from reports.formats import render_report
-from reports.model import build_report, run_meta
 from ui.tables import curves_for, price_entries_from_rows, workload_key
+from workflows import history, planning
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
 
 T = TypeVar("T")
@@ -125,9 +124,7 @@ def load_curves(
     """One LoadCurve per stored run that has concurrency levels, of the stored model names in
     `models` and the (ISL, OSL) `workload` when given (runs read a chunk at a time: the curves
     are kept, the RunFiles are not)."""
-    stored = repository.iter_runs(store_engine(url), models=models, workload=workload)
-    curves = (curve_from_run(s.run, s.run_id) for s in stored)
-    return [curve for curve in curves if curve is not None]
+    return planning.load_curves(store_engine(url), models, workload)
 
 
 @st.cache_data(show_spinner=False)
@@ -181,7 +178,7 @@ def fits_for_workload(url: str, version: int, model: str, workload: str) -> list
 @st.cache_data(show_spinner=False)
 def price_catalog(url: str, version: int) -> list[PriceEntry]:
     """The stored price catalog, or the shipped one when the store has none (as the CLI does)."""
-    return repository.list_prices(store_engine(url)) or load_catalog_csv()
+    return planning.price_catalog(store_engine(url))
 
 
 @st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: scenario_to_yaml})
@@ -218,17 +215,9 @@ def report_bytes(
     url: str,
     fmt: str,
 ) -> bytes:
-    """The capacity report of a plan in one format (reports.formats.REPORT_FORMATS)."""
-    # The report lists the runs behind the options only: read those, not every run.
-    stored = repository.load_runs(store_engine(url), scenarios.plan_run_ids(plan))
-    report = build_report(
-        plan,
-        ranges=ranges,
-        swings=swings,
-        runs=[run_meta(s.run_id, s.imported_at, s.run) for s in stored],
-        generated_at=datetime.now(UTC),
-    )
-    return render_report(report, fmt)
+    """The capacity report of a plan in one format (reports.formats.REPORT_FORMATS), listing
+    the runs behind its options."""
+    return render_report(planning.report_of(store_engine(url), plan, ranges, swings), fmt)
 
 
 @st.cache_data(show_spinner=False)
@@ -334,14 +323,14 @@ def plan_history(url: str, version: int, name: str) -> list[scenarios.PlanRecord
 
 def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
     """Rename a saved scenario (InputError when the new name is taken)."""
-    record = scenarios.rename_scenario(store_engine(url), old, new)
+    record = history.rename_scenario(store_engine(url), old, new)
     bump_version(url)
     return record
 
 
 def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
     """Copy a saved scenario under a new name."""
-    record = scenarios.clone_scenario(store_engine(url), name, new_name)
+    record = history.clone_scenario(store_engine(url), name, new_name)
     bump_version(url)
     return record
 
@@ -359,11 +348,11 @@ def record_plan_now(url: str, name: str) -> scenarios.PlanRecord:
     scenario = load_scenario(url, name)
     plan = plan_for(scenario, url, version)
     curves = scenario_curves(scenario, url, version)
-    record = scenarios.record_plan(store_engine(url), name, plan, curves=curves)
+    record = history.record_plan(store_engine(url), name, plan, curves=curves)
     bump_version(url)
     return record
 
 
-def regenerate_record(url: str, record_id: int) -> scenarios.Regenerated:
+def regenerate_record(url: str, record_id: int) -> history.Regenerated:
     """Re-plan a recorded plan from its stored inputs and compare it with what was recorded."""
-    return scenarios.regenerate(store_engine(url), record_id)
+    return history.regenerate(store_engine(url), record_id)

@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from db.scenarios import PlanRecord, Regenerated
+from db.scenarios import PlanRecord
 from planner.capacity import Plan
 from planner.scenario import Scenario
+from workflows.history import Regenerated
 
 Cell = str | int | float | bool | None
 Row = dict[str, Cell]

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from db.scenarios import Regenerated
 from planner.capacity import Plan
 from ui import resources as res
 from ui import scenario_compare as compare
+from workflows.history import Regenerated
 
 EMPTY = (
     "No saved scenarios yet. On the Plan page, set the workload, SLA and demand, then press "

@@ -28,6 +28,7 @@ from planner.capacity import make_plan
 from planner.scenario import scenario_from_yaml
 from tests.db.conftest import full_run
 from tests.stores import Stores, backend
+from workflows import history, planning
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_YAML = (ROOT / "docs" / "scenarios" / "agent-platform.yaml").read_text(encoding="utf-8")
@@ -57,8 +58,8 @@ def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert repository.delete_run(engine, doomed)
     scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
-    plan = make_plan(scenario, scenarios._store_curves(engine), repository.list_prices(engine))
-    scenarios.record_plan(engine, "agent-platform", plan)
+    plan = make_plan(scenario, planning.load_curves(engine), repository.list_prices(engine))
+    history.record_plan(engine, "agent-platform", plan)
     engine.dispose()
     return path
 

@@ -33,6 +33,7 @@ from planner.scenario import scenario_from_yaml
 from tests.db.conftest import full_run
 from tests.ports import free_port
 from tests.stores import Stores, query, row_counts
+from workflows import history, planning
 
 T = TypeVar("T")
 
@@ -347,7 +348,7 @@ def test_cloning_to_one_name_at_once_makes_one_copy_and_clear_input_errors(
     for round_ in range(3):
         target = f"copy-{round_}"
         results = _all_at_once(
-            5, lambda _, target=target: scenarios.clone_scenario(shared_engine, "base", target)
+            5, lambda _, target=target: history.clone_scenario(shared_engine, "base", target)
         )
         made = [r for r in results if isinstance(r, scenarios.ScenarioRecord)]
         refused = [r for r in results if isinstance(r, Exception)]
@@ -358,7 +359,7 @@ def test_cloning_to_one_name_at_once_makes_one_copy_and_clear_input_errors(
 
 
 def _demo_plan(engine: Engine) -> tuple[Plan, list[LoadCurve]]:
-    curves = scenarios._store_curves(engine)
+    curves = planning.load_curves(engine)
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
     return make_plan(scenario, curves, repository.list_prices(engine)), curves
 
@@ -373,18 +374,18 @@ def test_plans_recorded_while_others_save_the_scenario_are_all_kept(shared_engin
                 shared_engine, "agent-platform", _yaml("agent-platform", str(index))
             )
         return [
-            scenarios.record_plan(shared_engine, "agent-platform", plan, curves=curves)
+            history.record_plan(shared_engine, "agent-platform", plan, curves=curves)
             for _ in range(2)
         ]
 
     results = _all_at_once(6, session)
     assert [r for r in results if isinstance(r, Exception)] == []
-    history = scenarios.plan_history(shared_engine, "agent-platform")
+    records = scenarios.plan_history(shared_engine, "agent-platform")
     recorded = [
         record.record_id for batch in results if isinstance(batch, list) for record in batch
     ]
-    assert sorted(record.record_id for record in history) == sorted(recorded)
-    assert len(history) == 6
+    assert sorted(record.record_id for record in records) == sorted(recorded)
+    assert len(records) == 6
 
 
 def test_a_plan_recorded_while_its_scenario_is_deleted_is_kept_or_refused_clearly(
@@ -398,7 +399,7 @@ def test_a_plan_recorded_while_its_scenario_is_deleted_is_kept_or_refused_clearl
         def session(index: int, name: str = name) -> object:
             if index == 0:
                 return scenarios.delete_scenario(shared_engine, name)
-            return scenarios.record_plan(shared_engine, name, plan, curves=curves)
+            return history.record_plan(shared_engine, name, plan, curves=curves)
 
         results = _all_at_once(4, session)
         assert results[0] is True

@@ -12,6 +12,7 @@ from db import repository
 from db.repository import RunFilter, RunSummary, save_runs
 from measurements.run_file import Deployment, Provenance, RunFile
 from tests.db.conftest import full_run
+from workflows import planning
 
 ENGINES = ("vllm", "tensorrt-llm")
 GPUS = ("H100-SXM-80GB", "H200-SXM-141GB", None)
@@ -159,7 +160,7 @@ def test_iter_runs_keeps_only_the_models_and_workload_asked(
 ) -> None:
     qwen = [s.run_id for s in repository.iter_runs(engine, chunk=3, models=["Qwen/Qwen2.5-72B"])]
     assert qwen == stored[20:]
-    llama = repository.models_like(engine, "meta-llama/Llama-3.1-70B")
+    llama = planning.model_names_like(engine, "meta-llama/Llama-3.1-70B")
     assert llama == ["meta-llama/Llama-3.1-70B-Instruct"]
     assert [s.run_id for s in repository.iter_runs(engine, models=llama)] == stored[:20]
     same = repository.iter_runs(engine, models=llama, workload=(3000, 300))

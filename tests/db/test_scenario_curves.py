@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from db import repository, scenarios
+from db import repository
 from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.capacity import make_plan
@@ -21,6 +21,7 @@ from planner.scenario import Scenario, load_scenario
 from planner.sensitivity import sensitivity
 from planner.uncertainty import plan_ranges
 from reports.export import plan_to_dict, ranges_to_dict
+from workflows import history, planning
 
 SCENARIOS = sorted(Path("docs/scenarios").glob("*.yaml"))
 OTHER_MODEL = "Qwen/Qwen2.5-72B-Instruct"
@@ -52,7 +53,7 @@ def test_the_store_holds_both_models_on_the_same_deployments(store: Engine) -> N
     by_model = {c.key.model for c in every}
     assert OTHER_MODEL in by_model and len(by_model) >= 2
     scenario = load_scenario(SCENARIOS[0])
-    names = repository.models_like(store, scenario.model)
+    names = planning.model_names_like(store, scenario.model)
     assert names and OTHER_MODEL not in names
     subset = _curves(list(repository.iter_runs(store, models=names)))
     assert 0 < len(subset) < len(every)
@@ -66,14 +67,14 @@ def test_a_plan_over_the_scenario_model_equals_the_plan_over_every_curve(
     scenario = load_scenario(path)
     prices = load_catalog_csv()
     every = _curves(list(repository.iter_runs(store)))
-    names = repository.models_like(store, scenario.model)
+    names = planning.model_names_like(store, scenario.model)
     subset = _curves(list(repository.iter_runs(store, models=names)))
     assert len(subset) < len(every)
     full, narrow = make_plan(scenario, every, prices), make_plan(scenario, subset, prices)
     assert plan_to_dict(narrow) == plan_to_dict(full)
-    assert scenarios.plan_run_ids(narrow) == scenarios.plan_run_ids(full)
-    assert scenarios.plan_run_ids(full)
-    assert scenarios.basis_run_ids(narrow, subset) == scenarios.basis_run_ids(full, every)
+    assert planning.plan_run_ids(narrow) == planning.plan_run_ids(full)
+    assert planning.plan_run_ids(full)
+    assert history.basis_run_ids(narrow, subset) == history.basis_run_ids(full, every)
     assert sensitivity(scenario, subset, prices) == sensitivity(scenario, every, prices)
 
 
@@ -94,7 +95,7 @@ def test_ranges_over_the_scenario_model_equal_ranges_over_same_model_curves(
     prices = load_catalog_csv()
     every = _curves(list(repository.iter_runs(store)))
     subset = _curves(
-        list(repository.iter_runs(store, models=repository.models_like(store, scenario.model)))
+        list(repository.iter_runs(store, models=planning.model_names_like(store, scenario.model)))
     )
     narrow = plan_ranges(scenario, subset, prices, samples=20)
     filtered = plan_ranges(scenario, _same_model_only(scenario, every), prices, samples=20)

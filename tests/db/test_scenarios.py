@@ -18,6 +18,7 @@ from planner.capacity import make_plan
 from planner.prices import catalog_version
 from planner.scenario import scenario_from_yaml
 from tests.stores import Stores
+from workflows import history, planning
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_YAML = (ROOT / "docs" / "scenarios" / "agent-platform.yaml").read_text(encoding="utf-8")
@@ -48,40 +49,40 @@ def _recorded(
 ) -> scenarios.PlanRecord:
     scenarios.save_scenario(engine, name, _yaml(name, text))
     scenario = scenario_from_yaml(_yaml(name, text), name)
-    plan = make_plan(scenario, scenarios._store_curves(engine), repository.list_prices(engine))
-    return scenarios.record_plan(engine, name, plan)
+    plan = make_plan(scenario, planning.load_curves(engine), repository.list_prices(engine))
+    return history.record_plan(engine, name, plan)
 
 
 def test_rename_refuses_a_taken_name_and_changes_nothing(engine: Engine) -> None:
     scenarios.save_scenario(engine, "a", _yaml("a"))
     scenarios.save_scenario(engine, "b", _yaml("b"))
     with pytest.raises(InputError, match="a scenario named 'b' already exists"):
-        scenarios.rename_scenario(engine, "a", "b")
+        history.rename_scenario(engine, "a", "b")
     assert _names(engine) == ["a", "b"]
     assert scenarios.get_scenario(engine, "a").yaml_text == _yaml("a")
 
 
 def test_rename_moves_the_name_into_the_yaml(engine: Engine) -> None:
     saved = scenarios.save_scenario(engine, "a", _yaml("a"))
-    renamed = scenarios.rename_scenario(engine, "a", "  finance-q3 ")
+    renamed = history.rename_scenario(engine, "a", "  finance-q3 ")
     assert (renamed.scenario_id, renamed.name) == (saved.scenario_id, "finance-q3")
     assert _names(engine) == ["finance-q3"]
     assert scenario_from_yaml(renamed.yaml_text, "x").name == "finance-q3"
     with pytest.raises(InputError, match="no saved scenario named 'a'"):
-        scenarios.rename_scenario(engine, "a", "c")
+        history.rename_scenario(engine, "a", "c")
 
 
 def test_clone_copies_the_inputs_under_a_new_name(engine: Engine) -> None:
     scenarios.save_scenario(engine, "a", _yaml("a"))
-    clone = scenarios.clone_scenario(engine, "a", "a-copy")
+    clone = history.clone_scenario(engine, "a", "a-copy")
     assert _names(engine) == ["a", "a-copy"]
     original = scenario_from_yaml(scenarios.get_scenario(engine, "a").yaml_text, "a")
     copied = scenario_from_yaml(clone.yaml_text, "a-copy")
     assert copied == original.model_copy(update={"name": "a-copy"})
     with pytest.raises(InputError, match="already exists"):
-        scenarios.clone_scenario(engine, "a", "a-copy")
+        history.clone_scenario(engine, "a", "a-copy")
     with pytest.raises(InputError, match="1 to 200 characters"):
-        scenarios.clone_scenario(engine, "a", "   ")
+        history.clone_scenario(engine, "a", "   ")
 
 
 def test_delete_removes_the_scenario_and_keeps_its_recorded_plans(demo: Engine) -> None:
@@ -94,8 +95,8 @@ def test_delete_removes_the_scenario_and_keeps_its_recorded_plans(demo: Engine) 
     assert kept.summary == record.summary
     # Saved again under the same name, its history shows the records kept for audit.
     again = _recorded(demo)
-    history = [r.record_id for r in scenarios.plan_history(demo, "agent-platform")]
-    assert history == [again.record_id, record.record_id]
+    kept_ids = [r.record_id for r in scenarios.plan_history(demo, "agent-platform")]
+    assert kept_ids == [again.record_id, record.record_id]
 
 
 def test_record_plan_keeps_inputs_and_summary(demo: Engine) -> None:
@@ -119,9 +120,9 @@ def test_plan_history_is_newest_first_and_follows_a_rename(demo: Engine) -> None
     first = _recorded(demo)
     second = _recorded(demo)
     scenarios.save_scenario(demo, "other", _yaml("other"))
-    scenarios.rename_scenario(demo, "agent-platform", "renamed")
-    history = scenarios.plan_history(demo, "renamed")
-    assert [r.record_id for r in history] == [second.record_id, first.record_id]
+    history.rename_scenario(demo, "agent-platform", "renamed")
+    records = scenarios.plan_history(demo, "renamed")
+    assert [r.record_id for r in records] == [second.record_id, first.record_id]
     assert scenarios.plan_history(demo, "other") == []
     with pytest.raises(InputError, match="no recorded plan with id 999"):
         scenarios.get_plan_record(demo, 999)
@@ -136,31 +137,31 @@ def test_regenerate_reproduces_the_summary_even_after_the_catalog_changed(demo: 
     repository.replace_prices(demo, doubled)
     fresh = make_plan(
         scenario_from_yaml(record.scenario_yaml, "x"),
-        scenarios._store_curves(demo),
+        planning.load_curves(demo),
         repository.list_prices(demo),
     )
     assert fresh.recommendation.choice is not None
     assert fresh.recommendation.choice.total_monthly_cost_usd == pytest.approx(2 * 61320.0)
-    result = scenarios.regenerate(demo, record.record_id)
+    result = history.regenerate(demo, record.record_id)
     assert result.matches
     assert result.summary == record.summary
     assert result.summary.total_monthly_cost_usd == pytest.approx(61320.0)
     assert result.plan.catalog_version == record.catalog_version
-    assert scenarios.regenerate_plan(demo, record.record_id).recommendation.choice is not None
+    assert history.regenerate(demo, record.record_id).plan.recommendation.choice is not None
 
 
 def test_regenerate_after_a_run_was_deleted_names_the_missing_runs(demo: Engine) -> None:
     record = _recorded(demo)
     assert repository.delete_run(demo, 97) and repository.delete_run(demo, 119)
     with pytest.raises(PlanningError, match=r"run\(s\) 97, 119 it used were deleted since"):
-        scenarios.regenerate_plan(demo, record.record_id)
+        history.regenerate(demo, record.record_id)
 
 
 def test_record_plan_refuses_an_unsaved_scenario(demo: Engine) -> None:
     scenario = scenario_from_yaml(AGENT_YAML, "agent")
-    plan = make_plan(scenario, scenarios._store_curves(demo), repository.list_prices(demo))
+    plan = make_plan(scenario, planning.load_curves(demo), repository.list_prices(demo))
     with pytest.raises(InputError, match="no saved scenario named 'agent-platform'"):
-        scenarios.record_plan(demo, "agent-platform", plan)
+        history.record_plan(demo, "agent-platform", plan)
 
 
 def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None:
@@ -193,10 +194,10 @@ def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None
         "candidates: {engines: [vllm], gpus: [H200-SXM-141GB]}\n"
     )
     scenarios.save_scenario(demo, "silicon", text)
-    curves = scenarios._store_curves(demo)
+    curves = planning.load_curves(demo)
     plan = make_plan(scenario_from_yaml(text, "silicon"), curves, repository.list_prices(demo))
-    record = scenarios.record_plan(demo, "silicon", plan, curves=curves)
+    record = history.record_plan(demo, "silicon", plan, curves=curves)
     assert copy_id not in record.run_ids
     assert original.run_id in record.run_ids
     assert copy_id in record.basis_run_ids
-    assert scenarios.regenerate(demo, record.record_id).matches
+    assert history.regenerate(demo, record.record_id).matches

@@ -11,6 +11,7 @@ from planner.capacity import make_plan
 from planner.scenario import scenario_from_yaml
 from tests.db.conftest import full_run
 from tests.stores import Stores, column_names, query, row_counts
+from workflows import history, planning
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_YAML = (ROOT / "docs" / "scenarios" / "seed-article-h100.yaml").read_text(encoding="utf-8")
@@ -57,9 +58,9 @@ def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
         load_demo_data(engine)
         scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML)
         scenario = scenario_from_yaml(SEED_YAML, "seed")
-        curves = scenarios._store_curves(engine)
+        curves = planning.load_curves(engine)
         plan = make_plan(scenario, curves, repository.list_prices(engine))
-        scenarios.record_plan(engine, "seed-article-h100", plan, curves=curves)
+        history.record_plan(engine, "seed-article-h100", plan, curves=curves)
         runs = repository.count_runs(engine)
     finally:
         engine.dispose()

@@ -12,7 +12,6 @@ from planner.capacity import Plan, make_plan
 from planner.prices import catalog_version, load_catalog_csv
 from planner.scenario import scenario_from_dict
 from reports.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
-
 from tests.planner.builders import scenario, seed_curves, silicon_curves
 
 CATALOG = load_catalog_csv()

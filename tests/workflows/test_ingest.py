@@ -1,0 +1,105 @@
+"""workflows.ingest: one ingest for both shells, atomic (CLI) or per file (app), a typed outcome
+per run carrying the files it came from, sizes and file kinds checked before reading."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from db import repository
+from db.engine import Engine, make_engine
+from errors import InputError
+from measurements.importers import MAX_IMPORT_BYTES
+from measurements.importers.common import DeploymentOverrides
+from tests.stores import Stores
+from workflows.ingest import IngestOptions, IngestStatus, Upload, ingest, read_uploads
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu-real"
+FACTS = DeploymentOverrides(gpu="H100-SXM-80GB", tp=1)
+
+
+@pytest.fixture
+def engine(stores: Stores) -> Iterator[Engine]:
+    made = make_engine(stores.migrated("ingest"))
+    yield made
+    made.dispose()
+
+
+def _upload(name: str) -> Upload:
+    return Upload(name, (REAL / name).read_bytes())
+
+
+def test_per_file_policy_stores_the_good_files_beside_a_bad_one(engine: Engine) -> None:
+    uploads = [_upload("c8.json"), Upload("junk.txt", b"no benchmark here")]
+    outcomes = ingest(engine, uploads, IngestOptions(FACTS))
+    assert [(o.files, o.status) for o in outcomes] == [
+        (("c8.json",), IngestStatus.STORED),
+        (("junk.txt",), IngestStatus.REJECTED),
+    ]
+    assert outcomes[0].run_id is not None and outcomes[0].levels == 1
+    assert outcomes[0].format_id and outcomes[0].detected
+    assert "junk.txt" in outcomes[1].message
+    assert len(repository.list_runs(engine)) == 1
+
+
+def test_atomic_policy_stores_nothing_when_one_file_is_bad(engine: Engine) -> None:
+    uploads = [_upload("c8.json"), Upload("junk.txt", b"no benchmark here")]
+    with pytest.raises(InputError, match=r"junk\.txt"):
+        ingest(engine, uploads, IngestOptions(FACTS, atomic=True))
+    assert repository.list_runs(engine) == []
+
+
+def test_a_merged_sweep_names_each_of_its_files(engine: Engine) -> None:
+    uploads = [_upload("c1.json"), _upload("c32.json")]
+    (outcome,) = ingest(engine, uploads, IngestOptions(FACTS, atomic=True))
+    assert outcome.files == ("c1.json", "c32.json")
+    assert outcome.file == "c1.json, c32.json"
+    assert outcome.levels == 2 and outcome.created
+    unmerged = ingest(engine, uploads, IngestOptions(FACTS, merge=False))
+    assert [o.files for o in unmerged] == [("c1.json",), ("c32.json",)]
+
+
+def test_the_same_content_again_is_a_duplicate(engine: Engine) -> None:
+    (first,) = ingest(engine, [_upload("c8.json")], IngestOptions(FACTS))
+    (again,) = ingest(
+        engine, [Upload("copy.json", (REAL / "c8.json").read_bytes())], IngestOptions(FACTS)
+    )
+    assert again.status is IngestStatus.DUPLICATE and not again.created
+    assert again.run_id == first.run_id
+
+
+def test_zip_members_take_the_place_of_their_archive_in_the_order(engine: Engine) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("results/bad.json", b"{}")
+        archive.writestr("results/c8.json", (REAL / "c8.json").read_bytes())
+    uploads = [Upload("first.txt", b"nothing"), Upload("run.zip", buffer.getvalue())]
+    outcomes = ingest(engine, uploads, IngestOptions(FACTS))
+    assert outcomes[0].status is IngestStatus.REJECTED
+    assert outcomes[0].files == ("first.txt",)
+    assert {o.status for o in outcomes[1:]} == {IngestStatus.REJECTED, IngestStatus.STORED}
+
+
+def test_read_uploads_refuses_folders_pipes_and_oversized_files_before_reading(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(InputError, match="not a regular file"):
+        read_uploads([tmp_path])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        read_uploads([fifo])  # reading it would block forever
+    sparse = tmp_path / "huge.json"
+    with sparse.open("wb") as handle:
+        handle.truncate(MAX_IMPORT_BYTES + 1)  # no data written: the size alone refuses it
+    with pytest.raises(InputError, match="over the 50 MiB import limit"):
+        read_uploads([sparse])
+    with pytest.raises(InputError, match="cannot read the file"):
+        read_uploads([tmp_path / "missing.json"])
+    (good,) = read_uploads([REAL / "c8.json"])
+    assert good.name == "c8.json" and good.data == (REAL / "c8.json").read_bytes()
