@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_fit_accuracy import SILICON_CSV  # noqa: E402
+from hardware.gpus import load_gpu_specs  # noqa: E402
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
 from planner.curves import CurvePoint, LoadCurve, curve_from_run  # noqa: E402
-from planner.gpus import load_gpu_specs  # noqa: E402
 from planner.physics import curve_ceilings  # noqa: E402
 from planner.workload_adjust import adjust_curve  # noqa: E402
 

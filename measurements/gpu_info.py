@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hardware.gpus import gpu_catalog
+
 QUERY_FIELDS = ("index", "name", "driver_version", "memory.total", "memory.used", "count")
 NVIDIA_SMI_QUERY = (
     "nvidia-smi",
@@ -57,20 +59,14 @@ class GpuFacts:
 
     @property
     def sku(self) -> str:
-        """capplan's GPU SKU for the first GPU (H100-SXM-80GB, H200-SXM-141GB), else its name."""
+        """The GPU catalog's name for the first GPU (e.g. H100-SXM-80GB), else its own name."""
         return gpu_sku(self.gpus[0].name if self.gpus else self.name)
 
 
 def gpu_sku(name: str) -> str:
-    """Map an nvidia-smi GPU name to capplan's SKU; PCIe/NVL parts and others stay as named."""
-    upper = name.upper()
-    if "PCIE" in upper or "NVL" in upper:
-        return name
-    if "H100" in upper:
-        return "H100-SXM-80GB"
-    if "H200" in upper:
-        return "H200-SXM-141GB"
-    return name
+    """Map an nvidia-smi GPU name to its name in the GPU catalog; GPUs it lacks stay as named."""
+    spec = gpu_catalog().find(name)
+    return spec.gpu if spec is not None else name
 
 
 def parse_query_csv(text: str, fields: Sequence[str] = QUERY_FIELDS) -> list[dict[str, str | None]]:

@@ -5,11 +5,12 @@ Only closed-loop (concurrency) levels become points; what was dropped or assumed
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from hardware.gpus import gpu_catalog
 from measurements.run_file import Level, LoadKind, Origin, RunFile
 
+# The two shipped GPUs' names, for tests and benches; which GPUs exist is hardware's catalog.
 H100 = "H100-SXM-80GB"
 H200 = "H200-SXM-141GB"
 _MODEL_SUFFIXES = ("-instruct", "-fp8", "-chat", "-hf")
@@ -98,15 +99,9 @@ def canonical_model(name: str) -> str:
 
 
 def canonical_gpu(name: str) -> str:
-    """Canonical GPU SKU: H100 SXM names -> H100-SXM-80GB, H200 -> H200-SXM-141GB, else as given."""
-    upper = re.sub(r"[\s_]+", "-", name.strip().upper())
-    if "PCIE" in upper or "NVL" in upper:
-        return name.strip()
-    if re.search(r"(?<![A-Z])H100", upper):
-        return H100
-    if re.search(r"(?<![A-Z])H200", upper):
-        return H200
-    return name.strip()
+    """Canonical GPU name: the GPU catalog's name for any spelling it knows, else as given."""
+    spec = gpu_catalog().find(name)
+    return spec.gpu if spec is not None else name.strip()
 
 
 def canonical_engine(name: str) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves import CurvePoint, LoadCurve, canonical_gpu
-from planner.gpus import GpuSpec, load_gpu_specs
 from planner.models import ModelFacts, bytes_per_weight, model_facts
 
 DEFAULT_MEMORY_UTILISATION = 0.9
@@ -18,8 +18,6 @@ DEFAULT_MEMORY_UTILISATION = 0.9
 BOUND_KV_BYTES_PER_ELEMENT = 1.0
 # Engines keep the KV cache at 16 bits unless told otherwise (vLLM --kv-cache-dtype auto).
 ESTIMATE_KV_BYTES_PER_ELEMENT = 2.0
-_SIXTEEN_BIT = ("bf16", "fp16", "fp32")
-_EIGHT_BIT = ("fp8", "int8", "w8a8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +127,7 @@ def ceilings(model: str, precision: str | None, gpu: GpuSpec, tp: int) -> Ceilin
 def _ceilings(
     facts: ModelFacts, precision: str, weight_byte: float, gpu: GpuSpec, tp: int
 ) -> Ceilings:
-    peak_tflops = _peak_tflops(gpu, precision)
+    peak_tflops = gpu.dense_tflops(precision)  # None: no peak for the precision, so no floor
     return Ceilings(
         model=facts.model,
         precision=precision,
@@ -143,15 +141,6 @@ def _ceilings(
         peak_flops=None if peak_tflops is None else peak_tflops * tp * 1e12,
         memory_bytes=tp * gpu.memory_gb * 1e9,
     )
-
-
-def _peak_tflops(gpu: GpuSpec, precision: str) -> float | None:
-    """Dense peak for the precision's math; other formats have no peak column, so no floor."""
-    if precision in _SIXTEEN_BIT:
-        return gpu.bf16_dense_tflops
-    if precision in _EIGHT_BIT:
-        return gpu.fp8_dense_tflops
-    return None
 
 
 def curve_ceilings(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Ceilings | str:

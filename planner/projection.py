@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu
-from planner.gpus import GpuSpec, load_gpu_specs
 from planner.physics import (
     DEFAULT_MEMORY_UTILISATION,
     ESTIMATE_KV_BYTES_PER_ELEMENT,

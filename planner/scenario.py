@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from errors import ScenarioError
+from hardware.gpus import gpu_catalog
 from planner.curves import canonical_engine, canonical_gpu
 
 DemandKind = Literal["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
@@ -155,7 +156,10 @@ class CandidatesSpec(_Spec):
     """Which engines, GPUs and tensor-parallel sizes to consider (None = every TP measured)."""
 
     engines: tuple[str, ...] = Field(("vllm", "tensorrt-llm"), min_length=1)
-    gpus: tuple[str, ...] = Field(("H100-SXM-80GB", "H200-SXM-141GB"), min_length=1)
+    # Default: the GPU catalog's planned_by_default GPUs, read when a scenario is made.
+    gpus: tuple[str, ...] = Field(
+        default_factory=lambda: gpu_catalog().default_names(), min_length=1
+    )
     tp: tuple[int, ...] | None = Field(None, min_length=1)
 
     @field_validator("engines")
@@ -255,7 +259,7 @@ class Scenario(_Spec):
     demand: DemandSpec
     sla: SlaSpec = SlaSpec()
     budget: BudgetSpec | None = None
-    candidates: CandidatesSpec = CandidatesSpec()
+    candidates: CandidatesSpec = Field(default_factory=CandidatesSpec)
     pricing: dict[str, float | GpuPricingSpec] = Field(
         default_factory=dict,
         description="By GPU: on-demand USD per GPU-hour, or {on_demand, reserved}; "

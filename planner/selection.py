@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves import LoadCurve, canonical_model
-from planner.gpus import GpuSpec, load_gpu_specs
 from planner.physics import Ceilings, check_curve, curve_ceilings
 from planner.projection import project_curve
 from planner.scenario import Scenario

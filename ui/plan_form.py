@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from errors import PlanningError
-from planner.curves import H100, H200, LoadCurve, canonical_engine, canonical_gpu, canonical_model
+from hardware.gpus import gpu_catalog
+from planner.curves import LoadCurve, canonical_engine, canonical_gpu, canonical_model
 from planner.prices import PriceEntry, default_price
 from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
 from ui import plan_fleet_form
@@ -233,7 +234,8 @@ def _candidates_and_pricing(
     wanted = canonical_model(model)
     mine = [c for c in curves if canonical_model(c.key.model) == wanted]
     engines = _with_loaded("plan_engines", {"vllm", "tensorrt-llm", *(c.key.engine for c in mine)})
-    gpus = _with_loaded("plan_gpus", {H100, H200, *(c.key.gpu for c in mine if c.key.gpu)})
+    known = gpu_catalog()
+    gpus = _with_loaded("plan_gpus", {*known.names(), *(c.key.gpu for c in mine if c.key.gpu)})
     tps = sorted({c.key.tp for c in mine if c.key.tp} | set(st.session_state.get("plan_tp", [])))
     chosen_engines = bar.multiselect(
         "Engines",
@@ -245,7 +247,7 @@ def _candidates_and_pricing(
     chosen_gpus = bar.multiselect(
         "GPUs",
         gpus,
-        default=[H100, H200],
+        default=list(known.default_names()),
         key="plan_gpus",
         help="GPU types to compare; each is priced per GPU-hour below.",
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from planner.gpus import load_gpu_specs
+from hardware.gpus import load_gpu_specs
 from planner.prices import catalog_version, skipped_rows
 from ui import resources as res
 from ui import tables

@@ -15,10 +15,10 @@ import pandas as pd
 
 from db.repository import RunSummary
 from errors import InputError
+from hardware.gpus import GpuSpec
 from measurements.run_file import Origin, RunFile
 from planner.curves import LoadCurve, canonical_gpu, canonical_model
 from planner.fit import CurveFit
-from planner.gpus import GpuSpec
 from planner.physics import PhysicsCheck
 from planner.present import fit_to_dict
 from planner.prices import PriceEntry, SkippedPriceRow
@@ -38,6 +38,19 @@ PRICE_COLUMNS = (
     "gpus_per_instance",
     "usd_per_instance_hour",
     "region",
+    "notes",
+)
+# The datasheet columns the Prices page shows (the catalog's naming columns are left out).
+SPEC_COLUMNS = (
+    "gpu",
+    "memory_gb",
+    "mem_bw_tb_s",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "nvlink_gb_s_per_direction",
+    "tdp_w",
+    "source",
+    "as_of",
     "notes",
 )
 _REQUIRED_TEXT = ("provider", "gpu", "pricing_type")
@@ -278,7 +291,7 @@ def skipped_price_rows(skipped: Iterable[SkippedPriceRow]) -> list[Row]:
 
 def gpu_spec_rows(specs: Iterable[GpuSpec]) -> list[Row]:
     """GPU datasheet rows with units in the column names."""
-    return [asdict(spec) for spec in specs]
+    return [{column: getattr(spec, column) for column in SPEC_COLUMNS} for spec in specs]
 
 
 def price_entries_from_rows(rows: Sequence[Row]) -> list[PriceEntry]:

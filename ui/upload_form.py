@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from errors import CapplanError, InputError
+from hardware.gpus import gpu_catalog
 from measurements.importers import MAX_IMPORT_BYTES
 from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
@@ -27,7 +28,6 @@ FROM_FILE = "(from file)"
 OTHER = "other"
 ENGINES = (FROM_FILE, "vllm", "tensorrt-llm", "sglang", OTHER)
 PRECISIONS = (FROM_FILE, "fp8", "bf16", "fp16", "int8", "int4", "nvfp4", OTHER)
-GPUS = (FROM_FILE, "H100-SXM-80GB", "H200-SXM-141GB", OTHER)
 FACT_HELP = "Only for facts the file does not state; a value here replaces the file's (noted)."
 LOAD_HELP = (
     "Some exports (AIPerf/GenAI-Perf CSV, per-request records) do not say what load they ran "
@@ -55,7 +55,7 @@ def deployment_facts() -> dict[str, object]:
         "engine_version": left.text_input("Engine version", key="fact_version", help=FACT_HELP),
         "model": middle.text_input("Model (as served)", key="fact_model", help=FACT_HELP),
         "precision": _pick(middle, "Precision", PRECISIONS),
-        "gpu": _pick(right, "GPU", GPUS),
+        "gpu": _pick(right, "GPU", (FROM_FILE, *gpu_catalog().names(), OTHER)),
     }
     for name, label in COUNTS:
         facts[name] = last.number_input(

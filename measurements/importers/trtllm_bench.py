@@ -120,7 +120,7 @@ def _stated(
     gpu = None
     if machine is not None:
         sku = gpu_sku(machine)
-        gpu = sku if sku != machine else None  # only H100/H200 SXM names map to a capplan SKU
+        gpu = sku if sku != machine else None  # only spellings of a GPU catalog GPU map
         if gpu is None:
             notes.append(f"machine.name {machine!r} is not a GPU capplan plans for: gpu left unset")
     try:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from errors import InputError
+from hardware.gpus import load_gpu_specs
 from planner.curves import CurveKey, CurvePoint, LoadCurve
-from planner.gpus import load_gpu_specs
 from planner.models import bytes_per_weight, load_model_facts, model_facts
 from planner.physics import Ceilings, ceilings, check_curve
 from tests.planner.builders import SEED_TRTLLM, seed_curve, seed_curves, silicon_curves

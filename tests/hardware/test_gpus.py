@@ -1,0 +1,113 @@
+"""The GPU catalog: the shipped datasheet numbers under the names the planner and prices use, the
+spellings that name each GPU, and errors that point at the bad cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from errors import InputError
+from hardware.gpus import CATALOG_CSV, gpu_catalog, load_gpu_specs
+from planner.prices import load_catalog_csv
+from tests.gpu_catalogs import B200_ROW, catalog_row
+
+
+def _catalog_with(tmp_path: Path, *rows: dict[str, str], text: str | None = None) -> Path:
+    path = tmp_path / "gpus.csv"
+    body = CATALOG_CSV.read_text(encoding="utf-8").rstrip("\n") if text is None else text
+    path.write_text("\n".join([body, *(catalog_row(row) for row in rows)]) + "\n", "utf-8")
+    return path
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(InputError) as info:
+        gpu_catalog(path)
+    return str(info.value)
+
+
+def test_h100_and_h200_specs_load_under_the_catalog_names() -> None:
+    specs = {spec.gpu: spec for spec in load_gpu_specs()}
+    assert set(specs) == {"H100-SXM-80GB", "H200-SXM-141GB"}
+    assert {entry.gpu for entry in load_catalog_csv()} <= set(specs)
+    # NVIDIA datasheet values: same compute, more and faster memory on H200.
+    assert specs["H100-SXM-80GB"].mem_bw_tb_s == 3.35 and specs["H200-SXM-141GB"].mem_bw_tb_s == 4.8
+    assert specs["H100-SXM-80GB"].fp8_dense_tflops == specs["H200-SXM-141GB"].fp8_dense_tflops
+    assert all(spec.source and spec.as_of for spec in specs.values())
+
+
+def test_the_shipped_catalog_plans_h100_and_h200_by_default() -> None:
+    catalog = gpu_catalog()
+    assert catalog.names() == ("H100-SXM-80GB", "H200-SXM-141GB")
+    assert catalog.default_names() == catalog.names()
+
+
+def test_datasets_spelling_of_the_h100_is_an_alias() -> None:
+    # shared/datasets/gpu_specs.csv names it H100-SXM5-80GB; capplan stores H100-SXM-80GB.
+    h100 = gpu_catalog().find("H100-SXM5-80GB")
+    assert h100 is not None and h100.gpu == "H100-SXM-80GB"
+
+
+def test_peaks_per_precision_come_from_their_column() -> None:
+    h100 = gpu_catalog().find("H100-SXM-80GB")
+    assert h100 is not None
+    assert h100.dense_tflops("BF16") == h100.dense_tflops("fp16") == 989
+    assert h100.dense_tflops("fp8") == h100.dense_tflops("int8") == 1979
+    assert h100.dense_tflops("nvfp4") is None  # Hopper has no FP4 tensor cores: blank
+    assert h100.dense_tflops("int4") is None  # weight-only: no peak claimed
+
+
+@pytest.mark.parametrize(
+    ("spelling", "gpu"),
+    [
+        ("  nvidia h100 80gb hbm3 ", "H100-SXM-80GB"),  # an alias, any case and spacing
+        ("NVIDIA-H100-SXM5-80GB", "H100-SXM-80GB"),  # by the chip token
+        ("H100 PCIe", None),  # the token, but another part
+        ("NVIDIA GH200 480GB", None),  # GH200 is not the H200 token
+        ("8xH200", None),  # the token after a letter
+    ],
+)
+def test_find_by_alias_then_by_chip_token(spelling: str, gpu: str | None) -> None:
+    found = gpu_catalog().find(spelling)
+    assert (found.gpu if found else None) == gpu
+
+
+def test_a_bad_number_names_the_file_row_and_column(tmp_path: Path) -> None:
+    bad = tmp_path / "specs.csv"
+    bad.write_text(CATALOG_CSV.read_text().replace(",3.35,", ",fast,"), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_gpu_specs(bad)
+    assert "specs.csv" in str(info.value) and "mem_bw_tb_s" in str(info.value)
+    assert "'fast'" in str(info.value) and "line 13" in str(info.value)
+
+
+def test_a_blank_required_number_is_refused(tmp_path: Path) -> None:
+    message = _error(_catalog_with(tmp_path, {**B200_ROW, "tdp_w": ""}))
+    assert "gpus.csv" in message and "'tdp_w'" in message and "line 15" in message
+
+
+def test_a_blank_optional_peak_means_none(tmp_path: Path) -> None:
+    path = _catalog_with(tmp_path, {**B200_ROW, "fp4_dense_tflops": ""})
+    b200 = gpu_catalog(path).find("B200")
+    assert b200 is not None and b200.fp4_dense_tflops is None
+
+
+def test_a_spelling_that_names_two_gpus_is_refused(tmp_path: Path) -> None:
+    message = _error(_catalog_with(tmp_path, {**B200_ROW, "aliases": "B200; nvidia_h200"}))
+    assert "'NVIDIA H200'" not in message and "'nvidia_h200'" in message
+    assert "H200-SXM-141GB" in message and "'aliases'" in message
+
+
+def test_a_missing_column_is_named(tmp_path: Path) -> None:
+    text = CATALOG_CSV.read_text().replace(",name_token,", ",token,")
+    assert "'name_token'" in _error(_catalog_with(tmp_path, text=text))
+
+
+def test_planned_by_default_must_be_yes_or_no(tmp_path: Path) -> None:
+    message = _error(_catalog_with(tmp_path, {**B200_ROW, "planned_by_default": "maybe"}))
+    assert "'planned_by_default'" in message and "'maybe'" in message
+
+
+def test_a_catalog_planning_no_gpu_by_default_is_refused(tmp_path: Path) -> None:
+    text = CATALOG_CSV.read_text().replace(",yes,", ",no,")
+    assert "planned_by_default" in _error(_catalog_with(tmp_path, text=text))

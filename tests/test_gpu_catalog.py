@@ -1,0 +1,130 @@
+"""One GPU catalog for everything: the planner's and the probe's names agree on every spelling,
+and a GPU added as a catalog row (plus a price row) is named, validated, bounded by the
+physics, projected to and priced, with no code file touched. (The app's lists: tests/ui.)"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from errors import PlanningError
+from hardware.gpus import gpu_catalog, load_gpu_specs
+from measurements.gpu_info import gpu_sku
+from planner.capacity import make_plan
+from planner.curves import H100, H200, canonical_gpu
+from planner.physics import Ceilings, ceilings, curve_ceilings
+from planner.prices import default_price, load_catalog_csv, scenario_price
+from planner.projection import PROJECTED, project_curve
+from planner.scenario import scenario_from_dict
+from tests.gpu_catalogs import B200, B200_PRICE_ROW, add_gpu
+from tests.planner.builders import scenario, silicon_curves
+
+# Names no catalog row claims: both paths must leave each one alone, the same way.
+NOT_IN_CATALOG = ("H100 PCIe", "NVIDIA H200 NVL", "NVIDIA GH200 480GB", "GH200", "NVIDIA GB10")
+
+
+def _spellings(gpu: str, aliases: tuple[str, ...]) -> list[str]:
+    written = [gpu, *aliases]
+    return [*written, *(s.lower() for s in written), *(f" {s.upper()} " for s in written)]
+
+
+def _assert_both_paths_agree() -> None:
+    for spec in load_gpu_specs():
+        for spelling in _spellings(spec.gpu, spec.aliases):
+            assert canonical_gpu(spelling) == spec.gpu, (spelling, "planner")
+            assert gpu_sku(spelling) == spec.gpu, (spelling, "probe")
+    for name in NOT_IN_CATALOG:
+        assert canonical_gpu(name) == gpu_sku(name) == name
+
+
+def test_every_catalog_spelling_means_its_gpu_to_the_planner_and_the_probe() -> None:
+    _assert_both_paths_agree()
+
+
+def test_an_added_gpus_spellings_mean_it_to_the_planner_and_the_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_gpu(tmp_path, monkeypatch)
+    assert B200 in gpu_catalog().names()
+    _assert_both_paths_agree()
+    # By the chip token too: the nvidia-smi name needs no alias; GB200 is another chip.
+    assert canonical_gpu("NVIDIA B200 (183GB)") == gpu_sku("NVIDIA B200 (183GB)") == B200
+    assert canonical_gpu("NVIDIA GB200") == gpu_sku("NVIDIA GB200") == "NVIDIA GB200"
+
+
+def test_an_added_gpu_is_a_scenario_candidate_and_a_default_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_gpu(tmp_path, monkeypatch)
+    chosen = scenario(candidates={"engines": ["vllm"], "gpus": ["b200_sxm", "NVIDIA H100"]})
+    assert chosen.candidates.gpus == (B200, H100)
+    unnamed = scenario_from_dict(
+        {
+            "name": "any GPU",
+            "model": "m",
+            "workload": {"isl": 1, "osl": 1},
+            "demand": {"peak_requests_per_s": 1},
+        },
+        "test-scenario",
+    )
+    assert unnamed.candidates.gpus == (H100, H200, B200)  # planned_by_default yes
+
+
+def test_an_added_gpus_numbers_set_the_physics_ceilings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_gpu(tmp_path, monkeypatch)
+    b200 = gpu_catalog().find(B200)
+    assert b200 is not None
+    found = ceilings("meta-llama/Llama-3.1-70B", "fp8", b200, 2)
+    assert isinstance(found, Ceilings)
+    assert found.mem_bw_bytes_s == pytest.approx(2 * 7.7e12)
+    assert found.peak_flops == pytest.approx(2 * 4500e12)
+    assert found.memory_bytes == pytest.approx(2 * 180e9)
+    fp4 = ceilings("meta-llama/Llama-3.1-70B", "nvfp4", b200, 1)
+    assert isinstance(fp4, Ceilings) and fp4.peak_flops == pytest.approx(9000e12)
+    measured = next(c for c in silicon_curves() if c.key.gpu == H100)
+    stated = replace(measured, key=replace(measured.key, gpu="NVIDIA B200"))
+    on_b200 = curve_ceilings(stated)
+    assert isinstance(on_b200, Ceilings) and on_b200.gpu == B200
+    assert on_b200.mem_bw_bytes_s == pytest.approx(on_b200.tp * 7.7e12)
+
+
+def test_an_added_gpu_is_projected_to_planned_and_priced_from_its_price_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_gpu(tmp_path, monkeypatch, price_row=B200_PRICE_ROW)
+    measured = next(c for c in silicon_curves() if c.key.gpu == H100 and c.key.engine == "vllm")
+    projected = project_curve(measured, "NVIDIA B200")
+    assert not isinstance(projected, str), projected
+    assert projected.key.gpu == B200 and projected.provenance == PROJECTED
+    prices = load_catalog_csv()
+    sc = scenario(
+        workload={"isl": 1024, "osl": 1024},
+        sla={"ttft_p99_ms": 2000, "tpot_p99_ms": 50},
+        candidates={"engines": ["vllm"], "gpus": ["NVIDIA B200"]},
+    )
+    assert scenario_price(sc, prices, B200).usd_per_gpu_hour == 5.50
+    plan = make_plan(sc, silicon_curves(), prices)
+    assert plan.options and {o.gpu for o in plan.options} == {B200}
+    assert all(o.curve.provenance == PROJECTED and o.usd_per_gpu_hour == 5.50 for o in plan.options)
+
+
+def test_an_added_gpu_without_a_price_gets_the_no_price_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_gpu(tmp_path, monkeypatch)
+    prices = load_catalog_csv()
+    with pytest.raises(PlanningError, match=f"no default price for GPU '{B200}'"):
+        default_price(prices, "NVIDIA B200")
+    sc = scenario(
+        workload={"isl": 1024, "osl": 1024},
+        sla={"ttft_p99_ms": 2000, "tpot_p99_ms": 50},
+        candidates={"engines": ["vllm"], "gpus": [B200]},
+    )
+    with pytest.raises(PlanningError, match=r"set pricing: \{B200-SXM-180GB: USD_PER_GPU_HOUR\}"):
+        make_plan(sc, silicon_curves(), prices)
+    typed = scenario(**{**sc.model_dump(), "pricing": {"NVIDIA B200": 6.0}})
+    assert make_plan(typed, silicon_curves(), prices).options[0].usd_per_gpu_hour == 6.0
