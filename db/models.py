@@ -185,7 +185,7 @@ class RequestSample(Base):
 
 
 class Price(Base):
-    """One price quote of the editable catalog (planner.prices.PriceEntry plus bookkeeping)."""
+    """One price quote of the editable catalog (hardware.prices.PriceEntry plus bookkeeping)."""
 
     __tablename__ = "prices"
     __table_args__ = (Index("ix_prices_gpu_provider", "gpu", "provider"),)

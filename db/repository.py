@@ -36,6 +36,7 @@ from db.models import Deployment as DeploymentRow
 from db.models import LevelMetric, LoadLevel, Price, Run
 from db.models import RequestSample as SampleRow
 from errors import InputError, StoreError
+from hardware.prices import PriceEntry
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -51,7 +52,6 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
-from planner.prices import PriceEntry
 
 _LEVEL_COLUMNS = tuple(name for name in Level.model_fields if name not in ("metrics", "samples"))
 _PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))

@@ -17,7 +17,7 @@ from db.engine import session_scope, write_transaction
 from db.models import PlanRecord as PlanRecordRow
 from db.models import Run, Scenario
 from errors import InputError, PlanningError
-from planner.prices import PriceEntry
+from hardware.prices import PriceEntry
 
 MAX_SCENARIO_NAME_CHARS = 200
 # (YAML text, new name) -> the YAML with that name: the store does not read scenario YAML itself.

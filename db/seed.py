@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from db import repository
+from hardware.prices import load_catalog_csv
 from measurements.demo import demo_runs
-from planner.prices import load_catalog_csv
 
 
 @dataclass(frozen=True, slots=True)

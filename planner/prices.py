@@ -1,79 +1,30 @@
-"""GPU price catalog: the shipped CSV of $/GPU-hour quotes with source, date and confidence.
-
-Rows whose price is a range ("3.50-5.00") are not usable as a price; they are returned apart
-with the reason, so the UI can show why they are missing.
+"""Prices for a plan: the catalog's default and reserved quotes for a GPU, and the price a
+scenario plans with (typed in the scenario, or the catalog's default with its source). The
+catalog itself (PriceEntry, the CSV reader, its version) is hardware/prices.py.
 """
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-import math
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from errors import InputError, PlanningError
+from errors import PlanningError
+
+# The catalog's types and reader live in hardware.prices (the store reads them too); they are
+# re-exported here, where the planner's callers have always found them.
+from hardware.prices import DEFAULT_CATALOG as DEFAULT_CATALOG  # noqa: PLC0414
+from hardware.prices import DEFAULT_PRICING_TYPE, RESERVED_PREFIX
+from hardware.prices import PriceEntry as PriceEntry  # noqa: PLC0414
+from hardware.prices import SkippedPriceRow as SkippedPriceRow  # noqa: PLC0414
+from hardware.prices import catalog_version as catalog_version  # noqa: PLC0414
+from hardware.prices import load_catalog_csv as load_catalog_csv  # noqa: PLC0414
+from hardware.prices import parse_catalog as parse_catalog  # noqa: PLC0414
+from hardware.prices import skipped_rows as skipped_rows  # noqa: PLC0414
 from planner.curves import canonical_gpu
 
 if TYPE_CHECKING:
     from planner.scenario import Scenario
-
-DEFAULT_CATALOG = Path(__file__).parent / "data" / "gpu_prices.csv"
-# The DESIGN example prices (Nebius on-demand: H100 $2.95, H200 $3.50 per GPU-hour) are the
-# defaults when a catalog has no is_default column: one quoted provider keeps plans comparable.
-DEFAULT_PROVIDER = "Nebius"
-DEFAULT_PRICING_TYPE = "on_demand"
-RESERVED_PREFIX = "reserved"  # reserved, reserved_1y, reserved_3y
-_REQUIRED = ("provider", "instance_or_sku", "gpu", "pricing_type", "usd_per_gpu_hour")
-_TRUE = {"1", "true", "yes", "y"}
-
-
-@dataclass(frozen=True, slots=True)
-class PriceEntry:
-    """One price quote for one GPU SKU."""
-
-    provider: str
-    sku: str
-    gpu: str
-    gpus_per_instance: int
-    pricing_type: str
-    usd_per_gpu_hour: float
-    usd_per_instance_hour: float | None
-    region: str
-    as_of: str
-    source: str
-    confidence: str
-    notes: str
-    is_default: bool
-
-    def describe(self) -> str:
-        """One-line source description: provider, SKU, pricing type and date."""
-        return f"{self.provider} {self.sku} ({self.pricing_type}, as of {self.as_of})"
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedPriceRow:
-    """A catalog row that is not usable as a price, and why."""
-
-    line: int
-    provider: str
-    sku: str
-    gpu: str
-    value: str
-    reason: str
-
-
-def load_catalog_csv(path: Path | None = None) -> list[PriceEntry]:
-    """Usable price rows of a catalog CSV (default: the shipped planner/data/gpu_prices.csv)."""
-    return _read_catalog(path or DEFAULT_CATALOG)[0]
-
-
-def skipped_rows(path: Path | None = None) -> list[SkippedPriceRow]:
-    """Rows of a catalog CSV that were left out (price ranges, blanks), with the reason."""
-    return _read_catalog(path or DEFAULT_CATALOG)[1]
 
 
 def default_price(catalog: list[PriceEntry] | tuple[PriceEntry, ...], gpu: str) -> PriceEntry:
@@ -119,117 +70,6 @@ def other_reserved_quotes(
     wanted = canonical_gpu(gpu)
     quotes = [e for e in catalog if e.gpu == wanted and e.pricing_type.startswith(RESERVED_PREFIX)]
     return sorted(quotes, key=lambda entry: entry.usd_per_gpu_hour)
-
-
-def catalog_version(entries: list[PriceEntry] | tuple[PriceEntry, ...]) -> str:
-    """Short sha256 of the sorted catalog content, so a saved plan records which catalog it used."""
-    rows = sorted(repr(astuple(entry)) for entry in entries)
-    return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()[:12]
-
-
-def _read_catalog(path: Path) -> tuple[list[PriceEntry], list[SkippedPriceRow]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read price catalog: {exc}", file=str(path)) from exc
-    return parse_catalog(text, str(path))
-
-
-def parse_catalog(text: str, name: str) -> tuple[list[PriceEntry], list[SkippedPriceRow]]:
-    """Parse catalog CSV text (`#` lines are comments): usable entries and skipped rows."""
-    numbered = [
-        (number, line)
-        for number, line in enumerate(text.splitlines(), start=1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not numbered:
-        raise InputError("price catalog has no header row", file=name)
-    reader = csv.DictReader(io.StringIO("\n".join(line for _, line in numbered)))
-    missing = [column for column in _REQUIRED if column not in (reader.fieldnames or [])]
-    if missing:
-        raise InputError("price catalog lacks columns", file=name, field=missing[0], value=missing)
-    has_default_column = "is_default" in (reader.fieldnames or [])
-    entries: list[PriceEntry] = []
-    skipped: list[SkippedPriceRow] = []
-    # csv may join physical lines inside quotes; line_num tracks the reader's own position.
-    for row in reader:
-        line = numbered[min(reader.line_num, len(numbered)) - 1][0]
-        result = _entry(row, line, name, has_default_column)
-        if isinstance(result, PriceEntry):
-            entries.append(result)
-        else:
-            skipped.append(result)
-    return entries, skipped
-
-
-def _entry(
-    row: dict[str, str], line: int, name: str, has_default_column: bool
-) -> PriceEntry | SkippedPriceRow:
-    def get(column: str) -> str:
-        return (row.get(column) or "").strip()
-
-    raw_price = get("usd_per_gpu_hour")
-    gpu = canonical_gpu(get("gpu"))
-    reason = _price_problem(raw_price)
-    if reason:
-        sku = get("instance_or_sku")
-        return SkippedPriceRow(line, get("provider"), sku, gpu, raw_price, reason)
-    provider, pricing_type = get("provider"), get("pricing_type")
-    if has_default_column:
-        is_default = get("is_default").lower() in _TRUE
-    else:
-        is_default = provider == DEFAULT_PROVIDER and pricing_type == DEFAULT_PRICING_TYPE
-    return PriceEntry(
-        provider=provider,
-        sku=get("instance_or_sku"),
-        gpu=gpu,
-        gpus_per_instance=_int(get("gpus_per_instance"), 1, name, line),
-        pricing_type=pricing_type,
-        usd_per_gpu_hour=float(raw_price),
-        usd_per_instance_hour=_optional_float(get("usd_per_instance_hour"), name, line),
-        region=get("region"),
-        as_of=get("as_of"),
-        source=get("source"),
-        confidence=get("confidence"),
-        notes=get("notes"),
-        is_default=is_default,
-    )
-
-
-def _price_problem(raw: str) -> str | None:
-    if not raw:
-        return "no per-GPU price given"
-    try:
-        value = float(raw)
-    except ValueError:
-        if "-" in raw:
-            return f"a price range ({raw}), not a single price"
-        return f"not a number ({raw!r})"
-    if not math.isfinite(value):
-        return f"not a finite price ({raw})"
-    return None if value > 0 else f"price must be > 0 USD per GPU-hour ({raw})"
-
-
-def _int(raw: str, default: int, name: str, line: int) -> int:
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise InputError(
-            f"line {line}: expected a whole number", file=name, field="gpus_per_instance", value=raw
-        ) from exc
-
-
-def _optional_float(raw: str, name: str, line: int) -> float | None:
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise InputError(
-            f"line {line}: expected a number", file=name, field="usd_per_instance_hour", value=raw
-        ) from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import hardware.gpus
-import planner.prices
+import hardware.prices
 
 B200 = "B200-SXM-180GB"
 # Numbers from shared/datasets/gpu_specs_blackwell.csv (AIConfigurator's b200_sxm.yaml).
@@ -63,7 +63,7 @@ def add_gpu(
     monkeypatch.setattr(hardware.gpus, "CATALOG_CSV", catalog)
     if price_row is not None:
         prices = tmp_path / "gpu_prices.csv"
-        quoted = planner.prices.DEFAULT_CATALOG.read_text(encoding="utf-8").rstrip("\n")
+        quoted = hardware.prices.DEFAULT_CATALOG.read_text(encoding="utf-8").rstrip("\n")
         prices.write_text(f"{quoted}\n{price_row}\n", encoding="utf-8")
-        monkeypatch.setattr(planner.prices, "DEFAULT_CATALOG", prices)
+        monkeypatch.setattr(hardware.prices, "DEFAULT_CATALOG", prices)
     return catalog

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("hardware", "planner", "measurements", "db", "ui", "cli")
+PACKAGES = ("hardware", "planner", "measurements", "db", "reports", "workflows", "ui", "cli")
 TOP_MODULES = ("app.py", "errors.py")
 
 
@@ -35,16 +35,24 @@ def _owner(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
+# The arrows (README, "Architecture"): errors <- measurements <- planner <- reports <- workflows
+# <- cli / ui <- app, with db beside planner (rows <-> RunFiles, scenarios, plan records; it plans
+# nothing). Drawing, writing files and serving stay out of the pure planner.
+RENDERING = {"plotly", "openpyxl", "weasyprint", "kaleido", "pandas"}
+SHELLS = {"ui", "cli", "app", "streamlit", "typer"}
+STORE = {"sqlalchemy", "alembic"}
 FORBIDDEN: dict[str, set[str]] = {
-    # The GPU catalog sits below planner and measurements, so both can read it.
-    "hardware": {"planner", "measurements", "db", "ui", "cli", "app", "streamlit", "sqlalchemy"},
-    "planner": {"db", "ui", "cli", "app", "streamlit", "sqlalchemy", "alembic", "httpx"},
-    "measurements": {"planner", "db", "ui", "cli", "app", "streamlit", "sqlalchemy", "alembic"},
-    "db": {"ui", "cli", "app", "streamlit"},
-    "ui": {"cli", "sqlalchemy", "alembic"},
-    "errors": {"hardware", "planner", "measurements", "db", "ui", "cli", "streamlit", "sqlalchemy"},
-    "cli": {"streamlit", "sqlalchemy", "alembic", "ui"},
-    "app": {"sqlalchemy", "alembic", "db", "planner", "measurements"},
+    # The GPU and price catalogs sit below planner, measurements and db, so all can read them.
+    "hardware": {p for p in PACKAGES if p != "hardware"} | RENDERING | SHELLS | STORE,
+    "errors": {*PACKAGES, *RENDERING, *SHELLS, *STORE},
+    "measurements": {"planner", "db", "reports", "workflows", *RENDERING, *SHELLS, *STORE},
+    "planner": {"db", "reports", "workflows", "httpx", "aiohttp", *RENDERING, *SHELLS, *STORE},
+    "db": {"planner", "reports", "workflows", *RENDERING, *SHELLS},
+    "reports": {"db", "workflows", *SHELLS, *STORE},
+    "workflows": {*SHELLS, *STORE},
+    "ui": {"cli", "typer", *STORE},
+    "cli": {"ui", "app", "streamlit", *STORE},
+    "app": {"db", "planner", "measurements", "reports", "workflows", "cli", *STORE},
 }
 
 
@@ -65,3 +73,48 @@ def test_sqlalchemy_is_imported_only_by_db() -> None:
     users = {str(p.relative_to(ROOT)) for p in _modules() if "sqlalchemy" in _imported_roots(p)}
     assert users, "the store must use sqlalchemy"
     assert all(u.startswith("db/") for u in users), sorted(users)
+
+
+def test_every_package_has_its_arrows() -> None:
+    """A new top-level package must say what it may not import."""
+    found = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name != "tests"}
+    assert found <= set(FORBIDDEN), sorted(found - set(FORBIDDEN))
+
+
+RENDERING_BLOCKER = """
+import importlib, pkgutil, sys
+
+BLOCKED = {"plotly", "openpyxl", "kaleido", "weasyprint", "pandas", "streamlit", "sqlalchemy"}
+
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name} is not installed (blocked by the layering test)")
+        return None
+
+
+sys.meta_path.insert(0, Blocker())
+import planner
+
+for module in pkgutil.walk_packages(planner.__path__, "planner."):
+    importlib.import_module(module.name)
+print("ok")
+"""
+
+
+def test_the_planner_imports_without_any_rendering_or_store_library() -> None:
+    """Every planner module loads on a machine without plotly, openpyxl, kaleido, weasyprint,
+    pandas, streamlit or sqlalchemy (so tests/planner runs there too)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", RENDERING_BLOCKER],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

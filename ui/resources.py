@@ -293,7 +293,7 @@ def save_price_rows(url: str, rows: Sequence[dict[str, object]]) -> int:
 
 
 def restore_shipped_prices(url: str) -> int:
-    """Replace the stored catalog with the shipped planner/data/gpu_prices.csv."""
+    """Replace the stored catalog with the shipped hardware/data/gpu_prices.csv."""
     count = repository.replace_prices(store_engine(url), load_catalog_csv())
     bump_version(url)
     return count
