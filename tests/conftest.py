@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.stores import PG_URL_ENV, REQUIRE_PG_ENV, Stores, backend, pg_admin_url
+
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_report_header() -> str:
@@ -18,6 +21,36 @@ def pytest_report_header() -> str:
 
 
 STORE_FIXTURES = frozenset({"stores", "pg_stores"})
+# The fast lane (`pytest -m "not slow"`, README "Tests") leaves out what takes seconds a test:
+# the app through AppTest or a browser, real engines and servers, processes racing one store,
+# fresh interpreters, the CLI end to end, fuzzing, PDF and XLSX rendering. CI runs everything.
+SLOW_FOLDERS = ("ui", "browser", "integration")
+SLOW_FILES = frozenset(
+    {
+        "test_cli.py",
+        "test_fuzz_formats.py",
+        "test_concurrency.py",
+        "test_migrations.py",
+        "test_cli_startup.py",
+        "test_safety.py",
+        "test_sim_server.py",
+        "test_engines.py",
+        "test_scenario_curves.py",
+        "test_scenarios_migration.py",
+        "test_scale_queries.py",
+    }
+)
+SLOW_NAME_WORDS = ("pdf", "xlsx")
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    path = Path(str(item.fspath))
+    parts = path.relative_to(TESTS).parts
+    return (
+        parts[0] in SLOW_FOLDERS
+        or path.name in SLOW_FILES
+        or any(word in item.name.lower() for word in SLOW_NAME_WORDS)
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -28,6 +61,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     no_server = pg_admin_url() is None
     required = os.environ.get(REQUIRE_PG_ENV) == "1"
     for item in items:
+        if _is_slow(item) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
         if on_postgres and item.get_closest_marker("sqlite_only"):
             item.add_marker(pytest.mark.skip(reason="SQLite behaviour; covered by the SQLite pass"))
         uses_store = STORE_FIXTURES & set(getattr(item, "fixturenames", ()))
