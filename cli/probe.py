@@ -28,10 +28,10 @@ from cli.common import (
 )
 from db import repository
 from db.repository import SaveResult
-from measurements.probe import ProbeOutcome, ProgressEvent
-from measurements.session import SessionPlan, run_session, session_plan_from_flags
-from measurements.sim_profiles import PROFILES, get_profile
-from measurements.sim_server import serve
+from measurements.probe.session import SessionPlan, run_session, session_plan_from_flags
+from measurements.probe.sweep import ProbeOutcome, ProgressEvent
+from measurements.sim.profiles import PROFILES, get_profile
+from measurements.sim.server import serve
 from planner.present import (
     run_to_dict,
 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from db import repository
-from measurements.demo import demo_runs
+from measurements.demo.runs import demo_runs
 from planner.prices import load_catalog_csv
 
 

@@ -11,8 +11,8 @@ import streamlit as st
 
 from db import repository
 from errors import CapplanError
-from measurements.probe import ProbeOutcome, ProgressEvent
-from measurements.session import run_session, session_plan_from_flags
+from measurements.probe.session import run_session, session_plan_from_flags
+from measurements.probe.sweep import ProbeOutcome, ProgressEvent
 from ui import resources as res
 from ui import upload_form
 

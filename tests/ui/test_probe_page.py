@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import repository
 from db.engine import make_engine
-from measurements.sim_server import start_in_thread
+from measurements.sim.server import start_in_thread
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 
-from measurements.demo import demo_file_paths, demo_runs
+from measurements.demo.runs import demo_file_paths, demo_runs
 from measurements.run_file import Provenance
 
 GROUP = ("engine", "engine_version", "model", "precision", "gpu", "gpu_count", "tp", "isl", "osl")

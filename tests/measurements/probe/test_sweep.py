@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from errors import InputError
-from measurements.probe import ProbeOutcome, ProgressEvent, run_probe
-from measurements.probe_config import ProbeConfig, SaturationConfig
+from measurements.probe.config import ProbeConfig, SaturationConfig
+from measurements.probe.sweep import ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe.workloads import ArrivalProcess, WorkloadConfig
 from measurements.run_file import Deployment, LoadKind, read_run_file
-from measurements.workloads import ArrivalProcess, WorkloadConfig
 
 
 class FakeServer:

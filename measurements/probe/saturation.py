@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from measurements.probe_config import SaturationConfig
+from measurements.probe.config import SaturationConfig
 
 
 @dataclass(frozen=True, slots=True)

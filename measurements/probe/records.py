@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from measurements import aggregate
 from measurements.aggregate import SteadyWindow
-from measurements.probe_config import ProbeConfig
-from measurements.probe_request import RequestRecord
+from measurements.probe.config import ProbeConfig
+from measurements.probe.send import RequestRecord
 from measurements.run_file import Level, LoadKind, Metric, RequestSample
 
 MAX_SAMPLE_GAPS = 200_000  # chunk gaps kept in one level's samples (keeps run files small)

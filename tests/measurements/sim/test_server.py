@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from errors import InputError
-from measurements.sim_profiles import (
+from measurements.sim.profiles import (
     PROFILES,
     TINY_FAST,
     TRTLLM_H100_LLAMA70B_FP8,
@@ -27,14 +27,14 @@ from measurements.sim_profiles import (
     fit_step_law,
     get_profile,
 )
-from measurements.sim_replies import approx_prompt_tokens, parse_reply
-from measurements.sim_scheduler import BatchScheduler, SimSequence
-from measurements.sim_server import listening_socket, start_in_thread
+from measurements.sim.replies import approx_prompt_tokens, parse_reply
+from measurements.sim.scheduler import BatchScheduler, SimSequence
+from measurements.sim.server import listening_socket, start_in_thread
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 VLLM_SSE = ROOT / "tests" / "fixtures" / "vllm-cpu-real"
 VLLM_SHAPES = ROOT / "tests" / "fixtures" / "vllm-cpu-shapes"
-SEED_CSV = ROOT / "measurements" / "data" / "seed_article_h100_llama31_70b_fp8.csv"
+SEED_CSV = ROOT / "measurements" / "demo" / "data" / "seed_article_h100_llama31_70b_fp8.csv"
 
 
 @pytest.fixture(scope="module")

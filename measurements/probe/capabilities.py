@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from measurements.redaction import redact_text
+from measurements.probe.redaction import redact_text
 from measurements.run_file import Capabilities, CapabilityCheck, CapabilityStatus
 
 DETAIL_CHARS = 160

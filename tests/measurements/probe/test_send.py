@@ -14,13 +14,13 @@ import httpx
 import numpy as np
 import pytest
 
-from measurements import probe_request
 from measurements.aggregate import per_token_gaps
-from measurements.probe_config import ProbeConfig
-from measurements.probe_request import RequestRecord, send_request
-from measurements.workloads import PromptSpec, WorkloadConfig
+from measurements.probe import send as send_module
+from measurements.probe.config import ProbeConfig
+from measurements.probe.send import RequestRecord, send_request
+from measurements.probe.workloads import PromptSpec, WorkloadConfig
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BODIES = {
     "vllm-completions": FIXTURES / "vllm-cpu-real" / "vllm-completions-stream.sse",
     "vllm-chat": FIXTURES / "vllm-cpu-real" / "vllm-chat-stream.sse",
@@ -122,7 +122,7 @@ def test_the_finish_chunk_that_carries_the_last_token_ends_the_request() -> None
 
 
 def test_reading_stops_at_done(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(probe_request, "DRAIN_AFTER_DONE_S", 0.05)
+    monkeypatch.setattr(send_module, "DRAIN_AFTER_DONE_S", 0.05)
     clock = ScriptedClock()
     pieces = list(
         zip([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], events(BODIES["trtllm-completions"]), strict=True)

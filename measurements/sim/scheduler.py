@@ -8,7 +8,7 @@ import contextlib
 from collections import deque
 from dataclasses import dataclass
 
-from measurements.sim_profiles import SimProfile
+from measurements.sim.profiles import SimProfile
 
 # When the event loop falls behind (a busy box), steps run back to back to catch up, but never
 # more than this much real time: beyond it the simulated engine simply runs slower.

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from measurements.aggregate import SteadyWindow
-from measurements.probe_config import ProbeConfig
-from measurements.probe_records import level_from_records
-from measurements.probe_request import RequestRecord
+from measurements.probe.config import ProbeConfig
+from measurements.probe.records import level_from_records
+from measurements.probe.send import RequestRecord
+from measurements.probe.workloads import WorkloadConfig
 from measurements.run_file import LoadKind
-from measurements.workloads import WorkloadConfig
 
 CONFIG = ProbeConfig(
     base_url="http://server:8000",

@@ -95,7 +95,8 @@ def fit_step_law(concurrency: Sequence[float], output_tok_s: Sequence[float]) ->
     return StepLawFit(step_base_s=float(a), step_per_seq_s=float(b), residuals_pct=residuals)
 
 
-# Seed article (measurements/data/seed_article_h100_llama31_70b_fp8.csv), H100, Llama 3.1 70B FP8.
+# Seed article (measurements/demo/data/seed_article_h100_llama31_70b_fp8.csv), H100, Llama 3.1
+# 70B FP8.
 # vLLM 0.7.3 at 1/16/64/128 streams: 68.2/1010/2840/3710 tok/s. fit_step_law gives
 # a = 13.936 ms, b = 0.14965 ms; fitted 71.0/979.8/2721.9/3868.2 tok/s,
 # residuals +4.1 % / -3.0 % / -4.2 % / +4.3 % (the published curve bends more than the law).

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from errors import InputError
-from measurements.engines import (
+from measurements.gpu_info import facts_from_smi
+from measurements.probe.engines import (
     EngineError,
     LaunchSpec,
     TrtBuildSpec,
@@ -31,8 +32,7 @@ from measurements.engines import (
     trtllm_serve_command,
     vllm_command,
 )
-from measurements.gpu_info import facts_from_smi
-from measurements.sim_server import start_in_thread
+from measurements.sim.server import start_in_thread
 from tests.ports import free_port
 
 # A stand-in engine: stdlib HTTP server with switches for every start-up failure shape.

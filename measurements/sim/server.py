@@ -20,15 +20,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from errors import CapplanError, InputError
-from measurements.sim_profiles import SimProfile, get_profile
-from measurements.sim_replies import (
+from measurements.sim.profiles import SimProfile, get_profile
+from measurements.sim.replies import (
     ReplyError,
     SimReply,
     chat_response,
     completion_response,
     parse_reply,
 )
-from measurements.sim_scheduler import BatchScheduler, SimSequence
+from measurements.sim.scheduler import BatchScheduler, SimSequence
 
 
 @dataclass(slots=True)

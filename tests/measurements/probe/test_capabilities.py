@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from measurements.capabilities import (
+from measurements.probe.capabilities import (
     CHECK_SCHEMA,
     check_capabilities,
     check_lora,
@@ -20,8 +20,8 @@ from measurements.capabilities import (
     conforms,
 )
 from measurements.run_file import Capabilities
-from measurements.sim_profiles import TINY_FAST, TRTLLM_H100_LLAMA70B_FP8
-from measurements.sim_server import start_in_thread
+from measurements.sim.profiles import TINY_FAST, TRTLLM_H100_LLAMA70B_FP8
+from measurements.sim.server import start_in_thread
 
 Handler = Callable[[httpx.Request], httpx.Response]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from measurements.sse import SseDecoder, SseEvent, StreamTally, parse_event
+from measurements.probe.sse import SseDecoder, SseEvent, StreamTally, parse_event
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 VLLM_COMPLETIONS = FIXTURES / "vllm-cpu-real" / "vllm-completions-stream.sse"
 VLLM_CHAT = FIXTURES / "vllm-cpu-real" / "vllm-chat-stream.sse"
 TRT_COMPLETIONS = FIXTURES / "sse" / "trtllm-completions-continuous.sse"

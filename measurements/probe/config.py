@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from measurements.workloads import Arrival, WorkloadConfig
+from measurements.probe.workloads import Arrival, WorkloadConfig
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _Fraction = Annotated[float, Field(ge=0, lt=0.5)]

@@ -3,8 +3,8 @@ trtllm-serve) through closed-loop (concurrency) or open-loop (rate) levels and w
 RunFile after every level. A failed request is data (RequestRecord.error), never an exception;
 the sweep raises InputError only for a missing API key or a server that answers nothing.
 
-Module map: sse (stream parsing) -> probe_request (one request) -> probe_records (a Level)
--> probe (the sweep); aggregate holds the canonical math, saturation the stop rule."""
+Module map: sse (stream parsing) -> send (one request) -> records (a Level) -> sweep (this
+module); measurements.aggregate holds the canonical math, saturation the stop rule."""
 
 from __future__ import annotations
 
@@ -28,9 +28,11 @@ from httpx_aiohttp import AiohttpTransport
 from errors import InputError
 from measurements import aggregate
 from measurements.aggregate import WindowRule
-from measurements.probe_config import ProbeConfig
-from measurements.probe_records import level_from_records
-from measurements.probe_request import (
+from measurements.probe.config import ProbeConfig
+from measurements.probe.records import level_from_records
+from measurements.probe.redaction import redact_args, redact_command, redact_url
+from measurements.probe.saturation import SaturationPoint, assess
+from measurements.probe.send import (
     Attempt,
     Clock,
     RequestRecord,
@@ -38,7 +40,8 @@ from measurements.probe_request import (
     send_into,
     send_request,
 )
-from measurements.redaction import redact_args, redact_command, redact_url
+from measurements.probe.workloads import ArrivalProcess, PromptFactory, PromptSpec, load_tokenizer
+from measurements.probe.workloads import run_workload as workload_of
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -51,9 +54,6 @@ from measurements.run_file import (
     Startup,
     write_run_file,
 )
-from measurements.saturation import SaturationPoint, assess
-from measurements.workloads import ArrivalProcess, PromptFactory, PromptSpec, load_tokenizer
-from measurements.workloads import run_workload as workload_of
 
 __all__ = [
     "ProbeOutcome",

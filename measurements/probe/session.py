@@ -13,8 +13,10 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from errors import InputError
-from measurements.capabilities import check_capabilities
-from measurements.engines import (
+from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
+from measurements.probe.capabilities import check_capabilities
+from measurements.probe.config import ProbeConfig
+from measurements.probe.engines import (
     LaunchSpec,
     RunningServer,
     ServerFacts,
@@ -24,11 +26,9 @@ from measurements.engines import (
     port_from_argv,
     server_facts,
 )
-from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
-from measurements.probe import NOT_CHECKED, ProbeOutcome, ProgressEvent, run_probe
-from measurements.probe import api_key as probe_api_key
-from measurements.probe_config import ProbeConfig
-from measurements.redaction import redact_command, redact_value
+from measurements.probe.redaction import redact_command, redact_value
+from measurements.probe.sweep import NOT_CHECKED, ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe.sweep import api_key as probe_api_key
 from measurements.run_file import (
     Capabilities,
     Deployment,

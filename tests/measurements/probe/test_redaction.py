@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from errors import InputError
-from measurements.engines import EngineError, LaunchSpec, RunningServer, launch
-from measurements.redaction import redact_command, redact_text
-from measurements.session import session_plan_from_flags
+from measurements.probe.engines import EngineError, LaunchSpec, RunningServer, launch
+from measurements.probe.redaction import redact_command, redact_text
+from measurements.probe.session import session_plan_from_flags
 
 KEY = "sk-LEAK-123"
 

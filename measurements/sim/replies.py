@@ -14,7 +14,7 @@ import random
 import time
 from dataclasses import dataclass, replace
 
-from measurements.sim_profiles import SimProfile
+from measurements.sim.profiles import SimProfile
 
 CHARS_PER_TOKEN = 4
 CHAT_TOKENS_PER_MESSAGE = 3

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from errors import InputError
+from measurements.probe.session import run_session, session_plan_from_flags
 from measurements.run_file import read_run_file
-from measurements.session import run_session, session_plan_from_flags
-from measurements.sim_server import start_in_thread
+from measurements.sim.server import start_in_thread
 from tests.ports import free_port
 
 

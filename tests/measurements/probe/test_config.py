@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from measurements.probe_config import ProbeConfig
-from measurements.workloads import WorkloadConfig
+from measurements.probe.config import ProbeConfig
+from measurements.probe.workloads import WorkloadConfig
 
 WORKLOAD = WorkloadConfig(isl=128, osl=64)
 

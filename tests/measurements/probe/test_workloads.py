@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 from errors import InputError
-from measurements.workloads import (
+from measurements.probe.workloads import (
     WORDS,
     ArrivalProcess,
     PromptFactory,

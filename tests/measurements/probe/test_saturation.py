@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from measurements.probe_config import SaturationConfig
-from measurements.saturation import SaturationPoint, assess
+from measurements.probe.config import SaturationConfig
+from measurements.probe.saturation import SaturationPoint, assess
 
 # The seed article's vLLM H100 curve (output tok/s at 1/16/64/128 streams), then a flat 256.
 SEED = [

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from errors import CapplanError, InputError
 from measurements.gpu_info import GpuFacts, gpu_facts
-from measurements.redaction import redact_argv, redact_text, redact_url
+from measurements.probe.redaction import redact_argv, redact_text, redact_url
 
 LOG_TAIL_LINES = 20
 VLLM_MODULE = "vllm.entrypoints.openai.api_server"
