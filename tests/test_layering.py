@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("planner", "measurements", "db", "ui", "cli")
+PACKAGES = ("planner", "measurements", "db", "ui", "cli", "workflows")
 TOP_MODULES = ("app.py", "errors.py")
 
 
@@ -42,6 +42,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "ui": {"cli", "sqlalchemy", "alembic"},
     "errors": {"planner", "measurements", "db", "ui", "cli", "streamlit", "sqlalchemy"},
     "cli": {"streamlit", "sqlalchemy", "alembic", "ui"},
+    "workflows": {"ui", "cli", "app", "streamlit", "typer"},
     "app": {"sqlalchemy", "alembic", "db", "planner", "measurements"},
 }
 

@@ -4,13 +4,12 @@ capabilities, sweep it, and stop it — the run file holds everything that was l
 from __future__ import annotations
 
 import asyncio
-import shlex
 import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from errors import InputError
 from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
@@ -23,10 +22,9 @@ from measurements.probe.engines import (
     attach,
     engine_args,
     launch,
-    port_from_argv,
     server_facts,
 )
-from measurements.probe.redaction import redact_command, redact_value
+from measurements.probe.request import ProbeRequest
 from measurements.probe.sweep import NOT_CHECKED, ProbeOutcome, ProgressEvent, run_probe
 from measurements.probe.sweep import api_key as probe_api_key
 from measurements.run_file import (
@@ -34,7 +32,6 @@ from measurements.run_file import (
     Deployment,
     Environment,
     Startup,
-    input_error_from_validation,
 )
 
 
@@ -54,138 +51,45 @@ class DeploymentFacts(BaseModel):
 
 
 class SessionPlan(BaseModel):
-    """A whole session: the sweep, the facts, and optionally the server to launch."""
+    """A whole session as planned from a ProbeRequest: the sweep, the facts, and optionally
+    the server to launch (no defaults here: the request states them)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     probe: ProbeConfig
     facts: DeploymentFacts
-    launch: LaunchSpec | None = Field(None, description="Start this server first (else attach)")
-    check_capabilities: bool = Field(True, description="Structured output, tools, LoRA")
-    lora_adapter: str | None = Field(None, description="A LoRA adapter name to request")
+    launch: LaunchSpec | None = Field(description="Start this server first (else attach)")
+    check_capabilities: bool = Field(description="Structured output, tools, LoRA")
+    lora_adapter: str | None = Field(description="A LoRA adapter name to request")
     out: Path = Field(description="RunFile written after every level")
     log_path: Path | None = Field(None, description="Server log when launching")
 
 
-def session_plan_from_flags(flags: dict[str, object]) -> SessionPlan:
-    """A SessionPlan from the CLI's flags (or a form's fields); InputError names the flag."""
-    launch_spec = _launch_spec(flags)
-    base_url = launch_spec.base_url if launch_spec else flags.get("base_url")
-    if not base_url:
-        raise InputError(
-            "give --base-url (a running server) or --launch (start one)", field="--base-url"
-        )
-    if launch_spec and flags.get("base_url"):
-        raise InputError("give --base-url or --launch, not both", field="--launch")
-    distribution = flags.get("distribution", "fixed")
-    raw: dict[str, object] = {
-        "probe": {
-            "base_url": base_url,
-            "model": flags["model"],
-            "endpoint": flags.get("endpoint", "completions"),
-            "concurrencies": _numbers(flags.get("concurrency"), "--concurrency", int),
-            "rates": _numbers(flags.get("rate"), "--rate", float),
-            "arrival": flags.get("arrival", "poisson"),
-            "burstiness": flags.get("burstiness", 1.0),
-            "requests_per_level": flags.get("requests_per_level"),
-            "duration_per_level_s": flags.get("duration_per_level_s"),
-            "api_key_env": flags.get("api_key_env"),
-            "ignore_eos": flags.get("ignore_eos", True),
-            "tokenizer": flags.get("tokenizer"),
-            "saturation": {
-                "enabled": flags.get("stop_at_saturation", True),
-                "min_gain_pct": flags.get("min_gain_pct", 5.0),
-                "ttft_blowup_factor": flags.get("ttft_blowup_factor", 10.0),
-            },
-            "workload": {
-                "isl": flags["isl"],
-                "osl": flags["osl"],
-                "isl_distribution": distribution,
-                "osl_distribution": distribution,
-                "isl_stddev": flags.get("isl_stddev", 0.0),
-                "osl_stddev": flags.get("osl_stddev", 0.0),
-                "shape": flags.get("shape", "independent"),
-                "prefix_sharing": flags.get("prefix_sharing", False),
-            },
-        },
-        "facts": {k: flags.get(k) for k in DeploymentFacts.model_fields if k != "engine"}
-        | {"engine": flags.get("engine", "vllm")},
-        "launch": launch_spec,
-        "check_capabilities": flags.get("check_capabilities", True),
-        "lora_adapter": flags.get("lora_adapter"),
-        "out": flags["out"],
-    }
-    try:
-        return SessionPlan.model_validate(raw)
-    except ValidationError as exc:
-        raise _masked(input_error_from_validation(exc, "probe options")) from None
-
-
-def _numbers(text: object, flag: str, kind: type[int] | type[float]) -> list[float]:
-    if not text:
-        return []
-    try:
-        return [kind(part) for part in str(text).split(",") if part.strip()]
-    except ValueError as exc:
-        raise InputError("expected comma-separated numbers", field=flag, value=text) from exc
-
-
-def _launch_spec(flags: dict[str, object]) -> LaunchSpec | None:
-    command = flags.get("launch")
-    if not command:
-        return None
-    try:
-        words = shlex.split(str(command))
-    except ValueError as exc:
-        raise InputError(
-            f"the launch command is not a shell command line ({exc})",
-            field="--launch",
-            value=redact_command(str(command)),
-        ) from None
-    env = _leading_assignments(words)  # `HF_TOKEN=... vllm serve M`: the environment, not argv
-    argv = tuple(words[len(env) :])
-    port = port_from_argv(argv)
-    if port is None:
-        raise InputError(
-            "the launch command must say --port N so the probe can reach it",
-            field="--launch",
-            value=redact_command(str(command)),
-        )
-    engine = str(flags.get("engine", "other"))
-    try:
-        return LaunchSpec(
-            engine=engine if engine in ("vllm", "tensorrt-llm") else "other",
-            model=str(flags["model"]),
-            command=argv,
-            port=port,
-            env=env,
-        )
-    except ValidationError as exc:
-        raise _masked(input_error_from_validation(exc, "--launch")) from None
-
-
-def _leading_assignments(words: list[str]) -> dict[str, str]:
-    """The `NAME=value` words a shell command line starts with (set in the server's env)."""
-    env: dict[str, str] = {}
-    for word in words:
-        name, sep, value = word.partition("=")
-        if not sep or not name.isidentifier() or not name.isascii():
-            break
-        env[name] = value
-    return env
-
-
-def _masked(error: InputError) -> InputError:
-    """The same InputError with any secret in the value it quotes masked (a launch argv, a
-    base URL with a password); `from None` above keeps pydantic's copy out of tracebacks."""
-    value = redact_value(error.value)
-    return InputError(error.message, file=error.file, field=error.field, value=value)
+def plan_session(request: ProbeRequest) -> SessionPlan:
+    """The session a request asks for: its sweep, its stated facts, the server to launch."""
+    return SessionPlan(
+        probe=request.probe_config(),
+        facts=DeploymentFacts(
+            engine=request.engine,
+            engine_version=request.engine_version,
+            precision=request.precision,
+            gpu=request.gpu,
+            gpu_count=request.gpu_count,
+            tp=request.tp,
+            pp=request.pp,
+        ),
+        launch=request.launch_spec(),
+        check_capabilities=request.check_capabilities,
+        lora_adapter=request.lora_adapter,
+        out=request.out_path,
+    )
 
 
 async def run_session(
-    plan: SessionPlan, on_progress: Callable[[ProgressEvent], None] | None = None
+    request: ProbeRequest, on_progress: Callable[[ProgressEvent], None] | None = None
 ) -> ProbeOutcome:
     """Launch or attach, gather facts, check capabilities, sweep; always stop what we started."""
+    plan = plan_session(request)
     server = await asyncio.to_thread(_start, plan)
     try:
         return await _measure(plan, server, on_progress)
@@ -211,7 +115,7 @@ async def _measure(
     if facts.models and config.model not in facts.models:
         raise InputError(
             f"the server does not serve this model; it serves {', '.join(facts.models)}",
-            field="--model",
+            field="model",
             value=config.model,
         )
     gpus = await asyncio.to_thread(gpu_facts)

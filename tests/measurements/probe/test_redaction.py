@@ -12,7 +12,7 @@ import pytest
 from errors import InputError
 from measurements.probe.engines import EngineError, LaunchSpec, RunningServer, launch
 from measurements.probe.redaction import redact_command, redact_text
-from measurements.probe.session import session_plan_from_flags
+from measurements.probe.request import ProbeRequest
 
 KEY = "sk-LEAK-123"
 
@@ -71,40 +71,41 @@ def test_redact_text_masks_what_servers_print_about_their_arguments() -> None:
     ]
 
 
-def _flags(tmp_path: Path, launch_command: str) -> dict[str, object]:
-    return {
-        "launch": launch_command,
-        "engine": "vllm",
-        "model": "m",
-        "isl": 8,
-        "osl": 8,
-        "concurrency": "1",
-        "out": tmp_path / "run.json",
-    }
+def _request(tmp_path: Path, launch_command: str) -> ProbeRequest:
+    return ProbeRequest(
+        launch_command=launch_command,
+        engine="vllm",
+        model="m",
+        isl_tokens=8,
+        osl_tokens=8,
+        concurrencies="1",
+        out_path=tmp_path / "run.json",
+    )
 
 
 def test_a_launch_command_without_port_is_quoted_masked(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
-        session_plan_from_flags(_flags(tmp_path, f"HF_TOKEN={KEY} vllm serve m --api-key {KEY}"))
+        _request(tmp_path, f"HF_TOKEN={KEY} vllm serve m --api-key {KEY}")
     assert "must say --port N" in str(caught.value)
     assert "'HF_TOKEN=***' vllm serve m --api-key '***'" in str(caught.value)
     assert KEY not in str(caught.value) and KEY not in repr(caught.value.value)
     with pytest.raises(InputError) as unbalanced:
-        session_plan_from_flags(_flags(tmp_path, f'vllm serve m --api-key "{KEY}'))
+        _request(tmp_path, f'vllm serve m --api-key "{KEY}')
     assert "not a shell command line" in str(unbalanced.value) and KEY not in str(unbalanced.value)
     with pytest.raises(InputError) as bad_port:  # pydantic's error quotes the value: masked
-        session_plan_from_flags(_flags(tmp_path, f"vllm serve m --port 99999 --token {KEY}"))
-    assert "--launch" in str(bad_port.value) and KEY not in str(bad_port.value)
+        _request(tmp_path, f"vllm serve m --port 99999 --token {KEY}")
+    assert bad_port.value.field == "launch_command" and "port" in str(bad_port.value)
+    assert KEY not in str(bad_port.value)
 
 
 def test_leading_assignments_go_to_the_server_environment_not_its_argv(tmp_path: Path) -> None:
-    plan = session_plan_from_flags(
-        _flags(tmp_path, f"HF_TOKEN={KEY} VLLM_USE_V1=1 vllm serve m --port 8123")
-    )
-    assert plan.launch is not None
-    assert plan.launch.env == {"HF_TOKEN": KEY, "VLLM_USE_V1": "1"}
-    assert plan.launch.command == ("vllm", "serve", "m", "--port", "8123")
-    server = RunningServer("http://h:1", command=list(plan.launch.command), env=plan.launch.env)
+    launch = _request(
+        tmp_path, f"HF_TOKEN={KEY} VLLM_USE_V1=1 vllm serve m --port 8123"
+    ).launch_spec()
+    assert launch is not None
+    assert launch.env == {"HF_TOKEN": KEY, "VLLM_USE_V1": "1"}
+    assert launch.command == ("vllm", "serve", "m", "--port", "8123")
+    server = RunningServer("http://h:1", command=list(launch.command), env=launch.env)
     assert server.launch_command == "'HF_TOKEN=***' VLLM_USE_V1=1 vllm serve m --port 8123"
 
 

@@ -10,25 +10,27 @@ from pathlib import Path
 import pytest
 
 from errors import InputError
-from measurements.probe.session import run_session, session_plan_from_flags
+from measurements.probe.request import ProbeRequest
+from measurements.probe.session import run_session
 from measurements.run_file import read_run_file
 from measurements.sim.server import start_in_thread
 from tests.ports import free_port
 
 
-def _flags(tmp_path: Path, **extra: object) -> dict[str, object]:
-    return {
+def _request(tmp_path: Path, **extra: object) -> ProbeRequest:
+    fields: dict[str, object] = {
         "model": "sim-tiny",
-        "isl": 64,
-        "osl": 16,
-        "concurrency": "1,4",
+        "isl_tokens": 64,
+        "osl_tokens": 16,
+        "concurrencies": "1,4",
         "requests_per_level": 12,
         "engine": "vllm",
         "gpu": "H100-SXM-80GB",
         "tp": 1,
-        "out": tmp_path / "run.json",
+        "out_path": tmp_path / "run.json",
         **extra,
     }
+    return ProbeRequest.model_validate(fields)
 
 
 def test_attached_session_labels_a_simulated_engine_and_keeps_the_stated_facts(
@@ -36,8 +38,7 @@ def test_attached_session_labels_a_simulated_engine_and_keeps_the_stated_facts(
 ) -> None:
     base_url, stop = start_in_thread("tiny-fast")
     try:
-        plan = session_plan_from_flags(_flags(tmp_path, base_url=base_url))
-        outcome = asyncio.run(run_session(plan))
+        outcome = asyncio.run(run_session(_request(tmp_path, base_url=base_url)))
     finally:
         stop()
     run = read_run_file(tmp_path / "run.json")
@@ -53,10 +54,8 @@ def test_attached_session_labels_a_simulated_engine_and_keeps_the_stated_facts(
 def test_launched_session_times_the_cold_start_and_stops_the_server(tmp_path: Path) -> None:
     port = free_port()
     command = f"{sys.executable} -m cli sim-server --port {port} --profile tiny-fast"
-    plan = session_plan_from_flags(
-        _flags(tmp_path, launch=command, engine="other", check_capabilities=False)
-    )
-    outcome = asyncio.run(run_session(plan))
+    request = _request(tmp_path, launch_command=command, engine="other", check_capabilities=False)
+    outcome = asyncio.run(run_session(request))
     assert outcome.complete
     assert outcome.run.startup.cold_start_s is not None and outcome.run.startup.cold_start_s > 0
     assert outcome.run.deployment.launch_command is not None
@@ -68,27 +67,30 @@ def test_launched_session_times_the_cold_start_and_stops_the_server(tmp_path: Pa
 @pytest.mark.parametrize(
     ("extra", "field"),
     [
-        ({}, "--base-url"),
-        ({"base_url": "http://127.0.0.1:1", "launch": "vllm serve m --port 8000"}, "--launch"),
-        ({"launch": "vllm serve m"}, "--launch"),
-        ({"base_url": "http://127.0.0.1:1", "concurrency": "1,x"}, "--concurrency"),
+        ({}, "base_url"),
+        (
+            {"base_url": "http://127.0.0.1:1", "launch_command": "vllm serve m --port 8000"},
+            "launch_command",
+        ),
+        ({"launch_command": "vllm serve m"}, "launch_command"),
+        ({"base_url": "http://127.0.0.1:1", "concurrencies": "1,x"}, "concurrencies"),
     ],
 )
-def test_bad_flags_name_the_flag(tmp_path: Path, extra: dict[str, object], field: str) -> None:
+def test_bad_requests_name_the_field(tmp_path: Path, extra: dict[str, object], field: str) -> None:
     with pytest.raises(InputError) as info:
-        session_plan_from_flags(_flags(tmp_path, **extra))
-    assert field in str(info.value)
+        _request(tmp_path, **extra)
+    assert info.value.field == field and field in str(info.value)
 
 
 def test_a_model_the_server_does_not_serve_is_named_with_the_ones_it_does(tmp_path: Path) -> None:
     base_url, stop = start_in_thread("tiny-fast")
     try:
-        plan = session_plan_from_flags(_flags(tmp_path, base_url=base_url, model="nope"))
+        request = _request(tmp_path, base_url=base_url, model="nope")
         with pytest.raises(InputError) as info:
-            asyncio.run(run_session(plan))
+            asyncio.run(run_session(request))
     finally:
         stop()
-    assert "sim-tiny" in str(info.value) and "--model" in str(info.value)
+    assert "sim-tiny" in str(info.value) and info.value.field == "model"
     assert not (tmp_path / "run.json").exists()
 
 
@@ -98,8 +100,8 @@ def test_an_unset_api_key_variable_stops_the_session_before_any_request(
     monkeypatch.delenv("CAPPLAN_TEST_UNSET_KEY", raising=False)
     # Nothing listens on this port: had a request gone out, the error would be a connection one.
     base_url = f"http://127.0.0.1:{free_port()}"
-    flags = _flags(tmp_path, base_url=base_url, api_key_env="CAPPLAN_TEST_UNSET_KEY")
+    request = _request(tmp_path, base_url=base_url, api_key_env="CAPPLAN_TEST_UNSET_KEY")
     with pytest.raises(InputError) as info:
-        asyncio.run(run_session(session_plan_from_flags(flags)))
+        asyncio.run(run_session(request))
     assert "api_key_env" in str(info.value) and "not set" in str(info.value)
     assert not (tmp_path / "run.json").exists()
