@@ -33,7 +33,7 @@ from planner.curves import LoadCurve, canonical_gpu, curve_from_run  # noqa: E40
 from planner.fit import CurveFit, FitResult, fit_curve, fit_latency, fit_throughput  # noqa: E402
 from planner.shapes import Shape, shape_for  # noqa: E402
 
-SILICON_CSV = ROOT / "measurements" / "data" / "silicon_sample_h100_h200.csv"
+SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
 AIC_CSV = ROOT / "planner" / "data" / "aiconfigurator_vs_silicon.csv"
 AIC_BACKENDS = {"vllm": "vllm", "trtllm": "tensorrt-llm"}
 AIC_MODEL = "meta-llama/Llama-3.1-70B"

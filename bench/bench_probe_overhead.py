@@ -225,7 +225,7 @@ def free_port() -> int:
 def start_sim(log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
     """The simulator in its own process (so its CPU is not the client's); wait for /health."""
     port = free_port()
-    code = f"from measurements.sim_server import serve; serve('127.0.0.1', {port}, '{SIM_PROFILE}')"
+    code = f"from measurements.sim.server import serve; serve('127.0.0.1', {port}, '{SIM_PROFILE}')"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log_path.open("wb") as log:
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=log, env=env)
@@ -318,10 +318,10 @@ def run_benchmark(args: argparse.Namespace) -> list[Sample]:
 
 async def probe_client(args: argparse.Namespace) -> None:
     """Client mode: one closed-loop level of capplan's probe (run in its own process)."""
-    from measurements.probe import run_probe
-    from measurements.probe_config import ProbeConfig, SaturationConfig
+    from measurements.probe.config import ProbeConfig, SaturationConfig
+    from measurements.probe.sweep import run_probe
+    from measurements.probe.workloads import WorkloadConfig
     from measurements.run_file import Deployment
-    from measurements.workloads import WorkloadConfig
 
     config = ProbeConfig(
         base_url=args.base_url,

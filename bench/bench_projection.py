@@ -24,7 +24,7 @@ from planner.curves import H100, H200, CurvePoint, LoadCurve, curve_from_run  # 
 from planner.physics import Ceilings, curve_ceilings  # noqa: E402
 from planner.projection import project_curve  # noqa: E402
 
-SILICON_CSV = ROOT / "measurements" / "data" / "silicon_sample_h100_h200.csv"
+SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
 METRICS: dict[str, Callable[[CurvePoint], float | None]] = {
     "output_tok_s": lambda p: p.output_tok_s,
     "ttft_ms": lambda p: p.ttft_ms,

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from measurements.demo import demo_runs  # noqa: E402
+from measurements.demo.runs import demo_runs  # noqa: E402
 from planner.capacity import make_plan  # noqa: E402
 from planner.curves import curve_from_run  # noqa: E402
 from planner.prices import load_catalog_csv  # noqa: E402

@@ -3,9 +3,9 @@ engine."""
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.progress import (
@@ -26,15 +26,57 @@ from cli.common import (
     out,
     print_json,
 )
-from db import repository
-from db.repository import SaveResult
-from measurements.probe import ProbeOutcome, ProgressEvent
-from measurements.session import SessionPlan, run_session, session_plan_from_flags
-from measurements.sim_profiles import PROFILES, get_profile
-from measurements.sim_server import serve
+from db.engine import Engine
+from errors import InputError
+from measurements.probe.request import PROBE_DEFAULTS as DEFAULT
+from measurements.probe.request import ProbeRequest
+from measurements.probe.sweep import ProgressEvent
+from measurements.sim.profiles import PROFILES, get_profile
+from measurements.sim.server import serve
 from planner.present import (
     run_to_dict,
 )
+from workflows.probe import ProbeResult, probe_endpoint
+
+T = TypeVar("T")
+
+# The flag that sets each ProbeRequest field, so an error names what was typed.
+FLAGS = {
+    "model": "--model",
+    "isl_tokens": "--isl",
+    "osl_tokens": "--osl",
+    "out_path": "--out",
+    "out": "--out",  # the sweep's own name for the run file
+    "engine": "--engine",
+    "base_url": "--base-url",
+    "launch_command": "--launch",
+    "concurrencies": "--concurrency",
+    "rates_req_s": "--rate",
+    "arrival": "--arrival",
+    "burstiness": "--burstiness",
+    "requests_per_level": "--requests-per-level",
+    "duration_per_level_s": "--duration-per-level",
+    "endpoint": "--endpoint",
+    "length_distribution": "--length-distribution",
+    "isl_stddev_tokens": "--isl-stddev",
+    "osl_stddev_tokens": "--osl-stddev",
+    "shape": "--shape",
+    "prefix_sharing": "--prefix-sharing",
+    "tokenizer": "--tokenizer",
+    "api_key_env": "--api-key-env",
+    "ignore_eos": "--ignore-eos",
+    "stop_at_saturation": "--stop-at-saturation",
+    "min_gain_pct": "--min-gain-pct",
+    "ttft_blowup_factor": "--ttft-blowup",
+    "check_capabilities": "--check-capabilities",
+    "lora_adapter": "--lora-adapter",
+    "engine_version": "--engine-version",
+    "precision": "--precision",
+    "gpu": "--gpu",
+    "gpu_count": "--gpu-count",
+    "tp": "--tp",
+    "pp": "--pp",
+}
 
 
 @app.command("probe")
@@ -45,67 +87,79 @@ def probe_cmd(
     out_file: Annotated[Path, typer.Option("--out", help="RunFile written after every level.")],
     engine_name: Annotated[
         str, typer.Option("--engine", help="vllm, tensorrt-llm or other.")
-    ] = "vllm",
+    ] = DEFAULT.engine,
     base_url: Annotated[
         str | None, typer.Option(help="A server already running, e.g. http://127.0.0.1:8000.")
-    ] = None,
+    ] = DEFAULT.base_url,
     launch_cmd: Annotated[
         str | None,
         typer.Option("--launch", help='Start this server first, e.g. "vllm serve M --port 8000".'),
-    ] = None,
+    ] = DEFAULT.launch_command,
     concurrency: Annotated[
         str | None, typer.Option(help="Closed-loop levels, e.g. 1,2,4,8,16.")
     ] = None,
     rate: Annotated[str | None, typer.Option(help="Open-loop levels, requests/s, e.g. 1,2,4.")] = (
         None
     ),
-    arrival: Annotated[str, typer.Option(help="Open loop: poisson, gamma or constant.")] = (
-        "poisson"
-    ),
-    burstiness: Annotated[float, typer.Option(help="Gamma arrivals: < 1 burstier.")] = 1.0,
+    arrival: Annotated[
+        str, typer.Option(help="Open loop: poisson, gamma or constant.")
+    ] = DEFAULT.arrival,
+    burstiness: Annotated[
+        float, typer.Option(help="Gamma arrivals: < 1 burstier.")
+    ] = DEFAULT.burstiness,
     requests_per_level: Annotated[
         int | None, typer.Option(help="Measured requests per level (default max(32, 8 x load)).")
-    ] = None,
+    ] = DEFAULT.requests_per_level,
     duration_per_level: Annotated[
         float | None, typer.Option(help="Seconds per level instead of a request count.")
-    ] = None,
-    endpoint: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
+    ] = DEFAULT.duration_per_level_s,
+    endpoint: Annotated[str, typer.Option(help="completions or chat.")] = DEFAULT.endpoint,
     length_distribution: Annotated[
         str, typer.Option(help="fixed, normal or lognormal (ISL and OSL).")
-    ] = "fixed",
-    isl_stddev: Annotated[float, typer.Option(help="Prompt length stddev, tokens.")] = 0.0,
-    osl_stddev: Annotated[float, typer.Option(help="Output length stddev, tokens.")] = 0.0,
-    shape: Annotated[str, typer.Option(help="independent or agent-loop.")] = "independent",
-    prefix_sharing: Annotated[bool, typer.Option(help="Every prompt opens with one prefix.")] = (
-        False
-    ),
+    ] = DEFAULT.length_distribution,
+    isl_stddev: Annotated[
+        float, typer.Option(help="Prompt length stddev, tokens.")
+    ] = DEFAULT.isl_stddev_tokens,
+    osl_stddev: Annotated[
+        float, typer.Option(help="Output length stddev, tokens.")
+    ] = DEFAULT.osl_stddev_tokens,
+    shape: Annotated[str, typer.Option(help="independent or agent-loop.")] = DEFAULT.shape,
+    prefix_sharing: Annotated[
+        bool, typer.Option(help="Every prompt opens with one prefix.")
+    ] = DEFAULT.prefix_sharing,
     tokenizer: Annotated[
         str | None, typer.Option(help="Model dir or HF name with a local tokenizer.json.")
-    ] = None,
+    ] = DEFAULT.tokenizer,
     api_key_env: Annotated[
         str | None, typer.Option(help="NAME of the env var holding the API key.")
-    ] = None,
-    ignore_eos: Annotated[bool, typer.Option(help="Fixed output length (ignore_eos).")] = True,
+    ] = DEFAULT.api_key_env,
+    ignore_eos: Annotated[
+        bool, typer.Option(help="Fixed output length (ignore_eos).")
+    ] = DEFAULT.ignore_eos,
     stop_at_saturation: Annotated[
         bool, typer.Option(help="Stop climbing once throughput stops growing or TTFT explodes.")
-    ] = True,
+    ] = DEFAULT.stop_at_saturation,
     min_gain_pct: Annotated[
         float, typer.Option(help="Saturated when the next level adds less throughput than this %.")
-    ] = 5.0,
+    ] = DEFAULT.min_gain_pct,
     ttft_blowup: Annotated[
         float,
         typer.Option(help="Saturated when p50 TTFT exceeds this multiple of the first level's."),
-    ] = 10.0,
+    ] = DEFAULT.ttft_blowup_factor,
     check_capabilities: Annotated[
         bool, typer.Option(help="Check structured output, tool calling and LoRA.")
-    ] = True,
-    lora_adapter: Annotated[str | None, typer.Option(help="A LoRA adapter to request.")] = None,
-    engine_version: Annotated[str | None, typer.Option(help="Engine version.")] = None,
-    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = None,
-    gpu: Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-smi).")] = None,
-    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = None,
-    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = None,
-    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = None,
+    ] = DEFAULT.check_capabilities,
+    lora_adapter: Annotated[
+        str | None, typer.Option(help="A LoRA adapter to request.")
+    ] = DEFAULT.lora_adapter,
+    engine_version: Annotated[
+        str | None, typer.Option(help="Engine version.")
+    ] = DEFAULT.engine_version,
+    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = DEFAULT.precision,
+    gpu: Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-smi).")] = DEFAULT.gpu,
+    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = DEFAULT.gpu_count,
+    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = DEFAULT.tp,
+    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = DEFAULT.pp,
     db: Annotated[
         str | None, typer.Option("--db", help="Also store the run in this database.")
     ] = None,
@@ -115,52 +169,66 @@ def probe_cmd(
 
     Exits 1 when the server died mid-sweep (the levels measured so far are kept in --out).
     """
-    fields: dict[str, object] = {
-        "base_url": base_url,
-        "launch": launch_cmd,
-        "engine": engine_name,
-        "model": model,
-        "concurrency": concurrency,
-        "rate": rate,
-        "arrival": arrival,
-        "burstiness": burstiness,
-        "requests_per_level": requests_per_level,
-        "duration_per_level_s": duration_per_level,
-        "endpoint": endpoint,
-        "isl": isl,
-        "osl": osl,
-        "distribution": length_distribution,
-        "isl_stddev": isl_stddev,
-        "osl_stddev": osl_stddev,
-        "shape": shape,
-        "prefix_sharing": prefix_sharing,
-        "tokenizer": tokenizer,
-        "api_key_env": api_key_env,
-        "ignore_eos": ignore_eos,
-        "stop_at_saturation": stop_at_saturation,
-        "min_gain_pct": min_gain_pct,
-        "ttft_blowup_factor": ttft_blowup,
-        "check_capabilities": check_capabilities,
-        "lora_adapter": lora_adapter,
-        "engine_version": engine_version,
-        "precision": precision,
-        "gpu": gpu,
-        "gpu_count": gpu_count,
-        "tp": tp,
-        "pp": pp,
-        "out": out_file,
-    }
-    plan = guard(lambda: session_plan_from_flags(fields))
-    outcome = guard(lambda: _run_with_progress(plan, as_json))
-    stored = None
-    if db is not None:
-        stored = guard(lambda: repository.save_run(open_engine(db), outcome.run))
-    _report_probe(outcome, out_file, stored, as_json)
-    if not outcome.complete:
+    request = guard(
+        lambda: _flagged(
+            lambda: ProbeRequest(
+                model=model,
+                isl_tokens=isl,
+                osl_tokens=osl,
+                out_path=out_file,
+                engine=engine_name,
+                base_url=base_url,
+                launch_command=launch_cmd,
+                concurrencies=concurrency,
+                rates_req_s=rate,
+                arrival=arrival,
+                burstiness=burstiness,
+                requests_per_level=requests_per_level,
+                duration_per_level_s=duration_per_level,
+                endpoint=endpoint,
+                length_distribution=length_distribution,
+                isl_stddev_tokens=isl_stddev,
+                osl_stddev_tokens=osl_stddev,
+                shape=shape,
+                prefix_sharing=prefix_sharing,
+                tokenizer=tokenizer,
+                api_key_env=api_key_env,
+                ignore_eos=ignore_eos,
+                stop_at_saturation=stop_at_saturation,
+                min_gain_pct=min_gain_pct,
+                ttft_blowup_factor=ttft_blowup,
+                check_capabilities=check_capabilities,
+                lora_adapter=lora_adapter,
+                engine_version=engine_version,
+                precision=precision,
+                gpu=gpu,
+                gpu_count=gpu_count,
+                tp=tp,
+                pp=pp,
+            )
+        )
+    )
+    open_store = None if db is None else (lambda: open_engine(db))
+    result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, as_json)))
+    _report_probe(result, as_json)
+    if not result.outcome.complete:
         raise typer.Exit(1)
 
 
-def _run_with_progress(plan: SessionPlan, quiet: bool) -> ProbeOutcome:
+def _flagged(action: Callable[[], T]) -> T:
+    """Run an action; an InputError naming a ProbeRequest field names its flag instead."""
+    try:
+        return action()
+    except InputError as exc:
+        flag = FLAGS.get(exc.field or "")
+        if flag is None:
+            raise
+        raise type(exc)(exc.message, file=exc.file, field=flag, value=exc.value) from None
+
+
+def _probe_with_progress(
+    request: ProbeRequest, open_store: Callable[[], Engine] | None, quiet: bool
+) -> ProbeResult:
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -188,12 +256,11 @@ def _run_with_progress(plan: SessionPlan, quiet: bool) -> ProbeOutcome:
                 status += f", {event.failures} failed"
             progress.update(tasks[event.level_index], completed=event.requests_done, status=status)
 
-        return asyncio.run(run_session(plan, show))
+        return probe_endpoint(request, open_store=open_store, on_progress=show)
 
 
-def _report_probe(
-    outcome: ProbeOutcome, path: Path, stored: SaveResult | None, as_json: bool
-) -> None:
+def _report_probe(result: ProbeResult, as_json: bool) -> None:
+    outcome, path, stored = result.outcome, result.out_path, result.stored
     if as_json:
         print_json(
             {

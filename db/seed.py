@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 
 from db import repository
 from hardware.prices import load_catalog_csv
-from measurements.demo import demo_runs
+from measurements.demo.runs import demo_runs
 
 
 @dataclass(frozen=True, slots=True)

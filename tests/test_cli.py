@@ -18,7 +18,7 @@ from db.engine import make_engine
 from db.repository import load_runs
 from measurements.importers import import_path
 from measurements.run_file import write_run_file
-from measurements.sim_server import start_in_thread
+from measurements.sim.server import start_in_thread
 from planner.capacity import make_plan
 from planner.curves import curve_from_run
 from planner.scenario import load_scenario

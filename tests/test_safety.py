@@ -30,12 +30,12 @@ from db import repository
 from db.engine import make_engine, upgrade
 from db.seed import load_demo_data
 from errors import InputError
-from measurements.probe import run_probe
-from measurements.probe_config import ProbeConfig
-from measurements.redaction import redact_command, redact_url
+from measurements.probe.config import ProbeConfig
+from measurements.probe.redaction import redact_command, redact_url
+from measurements.probe.sweep import run_probe
 from measurements.run_file import Deployment
-from measurements.sim_profiles import get_profile
-from measurements.sim_server import create_app, listening_socket
+from measurements.sim.profiles import get_profile
+from measurements.sim.server import create_app, listening_socket
 from planner.capacity import make_plan
 from planner.curves import curve_from_run
 from planner.scenario import load_scenario

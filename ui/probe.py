@@ -3,18 +3,16 @@ the app, with live progress per load level, and store the run like any import.""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
 import streamlit as st
 
-from db import repository
-from errors import CapplanError
-from measurements.probe import ProbeOutcome, ProgressEvent
-from measurements.session import run_session, session_plan_from_flags
+from measurements.probe.request import ProbeRequest
+from measurements.probe.sweep import ProgressEvent
 from ui import resources as res
 from ui import upload_form
+from workflows.probe import ProbeResult, probe_endpoint
 
 RUNS_DIR = Path("data") / "probe-runs"
 HELP_LEVELS = (
@@ -23,7 +21,7 @@ HELP_LEVELS = (
 )
 
 
-def _form() -> dict[str, object] | None:
+def _form() -> ProbeRequest | None:
     with st.form("probe"):
         left, right = st.columns(2)
         base_url = left.text_input(
@@ -62,35 +60,30 @@ def _form() -> dict[str, object] | None:
         submitted = st.form_submit_button("Run the sweep")
     if not submitted:
         return None
-    return {
-        "base_url": base_url.strip() or None,
-        "model": model.strip(),
-        "isl": int(isl),
-        "osl": int(osl),
-        "concurrency": levels,
-        "requests_per_level": requests,
-        "api_key_env": api_key_env.strip() or None,
-        "endpoint": endpoint,
-        "engine": facts.get("engine") or "other",
-        **{
-            key: facts.get(key)
-            for key in ("engine_version", "precision", "gpu", "gpu_count", "tp", "pp")
-        },
-        "check_capabilities": False,
-        "out": RUNS_DIR / f"probe-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json",
-    }
+    return res.guarded(
+        lambda: ProbeRequest(
+            base_url=base_url,
+            model=model.strip(),
+            isl_tokens=int(isl),
+            osl_tokens=int(osl),
+            concurrencies=levels,
+            requests_per_level=requests,
+            api_key_env=api_key_env.strip() or None,
+            endpoint=endpoint,
+            engine=facts.get("engine") or "other",
+            engine_version=facts.get("engine_version"),
+            precision=facts.get("precision"),
+            gpu=facts.get("gpu"),
+            gpu_count=facts.get("gpu_count"),
+            tp=facts.get("tp"),
+            pp=facts.get("pp"),
+            check_capabilities=False,
+            out_path=RUNS_DIR / f"probe-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json",
+        )
+    )
 
 
-def _sweep(fields: dict[str, object]) -> ProbeOutcome | None:
-    if not fields["base_url"]:
-        st.error("Give the server's base URL, e.g. http://10.0.0.5:8000.")
-        return None
-    if not fields["model"]:
-        st.error("Give the served model name.")
-        return None
-    plan = res.guarded(lambda: session_plan_from_flags(fields))
-    if plan is None:
-        return None
+def _sweep(url: str, request: ProbeRequest) -> ProbeResult | None:
     RUNS_DIR.mkdir(parents=True, exist_ok=True)
     bar = st.progress(0.0, text="Connecting...")
     rows: dict[int, dict[str, object]] = {}
@@ -116,22 +109,20 @@ def _sweep(fields: dict[str, object]) -> ProbeOutcome | None:
         }
         table.dataframe(list(rows.values()), hide_index=True)
 
-    try:
-        outcome = asyncio.run(run_session(plan, show))
-    except CapplanError as exc:
-        st.error(str(exc))
-        return None
-    bar.progress(1.0, text="Done" if outcome.complete else "Stopped early")
-    return outcome
-
-
-def _store(url: str, outcome: ProbeOutcome) -> None:
-    result = res.guarded(lambda: repository.save_run(res.store_engine(url), outcome.run))
+    result = res.guarded(
+        lambda: probe_endpoint(request, open_store=lambda: res.store_engine(url), on_progress=show)
+    )
     if result is None:
-        return
+        return None
     res.bump_version(url)
+    bar.progress(1.0, text="Done" if result.outcome.complete else "Stopped early")
+    return result
+
+
+def _show(result: ProbeResult) -> None:
+    outcome, stored = result.outcome, result.stored
     state = "complete" if outcome.complete else "INCOMPLETE (the server stopped answering)"
-    st.success(f"Sweep {state}: {outcome.stop_reason}. {result.message}")
+    st.success(f"Sweep {state}: {outcome.stop_reason}. {stored.message if stored else ''}")
     st.dataframe(
         [
             {
@@ -156,8 +147,8 @@ st.caption(
     "`capplan probe --base-url` does, and stores the run. For a sweep on the GPU box itself "
     "(launching the engine, GPU facts from nvidia-smi), run `capplan probe` there."
 )
-fields = _form()
-if fields is not None:
-    outcome = _sweep(fields)
-    if outcome is not None:
-        _store(url, outcome)
+request = _form()
+if request is not None:
+    result = _sweep(url, request)
+    if result is not None:
+        _show(result)

@@ -1,4 +1,4 @@
-"""The hand-made curve CSV (columns as in measurements/data/*.csv): one row per load level.
+"""The hand-made curve CSV (columns as in measurements/demo/data/*.csv): one row per load level.
 
 Rows sharing (source, engine, engine_version, model, precision, gpu, gpu_count, tp, isl, osl) form
 one run; `#` lines are comments (the runs' notes); a blank cell is unknown, never 0."""

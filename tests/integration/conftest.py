@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import pytest
 
-from measurements.engines import EngineError, LaunchSpec, RunningServer, launch
+from measurements.probe.engines import EngineError, LaunchSpec, RunningServer, launch
 from tests.integration import tiny_model
 from tests.ports import free_port
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from measurements.probe import ProbeOutcome, ProgressEvent, run_probe
-from measurements.probe_config import ProbeConfig, SaturationConfig
+from measurements.probe.config import ProbeConfig, SaturationConfig
+from measurements.probe.sweep import ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe.workloads import WorkloadConfig
 from measurements.run_file import Deployment, Level, read_run_file
-from measurements.workloads import WorkloadConfig
 from tests.integration.conftest import VllmServer, realtime_client
 
 pytestmark = pytest.mark.vllm

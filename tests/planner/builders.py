@@ -10,7 +10,7 @@ from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu
 from planner.scenario import Scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
-SILICON_CSV = ROOT / "measurements" / "data" / "silicon_sample_h100_h200.csv"
+SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
 SEED_STREAMS = (1, 16, 64, 128)
 # The seed article's throughput table (tok/s at 1/16/64/128 streams), shared/seed-article.txt.
 SEED_VLLM = (68.2, 1010.0, 2840.0, 3710.0)

@@ -38,7 +38,7 @@ def test_run_document_is_plain_json() -> None:
 
 def test_fit_and_prediction_documents_mark_extrapolation() -> None:
     run = import_path(
-        FIXTURES.parent.parent / "measurements" / "data" / "seed_article_h100_llama31_70b_fp8.csv"
+        FIXTURES.parent.parent / "measurements/demo/data/seed_article_h100_llama31_70b_fp8.csv"
     ).runs[0]
     curve = curve_from_run(run, 1)
     assert curve is not None

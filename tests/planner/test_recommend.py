@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from measurements.demo import demo_runs
+from measurements.demo.runs import demo_runs
 from planner.capacity import Option, make_plan
 from planner.curves import curve_from_run
 from planner.prices import load_catalog_csv

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from errors import PlanningError
-from measurements.demo import demo_runs
+from measurements.demo.runs import demo_runs
 from planner.capacity import make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.fit import MAPE_TO_SIGMA

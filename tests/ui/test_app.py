@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import repository
 from db.engine import make_engine
-from measurements.demo import demo_runs
+from measurements.demo.runs import demo_runs
 from planner.prices import catalog_version, load_catalog_csv
 from tests.stores import Stores
 from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S

@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import workflows.probe
 from db import repository
 from db.engine import make_engine
-from measurements.sim_server import start_in_thread
+from errors import InputError
+from measurements.probe.request import ProbeRequest
+from measurements.sim.server import start_in_thread
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
+from workflows.probe import ProbeResult
 
 
 @pytest.fixture
@@ -69,3 +73,61 @@ def test_an_unreachable_endpoint_is_an_error_in_place_and_stores_nothing(
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and not at.success
     assert len(repository.list_runs(make_engine(store_url))) == before
+
+
+def test_the_form_builds_one_probe_request_from_its_widgets(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[ProbeRequest] = []
+
+    def stand_in(request: ProbeRequest, **_: object) -> ProbeResult:
+        built.append(request)
+        raise InputError("stopped by the test")
+
+    monkeypatch.setattr(workflows.probe, "probe_endpoint", stand_in)
+    at = _probe_page(tmp_path, monkeypatch)
+    at.text_input(key="probe_base_url").set_value(" http://10.0.0.5:8000 ")
+    at.text_input(key="probe_model").set_value(" m ")
+    at.text_input(key="probe_levels").set_value("1,4")
+    at.text_input(key="probe_api_key_env").set_value("MY_KEY")
+    at.selectbox(key="probe_endpoint").set_value("chat")
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(2)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] == ["stopped by the test"]
+    (request,) = built
+    assert request.out_path.parent == Path("data") / "probe-runs"
+    assert not request.engine_version and not request.precision  # blank facts: not stated
+    assert request == ProbeRequest(
+        base_url="http://10.0.0.5:8000",
+        model="m",
+        isl_tokens=1024,
+        osl_tokens=256,
+        concurrencies=(1, 4),
+        api_key_env="MY_KEY",
+        endpoint="chat",
+        engine="other",
+        gpu="H100-SXM-80GB",
+        tp=2,
+        check_capabilities=False,
+        out_path=request.out_path,
+        engine_version=request.engine_version,
+        precision=request.precision,
+    )
+
+
+def test_a_bad_widget_value_is_an_error_naming_the_field_in_words(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _probe_page(tmp_path, monkeypatch)
+    at.text_input(key="probe_model").set_value("m")
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (error,) = at.error
+    assert "base URL" in error.value and "--" not in error.value
+    at.text_input(key="probe_base_url").set_value("http://127.0.0.1:9")
+    at.text_input(key="probe_levels").set_value("1,x")
+    at.button[0].click().run()
+    (error,) = at.error
+    assert "concurrencies" in error.value and "'1,x'" in error.value and "--" not in error.value

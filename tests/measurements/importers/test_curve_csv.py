@@ -10,7 +10,7 @@ from errors import InputError
 from measurements.importers import import_bytes, import_path
 from measurements.run_file import LoadKind, Origin, Provenance, Source
 
-DATA = Path(__file__).parents[3] / "measurements/data"
+DATA = Path(__file__).parents[3] / "measurements/demo/data"
 SEED = DATA / "seed_article_h100_llama31_70b_fp8.csv"
 SILICON = DATA / "silicon_sample_h100_h200.csv"
 HEADER = (

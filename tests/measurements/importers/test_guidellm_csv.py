@@ -19,7 +19,7 @@ from measurements.run_file import LoadKind, Provenance, RunFile
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "guidellm"
 CSV = FIXTURES / "benchmarks.csv"
 V2 = FIXTURES / "llm-d-benchmark__guidellm_report_v2.json"
-CURVE_CSVS = sorted((Path(__file__).parents[3] / "measurements" / "data").glob("*.csv"))
+CURVE_CSVS = sorted((Path(__file__).parents[3] / "measurements" / "demo" / "data").glob("*.csv"))
 VLLM = DeploymentOverrides(engine="vllm")
 
 

@@ -26,7 +26,9 @@ from measurements.importers import (
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 REAL = FIXTURES / "vllm-cpu-real"
 PEERS = FIXTURES / "vllm-bench-serve"
-SEED_CSV = Path(__file__).parents[3] / "measurements/data/seed_article_h100_llama31_70b_fp8.csv"
+SEED_CSV = (
+    Path(__file__).parents[3] / "measurements/demo/data/seed_article_h100_llama31_70b_fp8.csv"
+)
 C8 = (REAL / "c8.json").read_bytes()
 # What a user would type for files that do not name the engine/model (SOURCES.md says which).
 NEEDS_FLAGS = {

@@ -1,0 +1,181 @@
+"""One streamed request: the JSON body, the send, and its timing record (RequestRecord), by
+STYLE.md's probe invariants. A request-level failure is returned as data, never raised."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from measurements.probe.config import ProbeConfig
+from measurements.probe.redaction import redact_text
+from measurements.probe.sse import SseDecoder, StreamTally, parse_event
+from measurements.probe.workloads import PromptSpec
+
+Clock = Callable[[], float]
+DRAIN_AFTER_DONE_S = 0.5  # read past [DONE] this long at most, so the connection is reused
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request as the probe saw it, in clock seconds.
+
+    end_s is the last token chunk on success (the trailing usage chunk and [DONE] never move
+    it), the moment the failure was seen on failure; incomplete requests were cut by the probe
+    at the end of a timed level and are neither completed nor failed."""
+
+    send_s: float
+    first_token_s: float | None
+    end_s: float | None
+    chunk_times_s: tuple[float, ...]
+    chunk_tokens: tuple[int, ...]
+    input_tokens: int | None
+    output_tokens: int | None
+    http_status: int | None
+    error: str | None
+    scheduled_s: float | None = None
+    conversation: int | None = None
+    turn: int | None = None
+    tokens_exact: bool = False  # chunk_tokens agree with the server's usage
+    incomplete: bool = False
+    requested_input_tokens: int | None = None
+    requested_output_tokens: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the request completed without error."""
+        return self.error is None and not self.incomplete
+
+
+def request_body(config: ProbeConfig, prompt: PromptSpec) -> dict[str, object]:
+    """The JSON body: streaming with usage, fixed max_tokens, ignore_eos (only keys that vLLM
+    and trtllm-serve both accept: trtllm-serve rejects unknown keys)."""
+    options: dict[str, bool] = {"include_usage": True}
+    if config.continuous_usage:
+        options["continuous_usage_stats"] = True
+    body: dict[str, object] = {
+        "model": config.model,
+        "max_tokens": prompt.max_tokens,
+        "stream": True,
+        "stream_options": options,
+    }
+    if config.ignore_eos:
+        body["ignore_eos"] = True
+    if config.endpoint == "chat":
+        body["messages"] = [{"role": "user", "content": prompt.prompt}]
+    else:
+        body["prompt"] = prompt.prompt
+    return body
+
+
+class Attempt:
+    """The mutable state of one request while it runs; `record()` freezes it."""
+
+    __slots__ = ("failed_s", "message", "prompt", "scheduled_s", "send_s", "status", "tally")
+
+    def __init__(self, prompt: PromptSpec, scheduled_s: float | None = None) -> None:
+        self.prompt = prompt
+        self.scheduled_s = scheduled_s
+        self.send_s = 0.0
+        self.status: int | None = None
+        self.message: str | None = None
+        self.failed_s: float | None = None
+        self.tally = StreamTally()
+
+    def fail(self, at_s: float, message: str) -> None:
+        """Record the first failure (a later one, e.g. while closing, is a consequence)."""
+        if self.message is None and not self.tally.done:
+            self.message, self.failed_s = message, at_s
+
+    def record(self, *, incomplete: bool = False) -> RequestRecord:
+        """The frozen record; a stream without tokens or without its end is a failure."""
+        line = self.tally.timeline()
+        error = self.message or self.tally.error
+        if error is None and not incomplete:
+            if not line.chunk_times_s:
+                error = "no token chunk in the stream"
+            elif not (self.tally.done or self.tally.finish_reason):
+                error = "stream ended before [DONE]"
+        last = line.chunk_times_s[-1] if line.chunk_times_s else None
+        return RequestRecord(
+            send_s=self.send_s,
+            first_token_s=line.chunk_times_s[0] if line.chunk_times_s else None,
+            end_s=self.failed_s if self.failed_s is not None else last,
+            chunk_times_s=line.chunk_times_s,
+            chunk_tokens=line.chunk_tokens,
+            input_tokens=line.input_tokens,
+            output_tokens=line.output_tokens,
+            http_status=self.status,
+            error=error,
+            scheduled_s=self.scheduled_s,
+            conversation=self.prompt.conversation,
+            turn=self.prompt.turn,
+            tokens_exact=line.tokens_exact,
+            incomplete=incomplete and error is None,
+            requested_input_tokens=self.prompt.input_tokens,
+            requested_output_tokens=self.prompt.max_tokens,
+        )
+
+
+async def send_request(
+    client: httpx.AsyncClient, config: ProbeConfig, prompt: PromptSpec, clock: Clock
+) -> RequestRecord:
+    """Send one streaming request and time it; request-level failures come back as data."""
+    attempt = Attempt(prompt)
+    await send_into(client, config, attempt, clock)
+    return attempt.record()
+
+
+async def send_into(
+    client: httpx.AsyncClient, config: ProbeConfig, attempt: Attempt, clock: Clock
+) -> None:
+    """Send `attempt` and fill it in; the caller keeps it, so a cut request keeps its chunks."""
+    body, headers = request_body(config, attempt.prompt), _auth_headers(config)
+    attempt.send_s = clock()
+    try:
+        async with asyncio.timeout(config.request_timeout_s):
+            async with client.stream("POST", config.url, json=body, headers=headers) as response:
+                attempt.status = response.status_code
+                if response.status_code != 200:
+                    text = (await response.aread()).decode("utf-8", "replace").strip()
+                    attempt.fail(clock(), f"HTTP {response.status_code}: {text[:300]}")
+                    return
+                await _read_stream(response, attempt, clock)
+    except TimeoutError:
+        attempt.fail(clock(), f"Timeout: no full answer within {config.request_timeout_s:g} s")
+    except Exception as exc:  # noqa: BLE001  (the per-request boundary: a failure is data)
+        # httpx errors may quote the URL (and a key in it): stored samples keep the masked text.
+        attempt.fail(clock(), redact_text(f"{type(exc).__name__}: {exc}").rstrip(": "))
+
+
+async def _read_stream(response: httpx.Response, attempt: Attempt, clock: Clock) -> None:
+    decoder, tally = SseDecoder(), attempt.tally
+    try:
+        async with asyncio.timeout(None) as drain:
+            async for piece in response.aiter_bytes():
+                if tally.done:
+                    continue  # draining what follows [DONE]: never parsed, never timed
+                at_s = clock()  # one read may hold several events: they arrived together
+                for event in decoder.feed_bytes(piece):
+                    if tally.add(parse_event(event), at_s):
+                        break
+                if tally.error is not None:
+                    return
+                if tally.done:
+                    drain.reschedule(asyncio.get_running_loop().time() + DRAIN_AFTER_DONE_S)
+    except TimeoutError:
+        return  # the drain after [DONE] took too long; the answer itself was complete
+    if tally.done:
+        return
+    at_s = clock()  # the body ended without a blank line after its last event
+    for event in decoder.close():
+        if tally.add(parse_event(event), at_s):
+            break
+
+
+def _auth_headers(config: ProbeConfig) -> dict[str, str]:
+    key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    return {"Authorization": f"Bearer {key}"} if key else {}

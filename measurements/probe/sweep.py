@@ -1,0 +1,463 @@
+"""The on-box probe: an asyncio load generator that drives an OpenAI-compatible server (vLLM,
+trtllm-serve) through closed-loop (concurrency) or open-loop (rate) levels and writes the
+RunFile after every level. A failed request is data (RequestRecord.error), never an exception;
+the sweep raises InputError only for a missing API key or a server that answers nothing.
+
+Module map: sse (stream parsing) -> send (one request) -> records (a Level) -> sweep (this
+module); measurements.aggregate holds the canonical math, saturation the stop rule."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import aiohttp
+import httpx
+import numpy as np
+from httpx_aiohttp import AiohttpTransport
+
+from errors import InputError
+from measurements import aggregate
+from measurements.aggregate import WindowRule
+from measurements.probe.config import ProbeConfig
+from measurements.probe.records import level_from_records
+from measurements.probe.redaction import redact_args, redact_command, redact_url
+from measurements.probe.saturation import SaturationPoint, assess
+from measurements.probe.send import (
+    Attempt,
+    Clock,
+    RequestRecord,
+    request_body,
+    send_into,
+    send_request,
+)
+from measurements.probe.workloads import ArrivalProcess, PromptFactory, PromptSpec, load_tokenizer
+from measurements.probe.workloads import run_workload as workload_of
+from measurements.run_file import (
+    Capabilities,
+    Deployment,
+    Environment,
+    Level,
+    LoadKind,
+    Provenance,
+    RunFile,
+    Source,
+    Startup,
+    write_run_file,
+)
+
+__all__ = [
+    "ProbeOutcome",
+    "ProgressEvent",
+    "RequestRecord",
+    "level_from_records",
+    "request_body",
+    "run_probe",
+    "send_request",
+]
+
+PROGRESS_EVERY_S = 0.1
+NO_ENVIRONMENT, NO_STARTUP, NOT_CHECKED = Environment(), Startup(), Capabilities()
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """Where the sweep is, for a progress bar."""
+
+    level_index: int
+    levels_total: int
+    load_kind: LoadKind
+    load_value: float
+    requests_done: int
+    requests_total: int | None  # None when the level runs for a duration
+    failures: int
+    output_tok_s_so_far: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOutcome:
+    """The run as written, whether the sweep finished, why it stopped, and the knee."""
+
+    run: RunFile
+    complete: bool
+    stop_reason: str
+    knee: float | None
+
+
+async def run_probe(
+    config: ProbeConfig,
+    *,
+    deployment: Deployment,
+    environment: Environment = NO_ENVIRONMENT,
+    startup: Startup = NO_STARTUP,
+    capabilities: Capabilities = NOT_CHECKED,
+    out: Path,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    clock: Clock = time.perf_counter,
+    transport: httpx.AsyncBaseTransport | None = None,
+    label: str = "capplan probe",
+) -> ProbeOutcome:
+    """Warm up, sweep the levels (stopping at saturation or when the server dies) and write
+    the RunFile to `out` after every level; the written file says complete=False until the
+    sweep has ended normally."""
+    header = _Header(deployment, environment, startup, capabilities, label)
+    sweep = _Sweep(config, clock, transport, on_progress)
+    return await sweep.run(header, out)
+
+
+@dataclass(frozen=True, slots=True)
+class _Header:
+    deployment: Deployment
+    environment: Environment
+    startup: Startup
+    capabilities: Capabilities
+    label: str
+
+
+class _Sweep:
+    """The whole sweep: prompts, random generators, finished levels and run notes."""
+
+    def __init__(
+        self,
+        config: ProbeConfig,
+        clock: Clock,
+        transport: httpx.AsyncBaseTransport | None,
+        on_progress: Callable[[ProgressEvent], None] | None,
+    ) -> None:
+        self.config, self.clock = config, clock
+        self.transport, self.on_progress = transport, on_progress
+        tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
+        self.factory = PromptFactory(config.workload, tokenizer)
+        self.prompt_rng = np.random.default_rng(config.workload.seed)
+        self.arrival_rng = np.random.default_rng(config.seed)
+        self.levels: list[Level] = []
+        self.points: list[SaturationPoint] = []
+        self.unit = "concurrency" if config.closed_loop else "rate"
+        self.notes = [f"{config.endpoint} endpoint {redact_url(config.url)}, {self.unit} sweep"]
+        if config.tokenizer and tokenizer is None:
+            self.notes.append(f"tokenizer {config.tokenizer!r} not found locally (no download)")
+        self.started_at = datetime.now(UTC)
+
+    def client(self, pool: int | None) -> httpx.AsyncClient:
+        """A client whose connection pool holds `pool` connections (None: unbounded)."""
+        limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
+        timeout = httpx.Timeout(
+            self.config.request_timeout_s, connect=self.config.connect_timeout_s
+        )
+        # aiohttp under httpx's API: httpcore's pool bookkeeping cost 3-5x vllm bench serve's
+        # CPU per token at 64+ streams (bench/bench_probe_overhead.py), and on a shared box that
+        # CPU is taken from the engine being measured. Tests inject an httpx MockTransport.
+        # trust_env=False: a proxy from the environment must not sit between probe and server.
+        transport = self.transport or AiohttpTransport(client=_aiohttp_session(pool))
+        return httpx.AsyncClient(
+            transport=transport, limits=limits, timeout=timeout, trust_env=False
+        )
+
+    def observe(self, prompt: PromptSpec, record: RequestRecord) -> None:
+        """Let the first successful answers calibrate prompt lengths."""
+        if record.ok and record.input_tokens:
+            self.factory.calibrate(record.input_tokens, prompt)
+
+    async def run(self, header: _Header, out: Path) -> ProbeOutcome:
+        """Warm up, then measure level after level until done, saturated or the server dies."""
+        _check_inputs(self.config, out)
+        await self._warm_up()
+        try:
+            reason, complete, knee = await self._levels(header, out)
+        except asyncio.CancelledError:
+            if self.levels:
+                self._write(header, out, False, f"interrupted after {len(self.levels)} level(s)")
+            raise
+        return ProbeOutcome(self._write(header, out, complete, reason), complete, reason, knee)
+
+    async def _levels(self, header: _Header, out: Path) -> tuple[str, bool, float | None]:
+        total = len(self.config.levels)
+        for index, value in enumerate(self.config.levels):
+            stop, complete, knee = await self._level(index, value)
+            if stop is not None:
+                return stop, complete, knee
+            if index + 1 < total:  # the file says incomplete until the sweep has ended
+                self._write(header, out, False, f"sweep in progress: {index + 1} of {total} levels")
+        return "all levels measured; throughput still rising (no knee reached)", True, None
+
+    async def _warm_up(self) -> None:
+        count = self.config.warmup_requests
+        if not count:
+            return
+        prompts = [self.factory.conversation(self.prompt_rng)[0] for _ in range(count)]
+        async with self.client(count) as client:
+            sends = (send_request(client, self.config, p, self.clock) for p in prompts)
+            records = await asyncio.gather(*sends)
+        if not any(r.ok for r in records):
+            raise InputError(
+                f"every warm-up request failed (first: {records[0].error}); "
+                "check that the server is up and serves this model",
+                field="base_url",
+                value=redact_url(self.config.url),
+            )
+        for prompt, record in zip(prompts, records, strict=True):
+            self.observe(prompt, record)
+        self.notes.append(f"warm-up: {count} requests, not measured")
+
+    async def _level(self, index: int, value: float) -> tuple[str | None, bool, float | None]:
+        run = _LevelRun(self, index, value)
+        pool = int(value) if self.config.closed_loop else None
+        async with self.client(pool) as client:
+            await (run.closed(client) if self.config.closed_loop else run.open(client))
+        level = run.level()
+        self.levels.append(level)
+        self.points.append(
+            SaturationPoint(value, level.value("output_tok_s"), level.value("p50_ttft_ms"))
+        )
+        if run.dead or (level.failed and not level.completed):
+            why = run.dead or "every request failed"
+            return f"server stopped answering at {self.unit} {value:g}: {why}", False, None
+        verdict = assess(self.points, self.config.saturation, self.unit)
+        return (verdict.reason, True, verdict.knee) if verdict.saturated else (None, True, None)
+
+    def _write(self, header: _Header, out: Path, complete: bool, status: str) -> RunFile:
+        env = header.environment
+        environment = env.model_copy(
+            update={
+                "client": "capplan probe",
+                "client_version": _version(),
+                "host": env.host or socket.gethostname(),
+            }
+        )
+        run = RunFile(
+            source=Source.PROBE,
+            provenance=Provenance.MEASURED,
+            deployment=_without_secrets(header.deployment),
+            workload=workload_of(self.config.workload, ignore_eos=self.config.ignore_eos),
+            environment=environment,
+            startup=header.startup,
+            capabilities=header.capabilities,
+            levels=tuple(self.levels),
+            started_at=self.started_at,
+            complete=complete,
+            label=header.label,
+            notes="\n".join([*self.notes, self.factory.describe(), status]),
+        )
+        write_run_file(run, out)
+        return run
+
+
+class _LevelRun:
+    """One level in flight: sends, keeps every record, and notices a dead server."""
+
+    def __init__(self, sweep: _Sweep, index: int, value: float) -> None:
+        self.sweep, self.index, self.value = sweep, index, value
+        self.total = sweep.config.requests_for(value)
+        self.records: list[RequestRecord] = []
+        self.failures_in_row, self.dead_after = 0, max(3, math.ceil(value))
+        self.dead: str | None = None
+        self.t0 = 0.0
+        self.deadline_s: float | None = None
+        self.tokens_done, self.last_progress = 0, -math.inf
+
+    def start(self) -> None:
+        """Start the level's clock (after the prompts were made)."""
+        self.t0 = self.sweep.clock()
+        duration = self.sweep.config.duration_per_level_s
+        self.deadline_s = None if duration is None else self.t0 + duration
+        self._emit(self.t0)
+
+    def sending(self) -> bool:
+        """True while new requests may go out."""
+        return self.dead is None and (
+            self.deadline_s is None or self.sweep.clock() < self.deadline_s
+        )
+
+    async def closed(self, client: httpx.AsyncClient) -> None:
+        """Closed loop: `value` workers, each sending its next request when the last ends."""
+        plan = self._planned_sessions()
+        self.start()
+
+        async def worker() -> None:
+            free_s = self.t0
+            while self.sending() and (turns := self._next_session(plan)):
+                for prompt in turns:  # an agent session's turns go out one after another
+                    if not self.sending():
+                        return
+                    await self.one(client, Attempt(prompt, free_s))
+                    free_s = self.sweep.clock()
+
+        await self.settle([asyncio.create_task(worker()) for _ in range(int(self.value))])
+
+    async def open(self, client: httpx.AsyncClient) -> None:
+        """Open loop: requests leave on a drawn schedule, whatever is still in flight."""
+        cfg, sweep = self.sweep.config, self.sweep
+        process = ArrivalProcess(self.value, cfg.arrival, cfg.burstiness)
+        times = process.times_s(
+            sweep.arrival_rng, count=self.total, duration_s=cfg.duration_per_level_s
+        )
+        prompts = [sweep.factory.next_prompt(sweep.prompt_rng) for _ in times]
+        self.start()
+        tasks: list[asyncio.Task[None]] = []
+        for offset, prompt in zip(times, prompts, strict=True):
+            due = self.t0 + offset
+            if (wait := due - sweep.clock()) > 0:
+                await asyncio.sleep(wait)
+            if not self.sending():
+                break
+            tasks.append(asyncio.create_task(self.one(client, Attempt(prompt, due))))
+        await self.settle(tasks)
+
+    async def one(self, client: httpx.AsyncClient, attempt: Attempt) -> None:
+        """Send one request and keep its record (marked incomplete if the level cuts it)."""
+        try:
+            await send_into(client, self.sweep.config, attempt, self.sweep.clock)
+        except asyncio.CancelledError:
+            self.records.append(attempt.record(incomplete=True))
+            raise
+        record = attempt.record()
+        self.records.append(record)
+        self.sweep.observe(attempt.prompt, record)
+        self._watch(record)
+        self._progress()
+
+    async def settle(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Wait for the level's tasks; at a duration level's deadline, cut what is in flight."""
+        if self.deadline_s is None or not tasks:
+            await asyncio.gather(*tasks)
+            return
+        timeout = max(0.0, self.deadline_s - self.sweep.clock())
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    def level(self) -> Level:
+        """The finished level, windowed by the config's rule."""
+        cfg = self.sweep.config
+        cut = None if self.deadline_s is None else min(self.deadline_s, self.sweep.clock())
+        rule = WindowRule(
+            cfg.ramp_fraction,
+            cfg.drain_fraction,
+            fill_count=int(self.value) if cfg.closed_loop else None,
+            cut_at_s=cut,
+        )
+        sends = [r.send_s for r in self.records]
+        lasts = [_last_activity(r) for r in self.records]
+        window = aggregate.steady_window(self.t0, sends, lasts, rule)
+        kind = LoadKind.CONCURRENCY if cfg.closed_loop else LoadKind.RATE
+        return level_from_records(
+            self.records, load_kind=kind, load_value=self.value, window=window, config=cfg
+        )
+
+    def _planned_sessions(self) -> deque[tuple[PromptSpec, ...]] | None:
+        if self.total is None:
+            return None  # a timed level makes its prompts as it goes
+        plan: deque[tuple[PromptSpec, ...]] = deque()
+        planned = 0
+        while planned < self.total:
+            turns = self.sweep.factory.conversation(self.sweep.prompt_rng)[: self.total - planned]
+            plan.append(turns)
+            planned += len(turns)
+        return plan
+
+    def _next_session(
+        self, plan: deque[tuple[PromptSpec, ...]] | None
+    ) -> tuple[PromptSpec, ...] | None:
+        if plan is None:
+            return self.sweep.factory.conversation(self.sweep.prompt_rng)
+        return plan.popleft() if plan else None
+
+    def _watch(self, record: RequestRecord) -> None:
+        if record.error is None:
+            self.failures_in_row = 0
+            return
+        self.failures_in_row += 1
+        if self.failures_in_row >= self.dead_after and self.dead is None:
+            self.dead = f"{self.failures_in_row} requests in a row failed (last: {record.error})"
+
+    def _progress(self) -> None:
+        record = self.records[-1]
+        self.tokens_done += (record.output_tokens or 0) if record.ok else 0
+        now = self.sweep.clock()
+        if now - self.last_progress >= PROGRESS_EVERY_S or len(self.records) == self.total:
+            self._emit(now)
+
+    def _emit(self, now: float) -> None:
+        if self.sweep.on_progress is None:
+            return
+        self.last_progress = now
+        elapsed = now - self.t0
+        self.sweep.on_progress(
+            ProgressEvent(
+                level_index=self.index,
+                levels_total=len(self.sweep.config.levels),
+                load_kind=LoadKind.CONCURRENCY if self.sweep.config.closed_loop else LoadKind.RATE,
+                load_value=self.value,
+                requests_done=len(self.records),
+                requests_total=self.total,
+                failures=sum(r.error is not None for r in self.records),
+                output_tok_s_so_far=self.tokens_done / elapsed if elapsed > 0 else None,
+            )
+        )
+
+
+def _aiohttp_session(pool: int | None) -> Callable[[], aiohttp.ClientSession]:
+    """A session factory (called inside the event loop) with `pool` connections, 0 = unbounded
+    (aiohttp's own default of 100 would cap an open-loop level without saying so)."""
+
+    def session() -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=pool or 0, limit_per_host=0)
+        return aiohttp.ClientSession(connector=connector, trust_env=False)
+
+    return session
+
+
+def _last_activity(record: RequestRecord) -> float:
+    times = [record.send_s, *record.chunk_times_s[-1:]]
+    if record.end_s is not None:
+        times.append(record.end_s)
+    return max(times)
+
+
+def _without_secrets(deployment: Deployment) -> Deployment:
+    """The deployment with any key typed into the launch command or its arguments masked."""
+    command = deployment.launch_command
+    return deployment.model_copy(
+        update={
+            "launch_command": redact_command(command) if command else command,
+            "engine_args": redact_args(dict(deployment.engine_args)),
+        }
+    )
+
+
+def api_key(config: ProbeConfig) -> str | None:
+    """The API key from the environment variable the config names (None when it names none);
+    InputError before any request goes out when that variable is unset or empty."""
+    if not config.api_key_env:
+        return None
+    key = os.environ.get(config.api_key_env)
+    if not key:
+        raise InputError(
+            "the environment variable named for the API key is not set (or empty)",
+            field="api_key_env",
+            value=config.api_key_env,
+        )
+    return key
+
+
+def _check_inputs(config: ProbeConfig, out: Path) -> None:
+    api_key(config)
+    if not out.parent.is_dir():
+        raise InputError("the folder for the run file does not exist", file=str(out), field="out")
+
+
+def _version() -> str | None:
+    try:
+        return metadata.version("capplan")
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,46 @@
+"""The probe use case: a ProbeRequest swept into a RunFile (written after every level) and,
+when a store is given, stored like any import."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from db import repository
+from db.engine import Engine
+from db.repository import SaveResult
+from measurements.probe.request import ProbeRequest
+from measurements.probe.session import run_session
+from measurements.probe.sweep import ProbeOutcome, ProgressEvent
+
+OnProgress = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One probe session's result: the sweep's outcome (the run, whether it finished, why it
+    stopped, the knee), where its RunFile is, and what storing it did (None: not stored)."""
+
+    outcome: ProbeOutcome
+    out_path: Path
+    stored: SaveResult | None
+
+
+def probe_endpoint(
+    request: ProbeRequest,
+    *,
+    open_store: Callable[[], Engine] | None = None,
+    on_progress: OnProgress | None = None,
+) -> ProbeResult:
+    """Run the session the request asks for, then store the run when open_store is given.
+
+    The store is opened only after the sweep, so a sweep's RunFile is on disk even when the
+    store then refuses it. InputError (a bad request, a server that is not there) comes
+    before the first measured request; a server that dies mid-sweep gives an incomplete
+    outcome, the levels measured so far kept.
+    """
+    outcome = asyncio.run(run_session(request, on_progress))
+    stored = repository.save_run(open_store(), outcome.run) if open_store is not None else None
+    return ProbeResult(outcome=outcome, out_path=request.out_path, stored=stored)
