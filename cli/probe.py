@@ -5,17 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from cli.common import (
     JsonOption,
@@ -26,17 +18,13 @@ from cli.common import (
     out,
     print_json,
 )
-from db.engine import Engine
 from errors import InputError
-from measurements.probe.request import PROBE_DEFAULTS as DEFAULT
-from measurements.probe.request import ProbeRequest
-from measurements.probe.sweep import ProgressEvent
-from measurements.sim.profiles import PROFILES, get_profile
-from measurements.sim.server import serve
-from planner.present import (
-    run_to_dict,
-)
-from workflows.probe import ProbeResult, probe_endpoint
+from measurements.probe.defaults import PROBE_DEFAULTS as DEFAULT
+
+if TYPE_CHECKING:  # the probe, the simulator and the store load when a command runs
+    from db.engine import Engine
+    from measurements.probe.request import ProbeRequest
+    from workflows.probe import ProbeResult
 
 T = TypeVar("T")
 
@@ -169,6 +157,8 @@ def probe_cmd(
 
     Exits 1 when the server died mid-sweep (the levels measured so far are kept in --out).
     """
+    from measurements.probe.request import ProbeRequest  # noqa: PLC0415
+
     request = guard(
         lambda: _flagged(
             lambda: ProbeRequest(
@@ -229,6 +219,18 @@ def _flagged(action: Callable[[], T]) -> T:
 def _probe_with_progress(
     request: ProbeRequest, open_store: Callable[[], Engine] | None, quiet: bool
 ) -> ProbeResult:
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from measurements.probe.sweep import ProgressEvent  # noqa: PLC0415
+    from workflows.probe import probe_endpoint  # noqa: PLC0415
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -260,6 +262,8 @@ def _probe_with_progress(
 
 
 def _report_probe(result: ProbeResult, as_json: bool) -> None:
+    from planner.present import run_to_dict  # noqa: PLC0415
+
     outcome, path, stored = result.outcome, result.out_path, result.stored
     if as_json:
         print_json(
@@ -302,6 +306,9 @@ def sim_server_cmd(
 
     For demos, tests and client benchmarks; runs probed against it are labelled simulated.
     """
+    from measurements.sim.profiles import PROFILES, get_profile  # noqa: PLC0415
+    from measurements.sim.server import serve  # noqa: PLC0415
+
     chosen = guard(lambda: get_profile(profile))
     out.print(
         f"SIMULATED engine, profile {chosen.name} ({chosen.description}) on "

@@ -25,6 +25,7 @@ from pydantic import (
 
 from errors import InputError
 from measurements.probe.config import ProbeConfig
+from measurements.probe.defaults import PROBE_DEFAULTS as _DEFAULT
 from measurements.probe.engines import LaunchSpec, port_from_argv
 from measurements.probe.redaction import MASK, redact_command, redact_url, redact_value
 from measurements.probe.workloads import Arrival
@@ -45,71 +46,81 @@ class ProbeRequest(BaseModel):
     isl_tokens: _Count = Field(description="Prompt length, tokens (mean)")
     osl_tokens: _Count = Field(description="Output length, tokens (max_tokens)")
     out_path: Path = Field(description="RunFile written after every level")
-    engine: str = Field("vllm", description="Engine: vllm, tensorrt-llm or other")
+    engine: str = Field(_DEFAULT.engine, description="Engine: vllm, tensorrt-llm or other")
     base_url: str | None = Field(
-        None, description="A server already running, e.g. http://127.0.0.1:8000"
+        _DEFAULT.base_url, description="A server already running, e.g. http://127.0.0.1:8000"
     )
     launch_command: str | None = Field(
-        None, description='Start this server first, e.g. "vllm serve M --port 8000"'
+        _DEFAULT.launch_command,
+        description='Start this server first, e.g. "vllm serve M --port 8000"',
     )
     concurrencies: tuple[_Count, ...] = Field(
-        (), description="Closed-loop levels, requests kept in flight, e.g. 1,2,4,8,16"
+        _DEFAULT.concurrencies,
+        description="Closed-loop levels, requests kept in flight, e.g. 1,2,4,8,16",
     )
     rates_req_s: tuple[Annotated[float, Field(gt=0)], ...] = Field(
-        (), description="Open-loop levels, requests/s, e.g. 1,2,4"
+        _DEFAULT.rates_req_s, description="Open-loop levels, requests/s, e.g. 1,2,4"
     )
-    arrival: Arrival = Field("poisson", description="Open loop: poisson, gamma or constant")
+    arrival: Arrival = Field(_DEFAULT.arrival, description="Open loop: poisson, gamma or constant")
     burstiness: Annotated[float, Field(gt=0)] = Field(
-        1.0, description="Gamma arrivals: shape, dimensionless (< 1 burstier)"
+        _DEFAULT.burstiness, description="Gamma arrivals: shape, dimensionless (< 1 burstier)"
     )
     requests_per_level: _Count | None = Field(
-        None, description="Measured requests per level (default max(32, 8 x load))"
+        _DEFAULT.requests_per_level,
+        description="Measured requests per level (default max(32, 8 x load))",
     )
     duration_per_level_s: Annotated[float, Field(gt=0)] | None = Field(
-        None, description="Seconds per level instead of a request count"
+        _DEFAULT.duration_per_level_s, description="Seconds per level instead of a request count"
     )
     endpoint: Literal["completions", "chat"] = Field(
-        "completions", description="completions or chat"
+        _DEFAULT.endpoint, description="completions or chat"
     )
     length_distribution: Literal["fixed", "normal", "lognormal"] = Field(
-        "fixed", description="How prompt and output lengths vary: fixed, normal or lognormal"
+        _DEFAULT.length_distribution,
+        description="How prompt and output lengths vary: fixed, normal or lognormal",
     )
     isl_stddev_tokens: Annotated[float, Field(ge=0)] = Field(
-        0.0, description="Prompt length stddev, tokens"
+        _DEFAULT.isl_stddev_tokens, description="Prompt length stddev, tokens"
     )
     osl_stddev_tokens: Annotated[float, Field(ge=0)] = Field(
-        0.0, description="Output length stddev, tokens"
+        _DEFAULT.osl_stddev_tokens, description="Output length stddev, tokens"
     )
     shape: Literal["independent", "agent-loop"] = Field(
-        "independent", description="independent prompts or agent-loop sessions"
+        _DEFAULT.shape, description="independent prompts or agent-loop sessions"
     )
-    prefix_sharing: bool = Field(False, description="Every prompt opens with one prefix")
+    prefix_sharing: bool = Field(
+        _DEFAULT.prefix_sharing, description="Every prompt opens with one prefix"
+    )
     tokenizer: str | None = Field(
-        None, description="Model dir or HF name with a local tokenizer.json"
+        _DEFAULT.tokenizer, description="Model dir or HF name with a local tokenizer.json"
     )
     api_key_env: str | None = Field(
-        None, description="NAME of the environment variable holding the API key (never the key)"
+        _DEFAULT.api_key_env,
+        description="NAME of the environment variable holding the API key (never the key)",
     )
-    ignore_eos: bool = Field(True, description="Fixed output length (ignore_eos)")
+    ignore_eos: bool = Field(_DEFAULT.ignore_eos, description="Fixed output length (ignore_eos)")
     stop_at_saturation: bool = Field(
-        True, description="Stop climbing once throughput stops growing or TTFT explodes"
+        _DEFAULT.stop_at_saturation,
+        description="Stop climbing once throughput stops growing or TTFT explodes",
     )
     min_gain_pct: Annotated[float, Field(ge=0)] = Field(
-        5.0, description="Saturated when the next level adds less throughput than this, %"
+        _DEFAULT.min_gain_pct,
+        description="Saturated when the next level adds less throughput than this, %",
     )
     ttft_blowup_factor: Annotated[float, Field(gt=1)] = Field(
-        10.0, description="Saturated when p50 TTFT exceeds this multiple of the first level's"
+        _DEFAULT.ttft_blowup_factor,
+        description="Saturated when p50 TTFT exceeds this multiple of the first level's",
     )
     check_capabilities: bool = Field(
-        True, description="Check structured output, tool calling and LoRA"
+        _DEFAULT.check_capabilities, description="Check structured output, tool calling and LoRA"
     )
-    lora_adapter: str | None = Field(None, description="A LoRA adapter to request")
-    engine_version: str | None = Field(None, description="Engine version")
-    precision: str | None = Field(None, description="fp8, bf16, ...")
-    gpu: str | None = Field(None, description="GPU SKU (else from nvidia-smi)")
-    gpu_count: _Count | None = Field(None, description="GPUs per replica")
-    tp: _Count | None = Field(None, description="Tensor-parallel size")
-    pp: _Count | None = Field(None, description="Pipeline-parallel size")
+    lora_adapter: str | None = Field(_DEFAULT.lora_adapter, description="A LoRA adapter to request")
+    engine_version: str | None = Field(_DEFAULT.engine_version, description="Engine version")
+    precision: str | None = Field(_DEFAULT.precision, description="fp8, bf16, ...")
+    gpu: str | None = Field(_DEFAULT.gpu, description="GPU SKU (else from nvidia-smi)")
+    gpu_count: _Count | None = Field(_DEFAULT.gpu_count, description="GPUs per replica")
+    tp: _Count | None = Field(_DEFAULT.tp, description="Tensor-parallel size")
+    pp: _Count | None = Field(_DEFAULT.pp, description="Pipeline-parallel size")
 
     @model_validator(mode="wrap")
     @classmethod
@@ -255,10 +266,6 @@ class ProbeRequest(BaseModel):
 
 # ProbeConfig's names for the request's fields, where they differ (the rest are the same).
 _CONFIG_NAMES = {"rates": "rates_req_s", "workload": None, "saturation": None}
-
-# Every default of ProbeRequest, read by what shows them (the CLI's --help). model_construct
-# validates nothing and leaves the four required fields unset: only the defaults are read here.
-PROBE_DEFAULTS = ProbeRequest.model_construct()  # type: ignore[call-arg]
 
 
 def _check_sweep(request: ProbeRequest) -> None:

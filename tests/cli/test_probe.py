@@ -11,6 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+import workflows.probe
 from cli import app
 from cli import probe as probe_cli
 from errors import InputError
@@ -29,7 +30,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[ProbeRequest]:
         requests.append(request)
         raise InputError("stopped by the test")
 
-    monkeypatch.setattr(probe_cli, "probe_endpoint", stand_in)
+    monkeypatch.setattr(workflows.probe, "probe_endpoint", stand_in)
     return requests
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from errors import InputError
-from measurements.probe.request import PROBE_DEFAULTS, ProbeRequest
+from measurements.probe.defaults import PROBE_DEFAULTS
+from measurements.probe.request import ProbeRequest
 
 KEY = "sk-live-0123456789abcdef"
 REQUIRED: dict[str, object] = {
@@ -34,6 +35,8 @@ def test_the_defaults_are_the_models_own() -> None:
     for name, info in ProbeRequest.model_fields.items():
         if not info.is_required() and name not in ATTACHED:
             assert getattr(request, name) == info.default == getattr(PROBE_DEFAULTS, name), name
+    optional = {name for name, info in ProbeRequest.model_fields.items() if not info.is_required()}
+    assert optional == set(PROBE_DEFAULTS.__dataclass_fields__)  # one default for each, no more
 
 
 def test_a_request_becomes_the_sweep_it_asks_for() -> None:

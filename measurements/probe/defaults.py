@@ -1,0 +1,45 @@
+"""The probe request's defaults, stated once: ProbeRequest's fields take them, and `capplan probe
+--help` shows them without loading pydantic or the probe (a plain frozen dataclass)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeDefaults:
+    """Every ProbeRequest default, by field name (fields without one are required)."""
+
+    engine: str = "vllm"
+    base_url: str | None = None
+    launch_command: str | None = None
+    concurrencies: tuple[int, ...] = ()
+    rates_req_s: tuple[float, ...] = ()
+    arrival: Literal["poisson", "gamma", "constant"] = "poisson"
+    burstiness: float = 1.0
+    requests_per_level: int | None = None
+    duration_per_level_s: float | None = None
+    endpoint: Literal["completions", "chat"] = "completions"
+    length_distribution: Literal["fixed", "normal", "lognormal"] = "fixed"
+    isl_stddev_tokens: float = 0.0
+    osl_stddev_tokens: float = 0.0
+    shape: Literal["independent", "agent-loop"] = "independent"
+    prefix_sharing: bool = False
+    tokenizer: str | None = None
+    api_key_env: str | None = None
+    ignore_eos: bool = True
+    stop_at_saturation: bool = True
+    min_gain_pct: float = 5.0
+    ttft_blowup_factor: float = 10.0
+    check_capabilities: bool = True
+    lora_adapter: str | None = None
+    engine_version: str | None = None
+    precision: str | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+
+
+PROBE_DEFAULTS = ProbeDefaults()
