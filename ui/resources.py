@@ -20,7 +20,7 @@ from errors import CapplanError, ScenarioError
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Provenance, input_error_from_validation
 from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, canonical_model
+from planner.curves import LoadCurve
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
@@ -140,8 +140,7 @@ def curve_workloads(url: str, version: int) -> list[tuple[str, int | None, int |
 
 
 def _same_model(url: str, version: int, model: str) -> tuple[str, ...]:
-    wanted = canonical_model(model)
-    return tuple(name for name in model_names(url, version) if canonical_model(name) == wanted)
+    return tuple(planning.same_model(model_names(url, version), model))
 
 
 def model_curves(url: str, version: int, model: str) -> list[LoadCurve]:

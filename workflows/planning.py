@@ -39,6 +39,7 @@ __all__ = [
     "price_catalog",
     "ranges_and_swings",
     "report_of",
+    "same_model",
     "scenario_curves",
     "scenario_runs",
 ]
@@ -62,8 +63,13 @@ def price_catalog(engine: Engine) -> list[PriceEntry]:
 
 def model_names_like(engine: Engine, model: str) -> list[str]:
     """The stored model names the planner matches to `model` (same canonical model)."""
+    return same_model(repository.model_names(engine), model)
+
+
+def same_model(names: Iterable[str], model: str) -> list[str]:
+    """The names in `names` the planner takes for `model` (same canonical model)."""
     wanted = canonical_model(model)
-    return [name for name in repository.model_names(engine) if canonical_model(name) == wanted]
+    return [name for name in names if canonical_model(name) == wanted]
 
 
 def load_curves(
