@@ -18,13 +18,9 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -32,24 +28,15 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import create_engine, insert, make_url, text  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
-from db import repository  # noqa: E402
-from db.engine import make_engine, upgrade  # noqa: E402
+from bench.scale_runs import batches  # noqa: E402
+from db import repository, run_lists, run_reads  # noqa: E402
+from db.engine import Engine, make_engine, upgrade  # noqa: E402
 from db.models import LevelMetric, LoadLevel  # noqa: E402
 from db.models import RequestSample as RequestSampleRow  # noqa: E402
-from db.repository import RunFilter  # noqa: E402
-from measurements.run_file import (  # noqa: E402
-    Deployment,
-    Level,
-    LoadKind,
-    Metric,
-    Provenance,
-    RequestSample,
-    RunFile,
-    Source,
-    Workload,
-)
+from db.run_lists import RunFilter  # noqa: E402
+from measurements.run_file import Level  # noqa: E402
 from planner.capacity import make_plan  # noqa: E402
-from planner.curves import curve_from_run  # noqa: E402
+from planner.curves import LoadCurve, curve_from_run  # noqa: E402
 from planner.fit import clear_fit_cache, fit_curve  # noqa: E402
 from planner.prices import load_catalog_csv  # noqa: E402
 from planner.scenario import load_scenario  # noqa: E402
@@ -58,121 +45,7 @@ from planner.uncertainty import plan_ranges  # noqa: E402
 from workflows import planning  # noqa: E402
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
-CONCURRENCY = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256)
-ENGINES = ("vllm", "tensorrt-llm", "sglang")
-GPUS = ("H100-SXM-80GB", "H200-SXM-141GB", "A100-SXM-80GB", None)
-MODELS = (
-    "meta-llama/Llama-3.1-70B-Instruct",
-    "meta-llama/Llama-3.1-8B-Instruct",
-    "Qwen/Qwen2.5-72B-Instruct",
-    "mistralai/Mixtral-8x7B-Instruct-v0.1",
-    "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
-)
-WORKLOADS = ((1024, 1024), (3000, 300), (128, 2048), (8000, 500))
-GAPS_PER_SAMPLE = 8
 PAGE = 250
-
-
-def synthetic_run(index: int, samples: int, rng: np.random.Generator) -> RunFile:
-    """One run shaped like a probe sweep: 1-12 concurrency levels on the step-time law
-    T(c) = c / (a + b*c), the usual rate and latency metrics, and `samples` requests."""
-    gpu = GPUS[index % len(GPUS)]
-    engine = ENGINES[(index // 4) % len(ENGINES)]
-    model = MODELS[(index // 12) % len(MODELS)]
-    isl, osl = WORKLOADS[(index // 60) % len(WORKLOADS)]
-    tp = (8, 4, 2)[(index // 240) % 3]
-    a_s = 0.0145 * rng.uniform(0.8, 1.2) * (0.75 if gpu == "H200-SXM-141GB" else 1.0)
-    b_s = 0.000156 * rng.uniform(0.8, 1.2)
-    n_levels = int(rng.integers(1, 13))
-    per_level = np.diff(np.linspace(0, samples, n_levels + 1).astype(int))
-    levels = tuple(
-        _level(c, Shape(a_s, b_s, isl, osl), int(n), rng)
-        for c, n in zip(CONCURRENCY[:n_levels], per_level, strict=True)
-    )
-    return RunFile(
-        source=Source.PROBE,
-        provenance=Provenance.MEASURED,
-        deployment=Deployment(
-            engine=engine,
-            engine_version=f"0.{6 + index % 4}.0",
-            model=model,
-            precision="fp8",
-            gpu=gpu,
-            gpu_count=tp,
-            tp=tp,
-        ),
-        workload=Workload(isl=isl, osl=osl),
-        levels=levels,
-        started_at=datetime(2026, 1, 1, tzinfo=UTC),
-        label=f"bench-{index}",
-        notes=f"synthetic scale run {index}",
-        origin_file=f"bench/run-{index}.json",
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """A deployment's step-time law T(c) = c / (a + b*c) and its workload."""
-
-    a_s: float
-    b_s: float
-    isl: int
-    osl: int
-
-
-def _level(c: int, shape: Shape, n: int, rng: np.random.Generator) -> Level:
-    isl, osl = shape.isl, shape.osl
-    step_ms = (shape.a_s + shape.b_s * c) * 1000
-    out_tok_s = c / (shape.a_s + shape.b_s * c)
-    ttft_ms = 40.0 + 0.05 * isl * (1 + c / 64)
-    values = {
-        "output_tok_s": out_tok_s,
-        "total_tok_s": out_tok_s * (1 + isl / osl),
-        "request_s": out_tok_s / osl,
-        "stream_tok_s": 1000 / step_ms,
-        "p50_ttft_ms": ttft_ms,
-        "p90_ttft_ms": ttft_ms * 1.4,
-        "p99_ttft_ms": ttft_ms * 2.0,
-        "p50_tpot_ms": step_ms,
-        "p99_tpot_ms": step_ms * 1.2,
-        "p50_itl_ms": step_ms,
-        "p99_itl_ms": step_ms * 1.5,
-        "p50_e2e_ms": ttft_ms + step_ms * osl,
-        "p99_e2e_ms": (ttft_ms + step_ms * osl) * 1.2,
-    }
-    metrics = tuple(Metric(name=k, value=round(v, 3)) for k, v in values.items())
-    gaps = rng.gamma(4.0, step_ms / 4, size=(n, GAPS_PER_SAMPLE)).round(3)
-    samples = tuple(
-        RequestSample.model_construct(
-            send_s=round(i * 0.01, 3),
-            ttft_ms=round(ttft_ms, 3),
-            e2e_ms=round(ttft_ms + step_ms * osl, 3),
-            input_tokens=isl,
-            output_tokens=osl,
-            chunk_gaps_ms=tuple(row.tolist()),
-            http_status=200,
-            error=None,
-        )
-        for i, row in enumerate(gaps)
-    )
-    return Level(
-        load_kind=LoadKind.CONCURRENCY,
-        load_value=c,
-        duration_s=60.0,
-        requests_sent=n,
-        completed=n,
-        failed=0,
-        metrics=metrics,
-        samples=samples,
-    )
-
-
-def _batches(runs: int, samples: int, batch: int) -> Iterator[list[RunFile]]:
-    rng = np.random.default_rng(7)
-    per_run = np.diff(np.linspace(0, samples, runs + 1).astype(int))
-    for start in range(0, runs, batch):
-        stop = min(start + batch, runs)
-        yield [synthetic_run(i, int(per_run[i]), rng) for i in range(start, stop)]
 
 
 # ---------------------------------------------------------------- stores
@@ -267,7 +140,7 @@ def ingest(url: str, args: argparse.Namespace) -> dict[str, Any]:
     engine = make_engine(url)
     saved_s = 0.0
     runs = samples = 0
-    for batch in _batches(args.runs, args.samples, args.batch):
+    for batch in batches(args.runs, args.samples, args.batch):
         start = time.perf_counter()
         repository.save_runs(engine, batch)
         saved_s += time.perf_counter() - start
@@ -322,38 +195,67 @@ def ingest_ab(backend: str, args: argparse.Namespace, rounds: int = 2) -> dict[s
 def queries(url: str, repeats: int) -> dict[str, Any]:
     """Run-list pages, filters, one run, and the planner's load of every run's curve."""
     engine = make_engine(url)
-    total = repository.count_runs(engine)
+    out = _list_timings(engine, repeats)
+    loads, curves = _curve_loads(engine)
+    out |= loads
+    out |= _plan_timings(engine, curves, repeats)
+    sample = curves[:: max(1, len(curves) // 50)]
+    start = time.perf_counter()
+    for curve in sample:
+        fit_curve(curve)
+    out["fit_one_curve_ms"] = round((time.perf_counter() - start) * 1000 / len(sample), 1)
+    out["curves"] = len(curves)
+    out["peak_rss_mb"] = round(rss_mb(), 1)
+    engine.dispose()
+    return out
+
+
+def _list_timings(engine: Engine, repeats: int) -> dict[str, Any]:
+    """Run-list pages (first, last, filtered, searched), filter choices, all runs, one run."""
+    total = run_lists.count_runs(engine)
     last = max(0, (total - 1) // PAGE * PAGE)
     vllm_h200 = RunFilter(engines=("vllm",), gpus=("H200-SXM-141GB",))
-    some = repository.list_runs(engine, limit=1, offset=total // 2)[0].run_id
-    out: dict[str, Any] = {
-        "list_page_first_ms": median_ms(lambda: repository.run_page(engine, None, PAGE), repeats),
+    some = run_lists.list_runs(engine, limit=1, offset=total // 2)[0].run_id
+    return {
+        "list_page_first_ms": median_ms(lambda: run_lists.run_page(engine, None, PAGE), repeats),
         "list_page_last_ms": median_ms(
-            lambda: repository.run_page(engine, None, PAGE, last), repeats
+            lambda: run_lists.run_page(engine, None, PAGE, last), repeats
         ),
         "list_page_filtered_ms": median_ms(
-            lambda: repository.run_page(engine, vllm_h200, PAGE), repeats
+            lambda: run_lists.run_page(engine, vllm_h200, PAGE), repeats
         ),
         "list_page_text_ms": median_ms(
-            lambda: repository.run_page(engine, RunFilter(text="run-77"), PAGE), repeats
+            lambda: run_lists.run_page(engine, RunFilter(text="run-77"), PAGE), repeats
         ),
-        "filter_choices_ms": median_ms(lambda: repository.run_filter_choices(engine), repeats),
-        "list_all_runs_ms": median_ms(lambda: repository.list_runs(engine), 3),
-        "get_run_with_samples_ms": median_ms(lambda: repository.get_run(engine, some), repeats),
+        "filter_choices_ms": median_ms(lambda: run_lists.run_filter_choices(engine), repeats),
+        "list_all_runs_ms": median_ms(lambda: run_lists.list_runs(engine), 3),
+        "get_run_with_samples_ms": median_ms(lambda: run_reads.get_run(engine, some), repeats),
     }
+
+
+def _curve_loads(engine: Engine) -> tuple[dict[str, Any], list[LoadCurve]]:
+    """Every run's curve read a chunk at a time, then every run read at once (time and RSS)."""
+    out: dict[str, Any] = {}
     # Chunked first: ru_maxrss only ever grows, so the smaller peak must be read first.
     before = rss_mb()
     start = time.perf_counter()
-    stored = repository.iter_runs(engine)
+    stored = run_reads.iter_runs(engine)
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     out["curves_chunked_s"] = round(time.perf_counter() - start, 2)
     out["curves_chunked_rss_growth_mb"] = round(rss_mb() - before, 1)
     before = rss_mb()
     start = time.perf_counter()
-    everything = repository.load_runs(engine)
+    everything = run_reads.load_runs(engine)
     out["load_runs_all_s"] = round(time.perf_counter() - start, 2)
     out["load_runs_all_rss_growth_mb"] = round(rss_mb() - before, 1)
     del everything
+    return out, curves
+
+
+def _plan_timings(engine: Engine, curves: list[LoadCurve], repeats: int) -> dict[str, Any]:
+    """A cold and a warm plan over every curve, then what the Plan page reads and plans now:
+    the scenario model's curves, their ranges and sensitivity, and the Curves page choices."""
+    out: dict[str, Any] = {}
     scenario = load_scenario(SCENARIO)
     prices = load_catalog_csv()
     clear_fit_cache()
@@ -365,7 +267,7 @@ def queries(url: str, repeats: int) -> dict[str, Any]:
     # What the Plan page and `capplan plan` read now: the scenario model's curves only.
     start = time.perf_counter()
     names = planning.model_names_like(engine, scenario.model)
-    stored = repository.iter_runs(engine, models=names)
+    stored = run_reads.iter_runs(engine, models=names)
     mine = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     out["curves_scenario_model_s"] = round(time.perf_counter() - start, 2)
     out["curves_scenario_model"] = len(mine)
@@ -376,16 +278,7 @@ def queries(url: str, repeats: int) -> dict[str, Any]:
     start = time.perf_counter()
     sensitivity(scenario, mine, prices)
     out["sensitivity_scenario_model_s"] = round(time.perf_counter() - start, 2)
-    out["curve_workloads_ms"] = median_ms(lambda: repository.curve_workloads(engine), repeats)
-    del mine
-    sample = curves[:: max(1, len(curves) // 50)]
-    start = time.perf_counter()
-    for curve in sample:
-        fit_curve(curve)
-    out["fit_one_curve_ms"] = round((time.perf_counter() - start) * 1000 / len(sample), 1)
-    out["curves"] = len(curves)
-    out["peak_rss_mb"] = round(rss_mb(), 1)
-    engine.dispose()
+    out["curve_workloads_ms"] = median_ms(lambda: run_lists.curve_workloads(engine), repeats)
     return out
 
 

@@ -88,8 +88,8 @@ def db_restore_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Restore a backup into an empty database (or --replace), keeping every id."""
-    from db.backup import restore  # noqa: PLC0415
     from db.engine import redact, resolve_db_url  # noqa: PLC0415
+    from db.restore import restore  # noqa: PLC0415
 
     url = resolve_db_url(db)
     summary = guard(lambda: restore(url, backup_file, replace=replace))

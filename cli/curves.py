@@ -19,18 +19,23 @@ from cli.common import (
 )
 from errors import InputError
 
-if TYPE_CHECKING:  # the store and the fitting code load when a command runs
+if TYPE_CHECKING:  # the store, the fitting code and rich's tables load when a command runs
+    from rich.table import Table
+
     from db.engine import Engine
     from planner.curves import LoadCurve
+    from planner.physics import PhysicsCheck
+    from planner.predict import Prediction
+    from planner.present import JsonDict
 
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
-    from db import repository  # noqa: PLC0415
+    from db import run_reads  # noqa: PLC0415
     from workflows.planning import built_curves, load_curves  # noqa: PLC0415
 
     if run_id is not None:
-        guard(lambda: repository.get_run(engine, run_id, with_samples=False))
-        return built_curves(guard(lambda: repository.load_runs(engine, [run_id])))
+        guard(lambda: run_reads.get_run(engine, run_id, with_samples=False))
+        return built_curves(guard(lambda: run_reads.load_runs(engine, [run_id])))
     # Every run, a chunk at a time: only the curves are kept, not the RunFiles.
     return guard(lambda: load_curves(engine))
 
@@ -74,32 +79,35 @@ def _fmt(value: object, digits: int = 1) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
 
 
+# The options of `capplan predict`.
+PredictRunOption = Annotated[int, typer.Option("--run", help="Run id to predict from.")]
+ConcurrenciesOption = Annotated[
+    str, typer.Option(help="Comma-separated concurrencies, e.g. 8,24,64.")
+]
+ProjectToOption = Annotated[
+    str | None,
+    typer.Option(
+        "--project-to",
+        help="Project the run onto another GPU (H100 <-> H200) by the physics; the result "
+        "is labelled projected, never measured.",
+    ),
+]
+
+
 @app.command("predict")
 def predict_cmd(
-    run: Annotated[int, typer.Option("--run", help="Run id to predict from.")],
-    concurrency: Annotated[str, typer.Option(help="Comma-separated concurrencies, e.g. 8,24,64.")],
-    project_to: Annotated[
-        str | None,
-        typer.Option(
-            "--project-to",
-            help="Project the run onto another GPU (H100 <-> H200) by the physics; the result "
-            "is labelled projected, never measured.",
-        ),
-    ] = None,
+    run: PredictRunOption,
+    concurrency: ConcurrenciesOption,
+    project_to: ProjectToOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies,
     with the curve's provenance and where each value sits against the physical ceilings."""
-    from rich.table import Table  # noqa: PLC0415
-
-    from planner.fit import fit_curve, predict  # noqa: PLC0415
+    from planner.fit import fit_curve  # noqa: PLC0415
     from planner.physics import check_curve  # noqa: PLC0415
-    from planner.present import (  # noqa: PLC0415
-        physics_to_dict,
-        prediction_to_dict,
-        prediction_vs_ceiling,
-    )
+    from planner.predict import predict  # noqa: PLC0415
+    from planner.present import physics_to_dict  # noqa: PLC0415
 
     values = guard(lambda: parse_concurrencies(concurrency))
     engine = open_engine(db)
@@ -110,14 +118,7 @@ def predict_cmd(
     fit = fit_curve(curve)
     predictions = predict(fit, values)
     physics = check_curve(curve)
-    isl, osl = curve.key.isl, curve.key.osl
-    rows = [
-        prediction_to_dict(p) | prediction_vs_ceiling(p, physics.ceilings, isl, osl)
-        for p in predictions
-    ]
-    if curve.provenance == "projected":
-        for row in rows:
-            row["range"] = f"PROJECTED, {row['range']}"
+    rows = _prediction_rows(curve, predictions, physics)
     flags = list(dict.fromkeys((*curve.flags, *fit.flags, *physics.flags)))
     if as_json:
         print_json(
@@ -132,6 +133,32 @@ def predict_cmd(
         )
         return
     out.print(f"{curve.label_text()} · {curve.provenance}", markup=False, highlight=False)
+    out.print(_predictions_table(rows))
+    for line in [*physics.notes, *flags]:
+        out.print(f"- {line}", markup=False, highlight=False)
+
+
+def _prediction_rows(
+    curve: LoadCurve, predictions: list[Prediction], physics: PhysicsCheck
+) -> list[JsonDict]:
+    """Each prediction with its share of the ceilings (a projected curve says so in its range)."""
+    from planner.present import prediction_to_dict, prediction_vs_ceiling  # noqa: PLC0415
+
+    isl, osl = curve.key.isl, curve.key.osl
+    rows = [
+        prediction_to_dict(p) | prediction_vs_ceiling(p, physics.ceilings, isl, osl)
+        for p in predictions
+    ]
+    if curve.provenance == "projected":
+        for row in rows:
+            row["range"] = f"PROJECTED, {row['range']}"
+    return rows
+
+
+def _predictions_table(rows: list[JsonDict]) -> Table:
+    """The terminal table of the predictions."""
+    from rich.table import Table  # noqa: PLC0415
+
     table = Table(
         "concurrency",
         "output tok/s [band]",
@@ -157,9 +184,7 @@ def predict_cmd(
             "unknown" if not isinstance(share, float) else f"{share:.0f}%",
             str(row["range"]),
         )
-    out.print(table)
-    for line in [*physics.notes, *flags]:
-        out.print(f"- {line}", markup=False, highlight=False)
+    return table
 
 
 def _projected(curve: LoadCurve, gpu: str) -> LoadCurve:

@@ -19,50 +19,68 @@ from cli.common import (
 )
 from measurements.kinds import Provenance
 
-if TYPE_CHECKING:  # the importers and the store load when a command runs
+if TYPE_CHECKING:  # the importers, the store and rich's tables load when a command runs
+    from collections.abc import Sequence
+
+    from rich.table import Table
+
+    from db.run_lists import RunPage, RunSummary
     from measurements.importers.common import DeploymentOverrides
     from workflows.ingest import FileOutcome
 
 
+# The options of `capplan import` (deployment facts a result file may not state).
+PathsArgument = Annotated[list[Path], typer.Argument(help="Result files to import.")]
+FormatOption = Annotated[str, typer.Option("--format", help="auto or a format id.")]
+EngineOption = Annotated[str | None, typer.Option("--engine", help="vllm, tensorrt-llm, ...")]
+EngineVersionOption = Annotated[str | None, typer.Option(help="Engine version.")]
+ModelOption = Annotated[str | None, typer.Option(help="Model name (overrides the file).")]
+PrecisionOption = Annotated[str | None, typer.Option(help="fp8, bf16, ...")]
+GpuOption = Annotated[str | None, typer.Option(help="GPU SKU, e.g. H100-SXM-80GB.")]
+GpuCountOption = Annotated[int | None, typer.Option(help="GPUs per replica.")]
+TpOption = Annotated[int | None, typer.Option(help="Tensor-parallel size.")]
+PpOption = Annotated[int | None, typer.Option(help="Pipeline-parallel size.")]
+ConcurrencyOption = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency",
+        help="Concurrency of files that do not state their load (CSV exports, per-request "
+        "records); a file's own load is never replaced.",
+    ),
+]
+RequestRateOption = Annotated[
+    float | None,
+    typer.Option(
+        "--request-rate", help="Open-loop rate (req/s) of files that do not state their load."
+    ),
+]
+ProvenanceOption = Annotated[Provenance, typer.Option(help="How the numbers were obtained.")]
+NoMergeOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-merge",
+        help="Keep one run per file (by default files of one deployment and workload, "
+        "one per load level, become one run).",
+    ),
+]
+
+
 @app.command("import")
 def import_cmd(
-    paths: Annotated[list[Path], typer.Argument(help="Result files to import.")],
-    fmt: Annotated[str, typer.Option("--format", help="auto or a format id.")] = "auto",
-    engine_name: Annotated[
-        str | None, typer.Option("--engine", help="vllm, tensorrt-llm, ...")
-    ] = None,
-    engine_version: Annotated[str | None, typer.Option(help="Engine version.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name (overrides the file).")] = None,
-    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = None,
-    gpu: Annotated[str | None, typer.Option(help="GPU SKU, e.g. H100-SXM-80GB.")] = None,
-    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = None,
-    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = None,
-    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = None,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency",
-            help="Concurrency of files that do not state their load (CSV exports, per-request "
-            "records); a file's own load is never replaced.",
-        ),
-    ] = None,
-    request_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--request-rate", help="Open-loop rate (req/s) of files that do not state their load."
-        ),
-    ] = None,
-    provenance: Annotated[Provenance, typer.Option(help="How the numbers were obtained.")] = (
-        Provenance.IMPORTED
-    ),
-    no_merge: Annotated[
-        bool,
-        typer.Option(
-            "--no-merge",
-            help="Keep one run per file (by default files of one deployment and workload, "
-            "one per load level, become one run).",
-        ),
-    ] = False,
+    paths: PathsArgument,
+    fmt: FormatOption = "auto",
+    engine_name: EngineOption = None,
+    engine_version: EngineVersionOption = None,
+    model: ModelOption = None,
+    precision: PrecisionOption = None,
+    gpu: GpuOption = None,
+    gpu_count: GpuCountOption = None,
+    tp: TpOption = None,
+    pp: PpOption = None,
+    concurrency: ConcurrencyOption = None,
+    request_rate: RequestRateOption = None,
+    provenance: ProvenanceOption = Provenance.IMPORTED,
+    no_merge: NoMergeOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -126,27 +144,34 @@ def _import_row(outcome: FileOutcome) -> dict[str, object]:
     }
 
 
+# The options of `capplan runs` (a page of the runs the filters keep).
+LimitOption = Annotated[int, typer.Option(help="Runs per page (oldest first).", min=1)]
+OffsetOption = Annotated[int, typer.Option(help="Runs to skip before the page.", min=0)]
+EnginesFilter = Annotated[
+    list[str] | None, typer.Option("--engine", help="Only this engine (repeatable).")
+]
+GpusFilter = Annotated[list[str] | None, typer.Option(help="Only this GPU (repeatable).")]
+ModelsFilter = Annotated[list[str] | None, typer.Option(help="Only this model (repeatable).")]
+SearchOption = Annotated[
+    str, typer.Option(help="Text in the label, file, notes, model or GPU (any case).")
+]
+
+
 @app.command("runs")
 def runs_cmd(
     db: DbOption = None,
     as_json: JsonOption = False,
-    limit: Annotated[int, typer.Option(help="Runs per page (oldest first).", min=1)] = 250,
-    offset: Annotated[int, typer.Option(help="Runs to skip before the page.", min=0)] = 0,
-    engine_name: Annotated[
-        list[str] | None, typer.Option("--engine", help="Only this engine (repeatable).")
-    ] = None,
-    gpu: Annotated[list[str] | None, typer.Option(help="Only this GPU (repeatable).")] = None,
-    model: Annotated[list[str] | None, typer.Option(help="Only this model (repeatable).")] = None,
-    search: Annotated[
-        str, typer.Option(help="Text in the label, file, notes, model or GPU (any case).")
-    ] = "",
+    limit: LimitOption = 250,
+    offset: OffsetOption = 0,
+    engine_name: EnginesFilter = None,
+    gpu: GpusFilter = None,
+    model: ModelsFilter = None,
+    search: SearchOption = "",
 ) -> None:
     """List stored runs a page at a time (--limit, --offset) with the total the filters keep
     (with --json: the page's runs with their levels under canonical metric names)."""
-    from rich.table import Table  # noqa: PLC0415
-
-    from db import repository  # noqa: PLC0415
-    from db.repository import RunFilter  # noqa: PLC0415
+    from db import run_lists, run_reads  # noqa: PLC0415
+    from db.run_lists import RunFilter  # noqa: PLC0415
     from planner.present import run_to_dict  # noqa: PLC0415
 
     engine = open_engine(db)
@@ -156,12 +181,20 @@ def runs_cmd(
         models=tuple(model or ()),
         text=search,
     )
-    page = guard(lambda: repository.run_page(engine, filters, limit, offset))
+    page = guard(lambda: run_lists.run_page(engine, filters, limit, offset))
     if as_json:
         counts = {r.run_id: r.samples for r in page.summaries}
-        stored = guard(lambda: repository.load_runs(engine, list(counts)))
+        stored = guard(lambda: run_reads.load_runs(engine, list(counts)))
         print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
         return
+    out.print(_runs_table(page.summaries))
+    out.print(_page_line(page, offset), markup=False)
+
+
+def _runs_table(summaries: Sequence[RunSummary]) -> Table:
+    """The terminal table of a page of runs."""
+    from rich.table import Table  # noqa: PLC0415
+
     table = Table(
         "id",
         "source",
@@ -175,7 +208,7 @@ def runs_cmd(
         "samples",
         "provenance",
     )
-    for r in page.summaries:
+    for r in summaries:
         table.add_row(
             str(r.run_id),
             r.source,
@@ -189,8 +222,12 @@ def runs_cmd(
             str(r.samples),
             r.provenance,
         )
-    out.print(table)
+    return table
+
+
+def _page_line(page: RunPage, offset: int) -> str:
+    """Which runs the page shows of how many, and the --offset of the next page."""
     shown = len(page.summaries)
     first = offset + 1 if shown else 0
     more = f"; --offset {offset + shown} for the next page" if offset + shown < page.total else ""
-    out.print(f"runs {first}-{offset + shown} of {page.total}{more}", markup=False)
+    return f"runs {first}-{offset + shown} of {page.total}{more}"

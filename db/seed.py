@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from db import repository
+from db import repository, run_lists
+from db.prices import count_prices, replace_prices
 from hardware.prices import load_catalog_csv
 from measurements.demo.runs import demo_runs
 
@@ -37,13 +38,13 @@ def load_demo_data(engine: Engine, *, reset_prices: bool = False) -> DemoLoadRes
     results = repository.save_runs(engine, demo_runs())
     created = sum(1 for result in results if result.created)
     prices_loaded = 0
-    if reset_prices or repository.count_prices(engine) == 0:
-        prices_loaded = repository.replace_prices(engine, load_catalog_csv())
+    if reset_prices or count_prices(engine) == 0:
+        prices_loaded = replace_prices(engine, load_catalog_csv())
     return DemoLoadResult(created, len(results) - created, prices_loaded)
 
 
 def ensure_demo_data(engine: Engine) -> DemoLoadResult | None:
     """Load the demo data into a store that has neither runs nor prices (a first start)."""
-    if repository.count_prices(engine) == 0 and repository.count_runs(engine) == 0:
+    if count_prices(engine) == 0 and run_lists.count_runs(engine) == 0:
         return load_demo_data(engine)
     return None

@@ -1,7 +1,9 @@
-"""Curve families for throughput and latency vs concurrency, fitted with relative residuals.
+"""Curve fits for throughput and latency vs concurrency: FitResult (values and bands at any
+concurrency), the cached fit of one series, and CurveFit, the fits behind one curve.
 
-A family is chosen by leave-one-out (held-out) error, not R^2; bands combine the parameter
-covariance (delta method) with the held-out error, and reads outside the data are marked.
+A family is chosen by leave-one-out (held-out) error, not R^2 (planner/family_fit.py); bands
+combine the parameter covariance (delta method) with the held-out error. Predictions at given
+concurrencies, with reads outside the data marked, are in planner/predict.py.
 """
 
 from __future__ import annotations
@@ -12,24 +14,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy.optimize import leastsq
 
 from planner.curves import CurvePoint, LoadCurve
-from planner.families import (
-    FAMILIES,
-    LATENCY_FAMILIES,
-    THROUGHPUT_FAMILIES,
-    Array,
-    Family,
+from planner.families import FAMILIES, LATENCY_FAMILIES, THROUGHPUT_FAMILIES, Array
+from planner.family_fit import (
+    MIN_FIT_POINTS,
+    Candidate,
+    choose,
+    clean_series,
+    fit_candidates,
+    min_points,
+    refit_family,
 )
 
-# A simpler family is kept unless a richer one cuts the held-out error by a third: on synthetic
-# step-time data with 2% noise, a 3-parameter family beats it by chance by up to 1.3x (99th pct),
-# while real power-law shapes beat it by 2x or more (tests/planner/test_fit.py).
-SIMPLER_TOLERANCE = 1.5
 # Mean absolute error of a normal variable is sigma * sqrt(2/pi): turns LOO MAPE into a sigma.
 MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
-MIN_FIT_POINTS = 3
 
 
 def shape_factor(pairs: Sequence[tuple[float, float]], x: Array | Sequence[float]) -> Array:
@@ -134,38 +133,6 @@ class CurveFit:
     flags: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True, slots=True)
-class Prediction:
-    """Fitted values at one concurrency with their bands; None where nothing can be said."""
-
-    concurrency: float
-    output_tok_s: float | None
-    output_tok_s_lo: float | None
-    output_tok_s_hi: float | None
-    p50_ttft_ms: float | None
-    p50_ttft_ms_lo: float | None
-    p50_ttft_ms_hi: float | None
-    p99_ttft_ms: float | None
-    p99_ttft_ms_lo: float | None
-    p99_ttft_ms_hi: float | None
-    tpot_ms: float | None
-    tpot_ms_lo: float | None
-    tpot_ms_hi: float | None
-    stream_tok_s: float | None
-    extrapolated: bool
-
-
-# --- fitting --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    family: Family
-    params: Array
-    covariance: Array
-    loo_mape_pct: float | None  # None: too few points for held-out folds; inf: a fold failed
-
-
 def fit_throughput(c: Sequence[float] | Array, t: Sequence[float] | Array) -> FitResult | None:
     """Fit output tok/s vs concurrency; None with fewer than 3 usable points or no usable family."""
     return _fit(c, t, THROUGHPUT_FAMILIES)
@@ -179,7 +146,7 @@ def fit_latency(c: Sequence[float] | Array, y: Sequence[float] | Array) -> FitRe
 def _fit(
     c: Sequence[float] | Array, y: Sequence[float] | Array, names: tuple[str, ...]
 ) -> FitResult | None:
-    x_arr, y_arr = _clean(c, y)
+    x_arr, y_arr = clean_series(c, y)
     return _fit_series(tuple(x_arr.tolist()), tuple(y_arr.tolist()), names)
 
 
@@ -193,20 +160,10 @@ def _fit_series(
     y_arr = np.asarray(ys, dtype=np.float64)
     if len(np.unique(x_arr)) < MIN_FIT_POINTS:
         return None
-    candidates: list[_Candidate] = []
-    for name in names:
-        family = FAMILIES[name]
-        if len(x_arr) < _min_points(family):
-            continue
-        if family.name == "linear":
-            candidate = _fit_linear(family, x_arr, y_arr)
-        else:
-            candidate = _fit_nonlinear(family, x_arr, y_arr)
-        if candidate is not None:
-            candidates.append(candidate)
+    candidates = fit_candidates(x_arr, y_arr, names)
     if not candidates:
         return None
-    chosen, reason = _choose(candidates, len(x_arr))
+    chosen, reason = choose(candidates, len(x_arr))
     return _result(chosen, x_arr, y_arr, reason)
 
 
@@ -220,158 +177,18 @@ def refit_like(
 ) -> FitResult | None:
     """Refit `like`'s family to new values, keeping its held-out error (no family selection, no
     leave-one-out refits): the cheap refit a bootstrap sample needs. None when it fails."""
-    x_arr, y_arr = _clean(c, y)
+    x_arr, y_arr = clean_series(c, y)
     family = FAMILIES[like.family]
-    if len(np.unique(x_arr)) < MIN_FIT_POINTS or len(x_arr) < _min_points(family):
+    if len(np.unique(x_arr)) < MIN_FIT_POINTS or len(x_arr) < min_points(family):
         return None
-    if family.name == "linear":
-        candidate = _fit_linear(family, x_arr, y_arr)
-    else:
-        fitted = _fit_family(family, x_arr, y_arr)
-        candidate = None if fitted is None else _Candidate(family, *fitted, like.loo_mape_pct)
-    if candidate is None:
+    kept = refit_family(family, x_arr, y_arr, like.loo_mape_pct)
+    if kept is None:
         return None
-    kept = replace(candidate, loo_mape_pct=like.loo_mape_pct)
     reason = f"{like.family} refitted (family, held-out error and shape correction kept)"
     return replace(_result(kept, x_arr, y_arr, reason), shape=like.shape)
 
 
-def _min_points(family: Family) -> int:
-    """Points a family needs: two-parameter laws one more than their parameters; richer ones
-    two more, so every held-out fold still over-determines them (no unvalidated rich fits)."""
-    n_params = len(family.param_names)
-    return n_params + 1 if n_params <= 2 else n_params + 2
-
-
-def _clean(c: Sequence[float] | Array, y: Sequence[float] | Array) -> tuple[Array, Array]:
-    x_arr = np.asarray(c, dtype=np.float64)
-    y_arr = np.asarray(y, dtype=np.float64)
-    keep = np.isfinite(x_arr) & np.isfinite(y_arr) & (x_arr > 0) & (y_arr > 0)
-    order = np.argsort(x_arr[keep], kind="stable")
-    return x_arr[keep][order], y_arr[keep][order]
-
-
-def _fit_nonlinear(family: Family, x: Array, y: Array) -> _Candidate | None:
-    fitted = _fit_family(family, x, y)
-    if fitted is None:
-        return None
-    return _Candidate(family, fitted[0], fitted[1], _loo_mape_pct(family, x, y, fitted[0]))
-
-
-def _fit_linear(family: Family, x: Array, y: Array) -> _Candidate | None:
-    """Exact weighted least squares; held-out errors from the hat matrix (no refits needed)."""
-    design = np.stack([np.ones_like(x), x], axis=1) / y[:, None]
-    gram = design.T @ design
-    if np.linalg.cond(gram) > 1e12:
-        return None  # the same case curve_fit reports as OptimizeWarning: unusable
-    gram_inv = np.linalg.inv(gram)
-    params = gram_inv @ design.T @ np.ones_like(y)
-    residuals = 1.0 - design @ params
-    n = len(x)
-    cov = gram_inv * float(residuals @ residuals) / (n - 2)
-    if not _usable(family, params, x):
-        return None
-    loo: float | None = None
-    if n - 1 > 2:
-        leverage = np.einsum("ij,jk,ik->i", design, gram_inv, design)
-        loo = 100.0 * float(np.mean(np.abs(residuals) / np.maximum(1.0 - leverage, 1e-12)))
-    return _Candidate(family, params, cov, loo)
-
-
-def _fit_family(family: Family, x: Array, y: Array) -> tuple[Array, Array] | None:
-    """Full fit (relative residuals, Levenberg-Marquardt as curve_fit's method="lm") with the
-    parameter covariance; None when it fails, the covariance cannot be estimated, or the
-    parameters are unphysical."""
-    start = family.init(x, y)
-    if start is None or not np.all(np.isfinite(start)):
-        return None
-    params, cov_x, status = _least_squares(family, x, y, start, maxfev=4000, tol=1.49012e-8)
-    dof = len(x) - len(params)
-    if status not in (1, 2, 3, 4) or cov_x is None or dof <= 0 or not _usable(family, params, x):
-        return None
-    with np.errstate(all="ignore"):
-        residual_var = float(np.sum((family.func(x, *params) / y - 1.0) ** 2)) / dof
-    cov = np.asarray(cov_x, dtype=np.float64) * residual_var  # as curve_fit, absolute_sigma=False
-    return (params, cov) if np.all(np.isfinite(cov)) else None
-
-
-def _least_squares(
-    family: Family, x: Array, y: Array, start: Array, *, maxfev: int, tol: float
-) -> tuple[Array, Array | None, int]:
-    """leastsq on relative residuals: (params, cov_x or None, status). full_output makes it
-    report non-convergence in the status instead of warning (warning filters are
-    process-global and not thread-safe under Streamlit)."""
-
-    def residuals(params: Array) -> Array:
-        return family.func(x, *params) / y - 1.0
-
-    def jacobian(params: Array) -> Array:
-        return family.jac(x, *params) / y[:, None]
-
-    with np.errstate(all="ignore"):
-        params, cov_x, _, _, status = leastsq(
-            residuals, start, Dfun=jacobian, maxfev=maxfev, ftol=tol, xtol=tol, full_output=True
-        )
-    return np.asarray(params, dtype=np.float64), cov_x, int(status)
-
-
-def _usable(family: Family, params: Array, x: Array) -> bool:
-    if not np.all(np.isfinite(params)) or not family.valid(params, float(np.max(x))):
-        return False
-    with np.errstate(all="ignore"):
-        fitted = family.func(x, *params)
-    return bool(np.all(np.isfinite(fitted)) and np.all(fitted > 0))
-
-
-def _refit(family: Family, x: Array, y: Array, start: Array) -> Array | None:
-    """Quick refit for a held-out fold (same least squares as the full fit, looser limits)."""
-    params, _, status = _least_squares(family, x, y, start, maxfev=400, tol=1e-7)
-    if status not in (1, 2, 3, 4) or not _usable(family, params, x):
-        return None
-    return params
-
-
-def _loo_mape_pct(family: Family, x: Array, y: Array, start: Array) -> float | None:
-    """Mean absolute % error predicting each point from the others (inf if a fold fails)."""
-    n = len(x)
-    if n - 1 <= len(family.param_names):
-        return None
-    errors: list[float] = []
-    for held_out in range(n):
-        keep = np.arange(n) != held_out
-        params = _refit(family, x[keep], y[keep], start)
-        if params is None:
-            return math.inf
-        with np.errstate(all="ignore"):
-            predicted = float(family.func(x[held_out : held_out + 1], *params)[0])
-        if not math.isfinite(predicted):
-            return math.inf
-        errors.append(abs(predicted - y[held_out]) / y[held_out])
-    return 100.0 * float(np.mean(errors))
-
-
-def _choose(candidates: list[_Candidate], n_points: int) -> tuple[_Candidate, str]:
-    """Simplest family within SIMPLER_TOLERANCE of the lowest held-out error."""
-    scored = [c for c in candidates if c.loo_mape_pct is not None and math.isfinite(c.loo_mape_pct)]
-    if not scored:
-        simplest = min(candidates, key=lambda c: len(c.params))
-        return simplest, (
-            f"{n_points} points are too few for leave-one-out checks of any family; "
-            f"kept the simplest eligible family ({simplest.family.name})"
-        )
-    best = min(c.loo_mape_pct or 0.0 for c in scored)
-    chosen = next(c for c in scored if (c.loo_mape_pct or 0.0) <= best * SIMPLER_TOLERANCE)
-    others = ", ".join(f"{c.family.name} {c.loo_mape_pct:.1f}%" for c in scored if c is not chosen)
-    also = f"; others: {others}" if others else ""
-    if (chosen.loo_mape_pct or 0.0) <= best:
-        return chosen, f"lowest leave-one-out error ({chosen.loo_mape_pct:.1f}%){also}"
-    return chosen, (
-        f"simplest family within {SIMPLER_TOLERANCE - 1:.0%} of the lowest leave-one-out error "
-        f"({chosen.loo_mape_pct:.1f}% vs {best:.1f}%){also}"
-    )
-
-
-def _result(chosen: _Candidate, x: Array, y: Array, reason: str) -> FitResult:
+def _result(chosen: Candidate, x: Array, y: Array, reason: str) -> FitResult:
     fitted = chosen.family.func(x, *chosen.params)
     ss_res = float(np.sum((fitted - y) ** 2))
     ss_tot = float(np.sum((y - np.mean(y)) ** 2))
@@ -392,8 +209,6 @@ def _result(chosen: _Candidate, x: Array, y: Array, reason: str) -> FitResult:
         chosen_reason=reason,
     )
 
-
-# --- curves and predictions -----------------------------------------------------------------
 
 _SERIES: dict[str, tuple[tuple[str, str], ...]] = {
     "ttft_p50": (("p50", "p50_ttft_ms"), ("unstated", "ttft_ms")),
@@ -479,67 +294,3 @@ def _refit_slot(curve: LoadCurve, attr: str, like: FitResult | None) -> FitResul
     if like is None:
         return None
     return refit_like(*series(curve.points, attr), like)
-
-
-Triple = tuple[list[float | None], list[float | None], list[float | None]]
-
-
-def _values(
-    fit: FitResult | None, points: Sequence[CurvePoint], attr: str | None, xs: Array
-) -> Triple:
-    """Central, low and high values at xs: fitted, else the measured value at that exact c."""
-    if fit is not None:
-        lo, hi = fit.eval_band(xs)
-        return _floats(fit.eval(xs)), _floats(lo), _floats(hi)
-    measured: dict[float, float] = {}
-    if attr is not None:
-        measured = dict(zip(*(arr.tolist() for arr in series(points, attr)), strict=True))
-    exact = [measured.get(float(x)) for x in xs]
-    return exact, list(exact), list(exact)
-
-
-def _floats(arr: Array) -> list[float | None]:
-    # A queueing family past saturation evaluates to inf; JSON has no inf, so it reads None.
-    return [float(v) if math.isfinite(v) else None for v in arr.tolist()]
-
-
-def predict(fit: CurveFit, concurrencies: Sequence[float]) -> list[Prediction]:
-    """Fitted throughput and latencies with bands; extrapolated marks reads outside the data."""
-    xs = np.asarray(concurrencies, dtype=np.float64)
-    points = fit.curve.points
-    t = _values(fit.throughput, points, "output_tok_s", xs)
-    p50 = _values(fit.ttft_p50, points, series_attr("ttft_p50", fit.ttft_p50_stat), xs)
-    p99 = _values(fit.ttft_p99, points, series_attr("ttft_p99", fit.ttft_p99_stat), xs)
-    tpot = _values(fit.tpot, points, series_attr("tpot", fit.tpot_stat), xs)
-    ranges = [r for r in (fit.throughput, fit.ttft_p50, fit.ttft_p99, fit.tpot) if r is not None]
-    measured = fit.curve.concurrencies()
-    out: list[Prediction] = []
-    for i, x in enumerate(xs.tolist()):
-        out.append(
-            Prediction(
-                concurrency=x,
-                output_tok_s=t[0][i],
-                output_tok_s_lo=t[1][i],
-                output_tok_s_hi=t[2][i],
-                p50_ttft_ms=p50[0][i],
-                p50_ttft_ms_lo=p50[1][i],
-                p50_ttft_ms_hi=p50[2][i],
-                p99_ttft_ms=p99[0][i],
-                p99_ttft_ms_lo=p99[1][i],
-                p99_ttft_ms_hi=p99[2][i],
-                tpot_ms=tpot[0][i],
-                tpot_ms_lo=tpot[1][i],
-                tpot_ms_hi=tpot[2][i],
-                stream_tok_s=_per_stream(t[0][i], x),
-                # Outside the levels, or outside the range any fitted series was measured over.
-                extrapolated=not measured
-                or x < measured[0]
-                or x > measured[-1]
-                or any(not r.inside(x) for r in ranges),
-            )
-        )
-    return out
-
-
-def _per_stream(total: float | None, concurrency: float) -> float | None:
-    return None if total is None or concurrency <= 0 else total / concurrency

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 from measurements.run_file import Level, Origin, RunFile
 
 if TYPE_CHECKING:  # annotations only: `capplan runs` prints runs without loading scipy
-    from planner.fit import CurveFit, FitResult, Prediction
+    from planner.fit import CurveFit, FitResult
     from planner.physics import Ceilings, PhysicsCheck
+    from planner.predict import Prediction
 
 JsonDict = dict[str, object]
 

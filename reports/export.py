@@ -14,7 +14,8 @@ from dataclasses import asdict
 
 from planner.capacity import Option, Plan
 from planner.families import family_formula
-from planner.fit import CurveFit, FitResult, predict
+from planner.fit import CurveFit, FitResult
+from planner.predict import predict
 from planner.scenario import scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import TIE_USD, PlanRanges

@@ -17,11 +17,11 @@ def render_report(report: Report, fmt: str) -> bytes:
         from reports.pdf import report_pdf  # noqa: PLC0415 - kaleido and weasyprint on demand
 
         return report_pdf(report)
-    from reports import render  # noqa: PLC0415 - plotly and openpyxl on demand
+    from reports import html_page, render  # noqa: PLC0415 - plotly and openpyxl on demand
 
     if fmt == "xlsx":
         return render.report_xlsx(report)
-    text = {"html": render.report_html, "csv": render.report_csv, "json": render.report_json}
+    text = {"html": html_page.report_html, "csv": render.report_csv, "json": render.report_json}
     if fmt not in text:
         raise ValueError(f"unknown report format {fmt!r}: expected one of {REPORT_FORMATS}")
     return text[fmt](report).encode("utf-8")

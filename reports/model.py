@@ -1,8 +1,6 @@
-"""The capacity report: one frozen model of a Plan that every format renders (PDF, XLSX, HTML,
-CSV, JSON; see reports.render and reports.pdf).
-
-build_report gathers the summary, options table, chart data, cost-vs-demand re-plans,
-assumptions, provenance, runs and what is needed to reproduce the plan.
+"""The capacity report: one frozen model of a Plan that every format renders (reports.render,
+reports.html_page, reports.pdf). build_report gathers the summary, options table, chart data,
+cost-vs-demand re-plans, assumptions, provenance, runs and what is needed to reproduce the plan.
 """
 
 from __future__ import annotations
@@ -17,8 +15,9 @@ from errors import PlanningError
 from measurements.run_file import RunFile
 from planner.capacity import Option, Plan, make_plan
 from planner.curves import LoadCurve
-from planner.fit import CurveFit, predict
+from planner.fit import CurveFit
 from planner.physics import check_curve
+from planner.predict import predict
 from planner.scenario import Scenario, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges

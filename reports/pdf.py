@@ -16,8 +16,8 @@ import weasyprint  # type: ignore[import-untyped]
 
 from errors import PlanningError
 from reports.charts import report_figures
+from reports.html_page import report_html
 from reports.model import Report
-from reports.render import report_html
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 

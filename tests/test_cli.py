@@ -13,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from db import repository, scenarios
+from db import scenarios
 from db.engine import make_engine
-from db.repository import load_runs
+from db.prices import list_prices
+from db.run_reads import load_runs
 from measurements.importers import import_path
 from measurements.run_file import write_run_file
 from measurements.sim.server import start_in_thread
@@ -490,7 +491,7 @@ def test_report_of_a_plan_record_is_remade_from_its_own_runs_and_prices(
     scenario = load_scenario(SCENARIOS / "agent-platform.yaml")
     stored = load_runs(engine)
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
-    plan = make_plan(scenario, curves, repository.list_prices(engine))
+    plan = make_plan(scenario, curves, list_prices(engine))
     record = history.record_plan(engine, "agent-platform", plan, curves=curves)
     target = tmp_path / "audit.json"
     base = ["report", "--record", str(record.record_id), "--format", "json"]

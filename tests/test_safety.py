@@ -26,8 +26,9 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from cli import app
-from db import repository
+from db import run_reads
 from db.engine import make_engine, upgrade
+from db.prices import list_prices
 from db.seed import load_demo_data
 from errors import InputError
 from measurements.probe.config import ProbeConfig
@@ -148,7 +149,7 @@ def test_cli_probe_sends_the_env_key_and_stores_or_prints_it_nowhere(
     assert KEY not in result.stdout and KEY not in result.stderr
     assert KEY not in out.read_text(encoding="utf-8")
     engine = make_engine(f"sqlite:///{db_path}")
-    stored = repository.get_run(engine, document["run_id"]).run
+    stored = run_reads.get_run(engine, document["run_id"]).run
     engine.dispose()
     assert len(stored.levels) == 2
     assert KEY not in stored.model_dump_json()
@@ -405,8 +406,8 @@ def test_html_report_escapes_hostile_names_labels_and_models(tmp_path: Path) -> 
     upgrade(url)
     engine = make_engine(url)
     load_demo_data(engine)
-    stored = repository.load_runs(engine)
-    prices = repository.list_prices(engine)
+    stored = run_reads.load_runs(engine)
+    prices = list_prices(engine)
     engine.dispose()
     scenario = load_scenario(ROOT / "docs" / "scenarios" / "agent-platform.yaml")
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]

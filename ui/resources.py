@@ -11,9 +11,11 @@ from typing import TypeVar
 import streamlit as st
 from pydantic import ValidationError
 
-from db import repository, scenarios
+from db import repository, run_lists, run_reads, scenarios
 from db.engine import Engine, make_engine, resolve_db_url, upgrade
-from db.repository import RunFilter, RunSummary, StoredRun
+from db.prices import replace_prices
+from db.run_lists import RunFilter, RunSummary
+from db.run_reads import StoredRun
 from db.scenarios import ScenarioRecord
 from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
@@ -91,27 +93,27 @@ def guarded(action: Callable[[], T]) -> T | None:
 @st.cache_data(show_spinner=False)
 def run_summaries(url: str, version: int) -> list[RunSummary]:
     """Every stored run with its level and sample counts."""
-    return repository.list_runs(store_engine(url))
+    return run_lists.list_runs(store_engine(url))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def run_page(
     url: str, version: int, filters: RunFilter, limit: int, offset: int
-) -> repository.RunPage:
+) -> run_lists.RunPage:
     """One page of the runs the filters keep, with their total (never every run at once)."""
-    return repository.run_page(store_engine(url), filters, limit, offset)
+    return run_lists.run_page(store_engine(url), filters, limit, offset)
 
 
 @st.cache_data(show_spinner=False)
-def run_choices(url: str, version: int) -> repository.RunChoices:
+def run_choices(url: str, version: int) -> run_lists.RunChoices:
     """The values each run filter can take."""
-    return repository.run_filter_choices(store_engine(url))
+    return run_lists.run_filter_choices(store_engine(url))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def stored_run(url: str, version: int, run_id: int) -> StoredRun:
     """One stored run with its samples (InputError when there is no such run)."""
-    return repository.get_run(store_engine(url), run_id)
+    return run_reads.get_run(store_engine(url), run_id)
 
 
 @st.cache_data(show_spinner="Building curves...", max_entries=32)
@@ -130,13 +132,13 @@ def load_curves(
 @st.cache_data(show_spinner=False)
 def model_names(url: str, version: int) -> list[str]:
     """The distinct model names of stored runs (no curve built)."""
-    return repository.model_names(store_engine(url))
+    return run_lists.model_names(store_engine(url))
 
 
 @st.cache_data(show_spinner=False)
 def curve_workloads(url: str, version: int) -> list[tuple[str, int | None, int | None]]:
     """(model, ISL, OSL) of stored runs with concurrency levels: the Curves page's choices."""
-    return repository.curve_workloads(store_engine(url))
+    return run_lists.curve_workloads(store_engine(url))
 
 
 def _same_model(url: str, version: int, model: str) -> tuple[str, ...]:
@@ -286,14 +288,14 @@ def delete_run(url: str, run_id: int) -> bool:
 def save_price_rows(url: str, rows: Sequence[dict[str, object]]) -> int:
     """Validate edited catalog rows and replace the stored catalog with them."""
     entries = price_entries_from_rows(rows)
-    count = repository.replace_prices(store_engine(url), entries)
+    count = replace_prices(store_engine(url), entries)
     bump_version(url)
     return count
 
 
 def restore_shipped_prices(url: str) -> int:
     """Replace the stored catalog with the shipped hardware/data/gpu_prices.csv."""
-    count = repository.replace_prices(store_engine(url), load_catalog_csv())
+    count = replace_prices(store_engine(url), load_catalog_csv())
     bump_version(url)
     return count
 

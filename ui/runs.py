@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.repository import RunFilter, RunSummary
+from db.run_lists import RunFilter, RunSummary
 from measurements.run_file import Origin
 from ui import resources as res
 from ui import tables, upload_form

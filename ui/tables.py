@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from db.repository import RunSummary
+from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
 from measurements.run_file import Origin, RunFile

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from db import repository, scenarios
+from db import run_reads, scenarios
 from db.engine import Engine
 from db.scenarios import NewPlanRecord, PlanRecord, PlanSummary, ScenarioRecord
 from errors import ScenarioError
@@ -85,7 +85,7 @@ def regenerate(engine: Engine, record_id: int) -> Regenerated:
     record = scenarios.get_plan_record(engine, record_id)
     scenarios.refuse_missing_runs(engine, record)
     scenario = scenario_from_yaml(record.scenario_yaml, f"plan record {record_id}")
-    curves = built_curves(repository.load_runs(engine, record.basis_run_ids))
+    curves = built_curves(run_reads.load_runs(engine, record.basis_run_ids))
     plan = make_plan(scenario, curves, record.prices_used)
     plan = replace(plan, catalog_version=record.catalog_version)
     summary = plan_summary(plan)

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from db import repository
+from db import run_lists, run_reads
 from db.engine import Engine
-from db.repository import StoredRun
+from db.prices import list_prices
+from db.run_reads import StoredRun
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, canonical_model, curve_from_run
 from planner.prices import PriceEntry, load_catalog_csv
@@ -58,12 +59,12 @@ class Planned:
 
 def price_catalog(engine: Engine) -> list[PriceEntry]:
     """The stored price catalog, or the shipped one when the store has none."""
-    return repository.list_prices(engine) or load_catalog_csv()
+    return list_prices(engine) or load_catalog_csv()
 
 
 def model_names_like(engine: Engine, model: str) -> list[str]:
     """The stored model names the planner matches to `model` (same canonical model)."""
-    return same_model(repository.model_names(engine), model)
+    return same_model(run_lists.model_names(engine), model)
 
 
 def same_model(names: Iterable[str], model: str) -> list[str]:
@@ -79,7 +80,7 @@ def load_curves(
 ) -> list[LoadCurve]:
     """One curve per stored run with concurrency levels, of `models` and the (ISL, OSL)
     `workload` when given; runs are read a chunk at a time and only the curves are kept."""
-    stored = repository.iter_runs(engine, models=models, workload=workload)
+    stored = run_reads.iter_runs(engine, models=models, workload=workload)
     return built_curves(stored)
 
 
@@ -94,11 +95,11 @@ def scenario_runs(engine: Engine, scenario: Scenario) -> Iterator[StoredRun]:
     every run when none has it."""
     names = model_names_like(engine, scenario.model)
     found = False
-    for stored in repository.iter_runs(engine, models=names) if names else ():
+    for stored in run_reads.iter_runs(engine, models=names) if names else ():
         found = True
         yield stored
     if not found:
-        yield from repository.iter_runs(engine)
+        yield from run_reads.iter_runs(engine)
 
 
 def scenario_curves(engine: Engine, scenario: Scenario) -> list[LoadCurve]:
@@ -184,7 +185,7 @@ def report_of(
     """The capacity report of a plan, listing `metas` (default: the runs behind its options,
     read from the store)."""
     if metas is None:
-        stored = repository.load_runs(engine, plan_run_ids(plan))
+        stored = run_reads.load_runs(engine, plan_run_ids(plan))
         metas = [run_meta(s.run_id, s.imported_at, s.run) for s in stored]
     return build_report(
         plan, ranges=ranges, swings=swings, runs=list(metas), generated_at=datetime.now(UTC)

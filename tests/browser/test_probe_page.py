@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from db import repository
+from db import run_lists
 from db.engine import make_engine
 from tests.browser.app_server import ROOT, RunningApp
 from tests.browser.pages import (
@@ -95,7 +95,7 @@ def test_probe_page_sweeps_the_simulator_and_stores_the_run(
 ) -> None:
     open_page(page, app.url, "probe")  # the first page opened creates the store
     store = make_engine(app.db_url)
-    before = {run.run_id for run in repository.list_runs(store)}
+    before = {run.run_id for run in run_lists.list_runs(store)}
     files_before = set(RUNS_DIR.glob("*.json"))
     _fill_form(page, sim_server)
     page.get_by_role("button", name="Run the sweep", exact=True).click()
@@ -116,7 +116,7 @@ def test_probe_page_sweeps_the_simulator_and_stores_the_run(
     new_run_files.extend(set(RUNS_DIR.glob("*.json")) - files_before)
     assert len(new_run_files) == 1, new_run_files
     assert MODEL in new_run_files[0].read_text(encoding="utf-8")
-    (new,) = [run for run in repository.list_runs(store) if run.run_id not in before]
+    (new,) = [run for run in run_lists.list_runs(store) if run.run_id not in before]
     assert (new.model, new.levels, new.complete) == (MODEL, len(LEVELS), True), new
     open_page(page, app.url, "runs")
     choose(page, "filter_model", MODEL)

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 
 from db.engine import make_engine
+from db.repository import save_runs
 from measurements.run_file import (
     Capabilities,
     CapabilityCheck,
@@ -50,6 +51,46 @@ def engine(db_url: str) -> Iterator[Engine]:
     made = make_engine(db_url)
     yield made
     made.dispose()
+
+
+@pytest.fixture
+def statements(engine: Engine) -> Iterator[list[str]]:
+    """SQL statements the engine sends (BEGIN/COMMIT left out), to pin query counts."""
+    seen: list[str] = []
+
+    def record(*args: object) -> None:
+        statement = str(args[2])
+        if not statement.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+            seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(engine, "before_cursor_execute", record)
+
+
+@pytest.fixture
+def team_runs(engine: Engine) -> list[int]:
+    """24 stored team runs (team_run(0..23)) of 2 levels and 3 samples each; ids, oldest first."""
+    return [result.run_id for result in save_runs(engine, [team_run(i) for i in range(24)])]
+
+
+TEAM_ENGINES = ("vllm", "tensorrt-llm")
+TEAM_GPUS = ("H100-SXM-80GB", "H200-SXM-141GB", None)
+
+
+def team_run(index: int) -> RunFile:
+    """Run `index`: engines and GPUs cycle, every third run imported, labels numbered, runs
+    from 20 on of another model."""
+    base = full_run(f"team run {index:02d}", source_sha256=None)
+    deployment = base.deployment.model_dump() | {
+        "engine": TEAM_ENGINES[index % 2],
+        "gpu": TEAM_GPUS[index % 3],
+        "model": "Qwen/Qwen2.5-72B" if index >= 20 else base.deployment.model,
+    }
+    provenance = Provenance.IMPORTED if index % 3 == 0 else Provenance.MEASURED
+    return base.model_copy(
+        update={"deployment": Deployment(**deployment), "provenance": provenance}
+    )
 
 
 def full_run(label: str = "full run", source_sha256: str | None = "ab" * 32) -> RunFile:

@@ -1,33 +1,35 @@
 """Backup and restore of the whole store on real databases: a demo store with request samples,
 a saved scenario and a recorded plan round-trips row for row (ids kept), later inserts get new
-ids, and bad targets or files are refused with a clear error. The Postgres cases (marker
-`postgres`) run when CAPPLAN_TEST_PG_URL names an admin URL (tests/stores.py)."""
+ids, and bad targets are refused with a clear error (bad files: tests/db/test_restore.py).
+The Postgres cases (marker `postgres`) run when CAPPLAN_TEST_PG_URL names an admin URL
+(tests/stores.py)."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 import pytest
-from sqlalchemy import Connection, Engine, Table, create_engine, select, text
+from sqlalchemy import Connection, Engine, Table, create_engine, text
 from typer.testing import CliRunner
 
 from cli import app
 from db import backup as backup_module
-from db import repository, scenarios
-from db.backup import backup, restore
+from db import repository, run_lists, run_reads, scenarios
+from db.backup import backup
 from db.engine import current_revision, head_revision, make_engine, upgrade
-from db.models import Base
+from db.prices import list_prices
+from db.restore import restore
 from db.seed import load_demo_data
 from errors import InputError, StoreError
 from planner.capacity import make_plan
 from planner.scenario import scenario_from_yaml
+from tests.db.backup_files import filled_target, table_rows
 from tests.db.conftest import full_run
-from tests.stores import Stores, backend
+from tests.stores import Stores
 from workflows import history, planning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +60,7 @@ def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert repository.delete_run(engine, doomed)
     scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
-    plan = make_plan(scenario, planning.load_curves(engine), repository.list_prices(engine))
+    plan = make_plan(scenario, planning.load_curves(engine), list_prices(engine))
     history.record_plan(engine, "agent-platform", plan)
     engine.dispose()
     return path
@@ -71,23 +73,8 @@ def source_url(filled_template: Path, tmp_path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-def _rows(url: str) -> dict[str, list[tuple[object, ...]]]:
-    """Every table's rows, ordered by id, read with Core selects."""
-    engine = make_engine(url)
-    try:
-        with engine.connect() as connection:
-            return {
-                table.name: [
-                    tuple(row) for row in connection.execute(select(table).order_by(table.c.id))
-                ]
-                for table in Base.metadata.sorted_tables
-            }
-    finally:
-        engine.dispose()
-
-
 def test_sqlite_backup_restores_every_row_with_its_id(source_url: str, tmp_path: Path) -> None:
-    before = _rows(source_url)
+    before = table_rows(source_url)
     assert sorted(before) == sorted(TABLES)
     assert all(before[table] for table in TABLES), {t: len(r) for t, r in before.items()}
     assert len(before["request_samples"]) == 3
@@ -99,14 +86,14 @@ def test_sqlite_backup_restores_every_row_with_its_id(source_url: str, tmp_path:
     loaded = restore(target, file)
     assert loaded.rows == written.rows
     assert current_revision(target) == head_revision()
-    after = _rows(target)
+    after = table_rows(target)
     for table in TABLES:
         assert after[table] == before[table], table
 
 
 def test_restored_store_takes_new_runs_above_every_old_id(source_url: str, tmp_path: Path) -> None:
     source = make_engine(source_url)
-    max_before = max(summary.run_id for summary in repository.list_runs(source))
+    max_before = max(summary.run_id for summary in run_lists.list_runs(source))
     source.dispose()
     file = tmp_path / "store.jsonl.gz"
     backup(source_url, file)
@@ -116,7 +103,7 @@ def test_restored_store_takes_new_runs_above_every_old_id(source_url: str, tmp_p
     new_id = repository.save_run(engine, full_run("after restore", "ef" * 32)).run_id
     # The deleted run was saved before the kept one, so the newest id is still in use.
     assert new_id == max_before + 1
-    assert repository.get_run(engine, new_id).run.label == "after restore"
+    assert run_reads.get_run(engine, new_id).run.label == "after restore"
     engine.dispose()
 
 
@@ -150,9 +137,9 @@ def test_restore_refuses_a_non_empty_database_unless_replace(
     engine.dispose()
     with pytest.raises(StoreError, match=r"is not empty \(1 deployments, 1 runs.*--replace"):
         restore(target, file)
-    assert len(_rows(target)["runs"]) == 1
+    assert len(table_rows(target)["runs"]) == 1
     restore(target, file, replace=True)
-    assert _rows(target) == _rows(source_url)
+    assert table_rows(target) == table_rows(source_url)
 
 
 def test_restore_refuses_a_backup_from_a_newer_schema(source_url: str, tmp_path: Path) -> None:
@@ -209,7 +196,7 @@ def test_cli_backup_and_restore(source_url: str, tmp_path: Path) -> None:
     again = runner.invoke(app, ["db", "restore", str(file), "--db", target])
     assert again.exit_code == 2
     assert "is not empty" in again.output and "--replace" in again.output
-    assert _rows(target) == _rows(source_url)
+    assert table_rows(target) == table_rows(source_url)
 
 
 # ---------------------------------------------------------------- Postgres
@@ -217,13 +204,13 @@ def test_cli_backup_and_restore(source_url: str, tmp_path: Path) -> None:
 
 @pytest.mark.postgres
 def test_sqlite_to_postgres_and_back(source_url: str, pg_stores: Stores, tmp_path: Path) -> None:
-    before = _rows(source_url)
+    before = table_rows(source_url)
     file = tmp_path / "store.jsonl.gz"
     backup(source_url, file)
     pg_url = pg_stores.empty("backup_target")
     restore(pg_url, file)
     assert current_revision(pg_url) == head_revision()
-    assert _rows(pg_url) == before
+    assert table_rows(pg_url) == before
     pg: Engine = make_engine(pg_url)
     top = max(int(str(row[0])) for row in before["runs"])
     assert repository.save_run(pg, full_run("on postgres", "fe" * 32)).run_id == top + 1
@@ -232,8 +219,8 @@ def test_sqlite_to_postgres_and_back(source_url: str, pg_stores: Stores, tmp_pat
     backup(pg_url, back)
     target = f"sqlite:///{tmp_path / 'back.db'}"
     restore(target, back)
-    assert _rows(target) == _rows(pg_url)
-    assert len(_rows(target)["runs"]) == len(before["runs"]) + 1
+    assert table_rows(target) == table_rows(pg_url)
+    assert len(table_rows(target)["runs"]) == len(before["runs"]) + 1
 
 
 @pytest.mark.postgres
@@ -252,123 +239,10 @@ def test_postgres_restore_with_replace_keeps_the_sequences_past_deleted_ids(
     with pytest.raises(StoreError, match="is not empty"):
         restore(target, file)
     restore(target, file, replace=True)
-    assert _rows(target) == _rows(source)
+    assert table_rows(target) == table_rows(source)
     restored = make_engine(target)
     assert repository.save_run(restored, full_run("new", "cc" * 32)).run_id == gone + 1
     restored.dispose()
-
-
-# ---------------------------------------------------------------- safety (both backends)
-
-
-def _edit(file: Path, out: Path, change: Callable[[list[str]], list[str]]) -> Path:
-    """A copy of a backup file with its lines changed."""
-    lines = gzip.decompress(file.read_bytes()).decode().splitlines()
-    out.write_bytes(gzip.compress("\n".join(change(lines)).encode()))
-    return out
-
-
-def _set_value(lines: list[str], table: str, column: str, value: object, nth: int = 0) -> list[str]:
-    """The lines with `column` of the nth `table` row set to value."""
-    at = next(i for i, line in enumerate(lines) if json.loads(line).get("table") == table)
-    position = json.loads(lines[at])["columns"].index(column)
-    row = json.loads(lines[at + 1 + nth])
-    row["r"][position] = value
-    return [*lines[: at + 1 + nth], json.dumps(row), *lines[at + 2 + nth :]]
-
-
-def _old_backup(tmp_path: Path, *names: str) -> Path:
-    """A backup at revision 0001 holding scenarios with these names (ids 7, 8, ...)."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    upgrade(url, "0001")
-    engine = create_engine(url)
-    with engine.begin() as connection:
-        for number, name in enumerate(names, start=7):
-            connection.execute(
-                text(
-                    "INSERT INTO scenarios (id, name, yaml_text, created_at, updated_at) VALUES "
-                    "(:id, :name, 'name: old', '2025-01-02 03:04:05', '2025-01-02 03:04:05')"
-                ),
-                {"id": number, "name": name},
-            )
-    engine.dispose()
-    file = tmp_path / "old.jsonl.gz"
-    assert backup(url, file).revision == "0001"
-    return file
-
-
-def _filled_target(stores: Stores) -> str:
-    url = stores.migrated("backup_target")
-    engine = make_engine(url)
-    repository.save_run(engine, full_run("precious", "aa" * 32))
-    engine.dispose()
-    return url
-
-
-def test_a_broken_backup_changes_nothing_in_the_target(stores: Stores, tmp_path: Path) -> None:
-    head_file = tmp_path / "head.jsonl.gz"
-    backup(_filled_target(stores), head_file)
-    old_file = _old_backup(tmp_path, "old")
-    broken = {
-        "truncated head": _edit(head_file, tmp_path / "t1.jsonl.gz", lambda ls: ls[:-1]),
-        "truncated old": _edit(old_file, tmp_path / "t2.jsonl.gz", lambda ls: ls[:-1]),
-        "a row lost": _edit(head_file, tmp_path / "t3.jsonl.gz", lambda ls: [*ls[:-2], ls[-1]]),
-    }
-    target = _filled_target(stores)
-    before = _rows(target)
-    assert len(before["runs"]) == 1
-    for why, file in broken.items():
-        with pytest.raises(InputError, match="nothing was restored"):
-            restore(target, file, replace=True)
-        assert current_revision(target) == head_revision(), why
-        assert _rows(target) == before, why
-    new = stores.empty("backup_new")
-    with pytest.raises(InputError, match="ends early"):
-        restore(new, broken["truncated old"])
-    assert current_revision(new) is None
-
-
-def test_a_backup_the_database_refuses_changes_nothing(stores: Stores, tmp_path: Path) -> None:
-    # Two scenarios named alike break the unique name only in the database, after the file
-    # check: at an older revision (the staging load) and at head (the one load transaction).
-    old_twins = _edit(
-        _old_backup(tmp_path, "twin", "other"),
-        tmp_path / "twins.jsonl.gz",
-        lambda ls: _set_value(ls, "scenarios", "name", "twin", nth=1),
-    )
-    head_file = tmp_path / "head.jsonl.gz"
-    backup(_filled_target(stores), head_file)
-    target = _filled_target(stores)
-    before = _rows(target)
-    with pytest.raises(StoreError, match=r"revision 0001 cannot be migrated.*nothing was restored"):
-        restore(target, old_twins, replace=True)
-    assert _rows(target) == before
-    assert current_revision(target) == head_revision()
-    # A run line repeated under a new id collides on content_sha256 in the load transaction.
-    dup = _edit(head_file, tmp_path / "dup.jsonl.gz", _duplicate_run)
-    with pytest.raises(StoreError, match="nothing was restored"):
-        restore(target, dup, replace=True)
-    assert _rows(target) == before
-
-
-def _duplicate_run(lines: list[str]) -> list[str]:
-    at = next(i for i, line in enumerate(lines) if json.loads(line).get("table") == "runs")
-    row = json.loads(lines[at + 1])
-    row["r"][0] = 99
-    end = json.loads(lines[-1])
-    end["rows"]["runs"] += 1
-    return [*lines[: at + 2], json.dumps(row), *lines[at + 2 : -1], json.dumps(end)]
-
-
-def test_an_older_backup_replaces_a_filled_store(stores: Stores, tmp_path: Path) -> None:
-    target = _filled_target(stores)
-    restored = restore(target, _old_backup(tmp_path, "old"), replace=True)
-    assert restored.revision == "0001"
-    assert restored.rows["scenarios"] == 1 and restored.rows["runs"] == 0
-    assert current_revision(target) == head_revision()
-    after = _rows(target)
-    assert [row[:2] for row in after["scenarios"]] == [(7, "old")]
-    assert not after["runs"] and not after["deployments"]
 
 
 def test_a_backup_is_one_snapshot_while_a_run_is_stored(
@@ -376,8 +250,8 @@ def test_a_backup_is_one_snapshot_while_a_run_is_stored(
 ) -> None:
     # A short busy timeout: a backup holding SQLite's write lock would fail the writer quickly.
     monkeypatch.setenv("CAPPLAN_SQLITE_BUSY_TIMEOUT_MS", "200")
-    source = _filled_target(stores)
-    before = _rows(source)
+    source = filled_target(stores)
+    before = table_rows(source)
     writer = make_engine(source)
     stored: list[int] = []
     dump = backup_module._dump_table
@@ -394,46 +268,7 @@ def test_a_backup_is_one_snapshot_while_a_run_is_stored(
     writer.dispose()
     assert len(stored) == 1
     assert written.rows == {table: len(rows) for table, rows in before.items()}
-    assert len(_rows(source)["runs"]) == 2
+    assert len(table_rows(source)["runs"]) == 2
     target = stores.empty("backup_snapshot")
     assert restore(target, file).rows == written.rows
-    assert _rows(target) == before
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        ("deployments", "engine", "e" * 65, "65 characters, longer than the column's 64"),
-        ("runs", "notes", "said \x00 oops", "holds a NUL character"),
-        ("runs", "imported_at", "yesterday", "is not a date and time"),
-    ],
-)
-def test_a_value_the_store_refuses_is_named_and_nothing_is_restored(
-    stores: Stores, tmp_path: Path, case: tuple[str, str, str, str]
-) -> None:
-    table, column, value, why = case
-    file = tmp_path / "store.jsonl.gz"
-    backup(_filled_target(stores), file)
-    bad = _edit(file, tmp_path / "bad.jsonl.gz", lambda ls: _set_value(ls, table, column, value))
-    target = stores.empty("backup_refused")
-    with pytest.raises(InputError, match=rf"{table} row id 1, column {column}: the value .*{why}"):
-        restore(target, bad)
-    assert current_revision(target) is None
-
-
-def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Path) -> None:
-    file = tmp_path / "store.jsonl.gz"
-    backup(_filled_target(stores), file)
-    huge = _edit(
-        file,
-        tmp_path / "huge.jsonl.gz",
-        lambda ls: _set_value(ls, "load_levels", "position", 2**40),
-    )
-    target = stores.migrated("backup_huge")
-    if backend() == "postgres":  # INTEGER is 32 bits there; SQLite stores any 64-bit number
-        with pytest.raises(StoreError, match=r"refused a load_levels row with id between 1 and"):
-            restore(target, huge)
-        assert all(not rows for rows in _rows(target).values())
-    else:
-        assert restore(target, huge).rows["load_levels"] > 0
-        assert _rows(target)["load_levels"][0][2] == 2**40
+    assert table_rows(target) == before

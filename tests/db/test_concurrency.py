@@ -22,8 +22,9 @@ import pytest
 from sqlalchemy import Engine
 
 from db import engine as db_engine
-from db import repository, scenarios
+from db import repository, run_lists, run_reads, scenarios
 from db.engine import BUSY_TIMEOUT_ENV, WRITE_ATTEMPTS, make_engine
+from db.prices import list_prices
 from errors import InputError, StoreError
 from measurements.importers import import_path
 from measurements.run_file import RunFile, read_run_file
@@ -255,8 +256,8 @@ def _expected_runs(
 def _assert_store_holds_exactly(url: str, expected: dict[int, RunFile]) -> None:
     engine = make_engine(url)
     try:
-        stored = {s.run_id: s.run for s in repository.load_runs(engine, with_samples=True)}
-        summaries = repository.list_runs(engine)
+        stored = {s.run_id: s.run for s in run_reads.load_runs(engine, with_samples=True)}
+        summaries = run_lists.list_runs(engine)
     finally:
         engine.dispose()
     assert len(expected) == 5  # c8 (once), c32, c16 and the two probes
@@ -361,7 +362,7 @@ def test_cloning_to_one_name_at_once_makes_one_copy_and_clear_input_errors(
 def _demo_plan(engine: Engine) -> tuple[Plan, list[LoadCurve]]:
     curves = planning.load_curves(engine)
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
-    return make_plan(scenario, curves, repository.list_prices(engine)), curves
+    return make_plan(scenario, curves, list_prices(engine)), curves
 
 
 def test_plans_recorded_while_others_save_the_scenario_are_all_kept(shared_engine: Engine) -> None:

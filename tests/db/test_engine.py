@@ -16,7 +16,8 @@ from db.engine import (
     resolve_db_url,
     session_scope,
 )
-from db.repository import count_runs, list_runs, save_runs
+from db.repository import save_runs
+from db.run_lists import count_runs, list_runs
 from errors import InputError, StoreError
 from measurements.importers import import_path
 from tests.stores import Stores, backend, query, row_counts

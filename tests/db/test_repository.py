@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 
 from db import repository
-from db.repository import (
-    count_prices,
-    delete_run,
-    get_run,
-    list_prices,
-    list_runs,
-    load_runs,
-    prices_updated_at,
-    replace_prices,
-    save_run,
-    save_runs,
-)
+from db.repository import delete_run, save_run, save_runs
+from db.run_lists import list_runs
+from db.run_reads import get_run
 from db.scenarios import delete_scenario, get_scenario, list_scenarios, save_scenario
 from errors import InputError, StoreError
 from measurements.run_file import Level, LoadKind, Metric, Origin, RunFile
-from planner.prices import PriceEntry, load_catalog_csv
 from tests.db.conftest import full_run
 from tests.stores import row_counts
 
@@ -36,21 +25,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 class InjectedError(RuntimeError):
     """Raised on purpose half-way through a write."""
-
-
-@pytest.fixture
-def statements(engine: Engine) -> Iterator[list[str]]:
-    """SQL statements the engine sends (BEGIN/COMMIT left out), to pin query counts."""
-    seen: list[str] = []
-
-    def record(*args: object) -> None:
-        statement = str(args[2])
-        if not statement.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
-            seen.append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    yield seen
-    event.remove(engine, "before_cursor_execute", record)
 
 
 def _unset_fields(model: BaseModel) -> list[str]:
@@ -240,60 +214,6 @@ def test_save_runs_is_all_or_nothing(
 # ---------------------------------------------------------------- list, load, delete
 
 
-def test_list_runs_counts_levels_and_samples_in_one_query(
-    engine: Engine, statements: list[str]
-) -> None:
-    run = full_run()
-    small = full_run("small", source_sha256=None).model_copy(update={"levels": run.levels[1:]})
-    first, second = save_runs(engine, [run, small])
-    statements.clear()
-    summaries = list_runs(engine)
-    assert len(statements) == 1
-    assert [(s.run_id, s.levels, s.samples) for s in summaries] == [
-        (first.run_id, 2, 3),
-        (second.run_id, 1, 0),
-    ]
-    top = summaries[0]
-    assert (top.engine, top.gpu, top.tp, top.isl, top.osl) == (
-        "vllm",
-        "H100-SXM-80GB",
-        8,
-        3000,
-        300,
-    )
-    assert (top.source, top.provenance, top.complete) == ("probe", "measured", False)
-    assert top.started_at == run.started_at
-
-
-def test_load_runs_uses_the_same_few_queries_for_one_run_or_many(
-    engine: Engine, statements: list[str]
-) -> None:
-    saved = save_runs(engine, [full_run(f"run {i}", source_sha256=None) for i in range(6)])
-    statements.clear()
-    load_runs(engine, [saved[0].run_id], with_samples=True)
-    one = len(statements)
-    statements.clear()
-    loaded = load_runs(engine, None, with_samples=True)
-    assert len(statements) == one == 4
-    assert [stored.run_id for stored in loaded] == [result.run_id for result in saved]
-    assert all(stored.run == full_run(f"run {i}", None) for i, stored in enumerate(loaded))
-
-
-def test_load_runs_returns_runs_in_the_order_asked(engine: Engine) -> None:
-    ids = [r.run_id for r in save_runs(engine, [full_run(str(i), None) for i in range(3)])]
-    wanted = [ids[2], ids[0], ids[2]]
-    assert [stored.run_id for stored in load_runs(engine, wanted)] == [ids[2], ids[0]]
-
-
-def test_asking_for_a_missing_run_names_its_id(engine: Engine) -> None:
-    saved = save_run(engine, full_run())
-    with pytest.raises(InputError, match="no run with id 999") as caught:
-        get_run(engine, 999)
-    assert caught.value.field == "run_id"
-    with pytest.raises(InputError, match="no run with id 998, 999"):
-        load_runs(engine, [saved.run_id, 998, 999])
-
-
 def test_delete_run_cascades_to_levels_metrics_samples_and_orphan_deployment(
     engine: Engine, db_url: str
 ) -> None:
@@ -323,44 +243,6 @@ def test_a_deleted_run_can_be_stored_again(engine: Engine) -> None:
     again = save_run(engine, full_run())
     assert again.created
     assert again.run_id != first.run_id
-
-
-# ---------------------------------------------------------------- prices
-
-
-def test_replace_prices_round_trips_the_shipped_catalog(engine: Engine) -> None:
-    catalog = load_catalog_csv()
-    assert count_prices(engine) == 0
-    assert prices_updated_at(engine) is None
-    assert replace_prices(engine, catalog) == len(catalog) > 0
-    assert list_prices(engine) == catalog
-    assert count_prices(engine) == len(catalog)
-    edited_at = prices_updated_at(engine)
-    assert edited_at is not None
-    assert edited_at.tzinfo is not None
-
-
-def test_replace_prices_replaces_the_whole_catalog(engine: Engine) -> None:
-    replace_prices(engine, load_catalog_csv())
-    one = PriceEntry(
-        provider="Acme",
-        sku="8xH200",
-        gpu="H200-SXM-141GB",
-        gpus_per_instance=8,
-        pricing_type="reserved_1y",
-        usd_per_gpu_hour=2.5,
-        usd_per_instance_hour=None,
-        region="",
-        as_of="2026-01",
-        source="quote",
-        confidence="low",
-        notes="",
-        is_default=True,
-    )
-    assert replace_prices(engine, [one]) == 1
-    assert list_prices(engine) == [one]
-    assert replace_prices(engine, []) == 0
-    assert count_prices(engine) == 0
 
 
 # ---------------------------------------------------------------- scenarios
@@ -433,24 +315,3 @@ def test_a_nul_in_a_sample_error_is_refused_with_its_place(engine: Engine) -> No
     with pytest.raises(InputError, match="NUL") as info:
         save_run(engine, broken)
     assert info.value.field == "levels[0].samples[2].error"
-
-
-def test_catalog_replaced_by_several_sessions_at_once_holds_one_catalog(db_url: str) -> None:
-    # Each replace deletes what it can see and inserts its rows: without a lock, Postgres let
-    # four at once leave four catalogs (80 rows for 20 quotes).
-    from concurrent.futures import ThreadPoolExecutor
-
-    from db.engine import make_engine
-
-    catalog = load_catalog_csv()
-
-    def replace(_: int) -> int:
-        own = make_engine(db_url)
-        try:
-            return replace_prices(own, catalog)
-        finally:
-            own.dispose()
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        assert list(pool.map(replace, range(8))) == [len(catalog)] * 8
-    assert row_counts(db_url, ("prices",)) == {"prices": len(catalog)}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from db import repository
+from db import repository, run_reads
 from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.capacity import make_plan
@@ -38,24 +38,24 @@ def _other_model(run: RunFile, index: int) -> RunFile:
 def store(stores: object) -> Engine:
     """The demo store plus a copy of every demo run measured on another model."""
     engine = make_engine(stores.demo("scenario_curves"))  # type: ignore[attr-defined]
-    demo = [stored.run for stored in repository.load_runs(engine)]
+    demo = [stored.run for stored in run_reads.load_runs(engine)]
     repository.save_runs(engine, [_other_model(run, i) for i, run in enumerate(demo)])
     return engine
 
 
-def _curves(runs: list[repository.StoredRun]) -> list[LoadCurve]:
+def _curves(runs: list[run_reads.StoredRun]) -> list[LoadCurve]:
     curves = (curve_from_run(s.run, s.run_id) for s in runs)
     return [curve for curve in curves if curve is not None]
 
 
 def test_the_store_holds_both_models_on_the_same_deployments(store: Engine) -> None:
-    every = _curves(list(repository.iter_runs(store)))
+    every = _curves(list(run_reads.iter_runs(store)))
     by_model = {c.key.model for c in every}
     assert OTHER_MODEL in by_model and len(by_model) >= 2
     scenario = load_scenario(SCENARIOS[0])
     names = planning.model_names_like(store, scenario.model)
     assert names and OTHER_MODEL not in names
-    subset = _curves(list(repository.iter_runs(store, models=names)))
+    subset = _curves(list(run_reads.iter_runs(store, models=names)))
     assert 0 < len(subset) < len(every)
     assert {c.run_id for c in subset} == {c.run_id for c in every if c.key.model in names}
 
@@ -66,9 +66,9 @@ def test_a_plan_over_the_scenario_model_equals_the_plan_over_every_curve(
 ) -> None:
     scenario = load_scenario(path)
     prices = load_catalog_csv()
-    every = _curves(list(repository.iter_runs(store)))
+    every = _curves(list(run_reads.iter_runs(store)))
     names = planning.model_names_like(store, scenario.model)
-    subset = _curves(list(repository.iter_runs(store, models=names)))
+    subset = _curves(list(run_reads.iter_runs(store, models=names)))
     assert len(subset) < len(every)
     full, narrow = make_plan(scenario, every, prices), make_plan(scenario, subset, prices)
     assert plan_to_dict(narrow) == plan_to_dict(full)
@@ -93,9 +93,9 @@ def test_ranges_over_the_scenario_model_equal_ranges_over_same_model_curves(
     model's curves. Over the model's curves, whichever way they were read, they are the same."""
     scenario = load_scenario(path)
     prices = load_catalog_csv()
-    every = _curves(list(repository.iter_runs(store)))
+    every = _curves(list(run_reads.iter_runs(store)))
     subset = _curves(
-        list(repository.iter_runs(store, models=planning.model_names_like(store, scenario.model)))
+        list(run_reads.iter_runs(store, models=planning.model_names_like(store, scenario.model)))
     )
     narrow = plan_ranges(scenario, subset, prices, samples=20)
     filtered = plan_ranges(scenario, _same_model_only(scenario, every), prices, samples=20)
@@ -106,7 +106,7 @@ def test_ranges_over_the_scenario_model_equal_ranges_over_same_model_curves(
 def test_ranges_over_the_scenario_model_equal_ranges_over_every_curve(store: Engine) -> None:
     scenario = load_scenario(SCENARIOS[0])
     prices = load_catalog_csv()
-    every = _curves(list(repository.iter_runs(store)))
+    every = _curves(list(run_reads.iter_runs(store)))
     subset = _same_model_only(scenario, every)
     narrow = plan_ranges(scenario, subset, prices, samples=20)
     assert ranges_to_dict(narrow) == ranges_to_dict(

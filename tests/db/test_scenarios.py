@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from db import repository, scenarios
+from db import repository, run_lists, run_reads, scenarios
 from db.engine import make_engine
+from db.prices import list_prices, replace_prices
 from errors import InputError, PlanningError
 from planner.capacity import make_plan
 from planner.prices import catalog_version
@@ -49,7 +50,7 @@ def _recorded(
 ) -> scenarios.PlanRecord:
     scenarios.save_scenario(engine, name, _yaml(name, text))
     scenario = scenario_from_yaml(_yaml(name, text), name)
-    plan = make_plan(scenario, planning.load_curves(engine), repository.list_prices(engine))
+    plan = make_plan(scenario, planning.load_curves(engine), list_prices(engine))
     return history.record_plan(engine, name, plan)
 
 
@@ -107,7 +108,7 @@ def test_record_plan_keeps_inputs_and_summary(demo: Engine) -> None:
     assert record.summary.recommendation.startswith("tensorrt-llm on H200-SXM-141GB (TP 2")
     assert record.run_ids == (2, 97, 98, 99, 106, 107, 108, 109, 118, 119, 120, 121)
     assert set(record.run_ids) <= set(record.basis_run_ids)
-    assert record.catalog_version == catalog_version(repository.list_prices(demo))
+    assert record.catalog_version == catalog_version(list_prices(demo))
     assert sorted((e.gpu, e.provider, e.usd_per_gpu_hour) for e in record.prices_used) == [
         ("H100-SXM-80GB", "Nebius", 2.95),
         ("H200-SXM-141GB", "Nebius", 3.5),
@@ -131,14 +132,13 @@ def test_plan_history_is_newest_first_and_follows_a_rename(demo: Engine) -> None
 def test_regenerate_reproduces_the_summary_even_after_the_catalog_changed(demo: Engine) -> None:
     record = _recorded(demo, text=CATALOG_YAML)
     doubled = [
-        replace(entry, usd_per_gpu_hour=entry.usd_per_gpu_hour * 2)
-        for entry in repository.list_prices(demo)
+        replace(entry, usd_per_gpu_hour=entry.usd_per_gpu_hour * 2) for entry in list_prices(demo)
     ]
-    repository.replace_prices(demo, doubled)
+    replace_prices(demo, doubled)
     fresh = make_plan(
         scenario_from_yaml(record.scenario_yaml, "x"),
         planning.load_curves(demo),
-        repository.list_prices(demo),
+        list_prices(demo),
     )
     assert fresh.recommendation.choice is not None
     assert fresh.recommendation.choice.total_monthly_cost_usd == pytest.approx(2 * 61320.0)
@@ -159,7 +159,7 @@ def test_regenerate_after_a_run_was_deleted_names_the_missing_runs(demo: Engine)
 
 def test_record_plan_refuses_an_unsaved_scenario(demo: Engine) -> None:
     scenario = scenario_from_yaml(AGENT_YAML, "agent")
-    plan = make_plan(scenario, planning.load_curves(demo), repository.list_prices(demo))
+    plan = make_plan(scenario, planning.load_curves(demo), list_prices(demo))
     with pytest.raises(InputError, match="no saved scenario named 'agent-platform'"):
         history.record_plan(demo, "agent-platform", plan)
 
@@ -169,11 +169,11 @@ def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None
     # original (same rank, higher id) but is a sibling whose ratios shape the other curves' fits.
     original = next(
         s
-        for s in repository.list_runs(demo)
+        for s in run_lists.list_runs(demo)
         if (s.model, s.engine, s.gpu, s.tp, s.isl, s.osl)
         == ("meta-llama/Llama-3.1-70B", "vllm", "H200-SXM-141GB", 2, 1024, 1024)
     )
-    run = repository.get_run(demo, original.run_id, with_samples=False).run
+    run = run_reads.get_run(demo, original.run_id, with_samples=False).run
     levels = tuple(
         level.model_copy(
             update={
@@ -195,7 +195,7 @@ def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None
     )
     scenarios.save_scenario(demo, "silicon", text)
     curves = planning.load_curves(demo)
-    plan = make_plan(scenario_from_yaml(text, "silicon"), curves, repository.list_prices(demo))
+    plan = make_plan(scenario_from_yaml(text, "silicon"), curves, list_prices(demo))
     record = history.record_plan(demo, "silicon", plan, curves=curves)
     assert copy_id not in record.run_ids
     assert original.run_id in record.run_ids

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from db import repository, scenarios
+from db import repository, run_lists, run_reads, scenarios
 from db.engine import current_revision, downgrade, head_revision, make_engine, upgrade
+from db.prices import list_prices
 from db.seed import load_demo_data
 from planner.capacity import make_plan
 from planner.scenario import scenario_from_yaml
@@ -40,7 +41,7 @@ def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(stores
                 "request_samples": 3,
             }
         )
-        assert repository.get_run(engine, stored.run_id).run == full_run()
+        assert run_reads.get_run(engine, stored.run_id).run == full_run()
         assert scenarios.get_scenario(engine, "seed-article-h100").yaml_text == SEED_YAML
         assert "basis_run_ids" in column_names(url, "plan_records")
         assert scenarios.plan_history(engine, "seed-article-h100") == []
@@ -59,9 +60,9 @@ def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
         scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML)
         scenario = scenario_from_yaml(SEED_YAML, "seed")
         curves = planning.load_curves(engine)
-        plan = make_plan(scenario, curves, repository.list_prices(engine))
+        plan = make_plan(scenario, curves, list_prices(engine))
         history.record_plan(engine, "seed-article-h100", plan, curves=curves)
-        runs = repository.count_runs(engine)
+        runs = run_lists.count_runs(engine)
     finally:
         engine.dispose()
     assert downgrade(url, "0001") == "0001"

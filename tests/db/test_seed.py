@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from db import repository
+from db import run_lists
 from db.engine import make_engine
+from db.prices import count_prices, replace_prices
 from db.seed import ensure_demo_data, load_demo_data
 from planner.prices import load_catalog_csv
 from tests.stores import Stores
@@ -16,7 +17,7 @@ def test_first_start_loads_demo_data_once(stores: Stores) -> None:
     assert first is not None and first.runs_created == 232
     assert first.prices_loaded == len(load_catalog_csv())
     assert ensure_demo_data(engine) is None
-    labels = {summary.label for summary in repository.list_runs(engine)}
+    labels = {summary.label for summary in run_lists.list_runs(engine)}
     assert labels == {"seed-article", "aiconfigurator-silicon-sample"}
 
 
@@ -24,10 +25,10 @@ def test_reloading_keeps_edited_prices_unless_asked(stores: Stores) -> None:
     url = stores.migrated()
     engine = make_engine(url)
     load_demo_data(engine)
-    repository.replace_prices(engine, load_catalog_csv()[:2])
+    replace_prices(engine, load_catalog_csv()[:2])
     again = load_demo_data(engine)
     assert again.runs_created == 0 and again.prices_loaded == 0
-    assert repository.count_prices(engine) == 2
+    assert count_prices(engine) == 2
     assert "kept" in again.message()
     reset = load_demo_data(engine, reset_prices=True)
     assert reset.prices_loaded == len(load_catalog_csv())

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from planner.curves import CurveKey, CurvePoint, LoadCurve
-from planner.fit import fit_curve, fit_latency, fit_throughput, predict
+from planner.fit import fit_curve, fit_latency, fit_throughput
+from planner.predict import predict
 
 C = np.array([1, 2, 4, 8, 16, 32, 48, 64, 96, 128], dtype=float)
 

@@ -10,7 +10,8 @@ import pytest
 
 from measurements.importers import import_path
 from planner.curves import curve_from_run
-from planner.fit import fit_curve, predict
+from planner.fit import fit_curve
+from planner.predict import predict
 from planner.present import fit_to_dict, level_to_dict, prediction_to_dict, run_to_dict
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
-from db import repository
+from db import run_reads
 from db.engine import make_engine
+from db.prices import list_prices
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
 from planner.prices import PriceEntry, load_catalog_csv
@@ -24,9 +25,10 @@ from planner.sensitivity import sensitivity
 from planner.uncertainty import plan_ranges
 from reports.charts import report_figures
 from reports.export import options_table, plan_to_dict
+from reports.html_page import report_html
 from reports.model import Report, RunMeta, build_report, run_meta
 from reports.pdf import report_pdf
-from reports.render import report_csv, report_html, report_json, report_xlsx
+from reports.render import report_csv, report_json, report_xlsx
 from tests.stores import Stores
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +40,8 @@ Inputs = tuple[Scenario, list[LoadCurve], list[PriceEntry], list[RunMeta]]
 @pytest.fixture(scope="module")
 def inputs(stores: Stores) -> Inputs:
     engine = make_engine(stores.demo("report"))
-    stored = repository.load_runs(engine)
-    prices = repository.list_prices(engine) or load_catalog_csv()
+    stored = run_reads.load_runs(engine)
+    prices = list_prices(engine) or load_catalog_csv()
     engine.dispose()
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     runs = [run_meta(s.run_id, s.imported_at, s.run) for s in stored]

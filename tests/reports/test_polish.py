@@ -13,8 +13,9 @@ import pytest
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 from openpyxl.worksheet.worksheet import Worksheet  # type: ignore[import-untyped]
 
-from db import repository
+from db import run_reads
 from db.engine import make_engine, upgrade
+from db.prices import list_prices
 from db.seed import load_demo_data
 from planner.capacity import Plan, make_plan
 from planner.curves import curve_from_run
@@ -23,8 +24,9 @@ from planner.scenario import load_scenario
 from planner.uncertainty import PlanRanges, plan_ranges
 from reports.charts import report_figures, ttft_figure, ttft_title
 from reports.export import plan_to_xlsx, tie_note
+from reports.html_page import report_html
 from reports.model import Report, build_report, run_meta
-from reports.render import report_html, report_json, report_xlsx
+from reports.render import report_json, report_xlsx
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
@@ -39,8 +41,8 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Plan, PlanRanges,
     upgrade(url)
     engine = make_engine(url)
     load_demo_data(engine)
-    stored = repository.load_runs(engine)
-    prices = repository.list_prices(engine) or load_catalog_csv()
+    stored = run_reads.load_runs(engine)
+    prices = list_prices(engine) or load_catalog_csv()
     engine.dispose()
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     runs = [run_meta(s.run_id, s.imported_at, s.run) for s in stored]

@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from db import repository
+from db import run_lists, run_reads
 from db.engine import make_engine
+from db.prices import list_prices
 from measurements.demo.runs import demo_runs
 from planner.prices import catalog_version, load_catalog_csv
 from tests.stores import Stores
@@ -93,7 +94,7 @@ def test_curves_page_shows_every_curve_of_the_chosen_model_and_workload(store_ur
     assert at.selectbox(key="curves_workload").value == "1024/1024"
     expected = {
         s.run_id
-        for s in repository.list_runs(engine)
+        for s in run_lists.list_runs(engine)
         if s.model == "meta-llama/Llama-3.1-70B" and (s.isl, s.osl) == (1024, 1024)
     }
     assert set(at.multiselect(key="curves_runs_meta-llama/Llama-3.1-70B_1024/1024").value) == (
@@ -109,7 +110,7 @@ def test_curves_page_shows_every_curve_of_the_chosen_model_and_workload(store_ur
     # The seed article states no ISL/OSL: its curves sit under "not stated".
     at.selectbox(key="curves_workload").set_value("not stated").run()
     assert not at.exception
-    seed = {s.run_id for s in repository.list_runs(engine) if s.label == "seed-article"}
+    seed = {s.run_id for s in run_lists.list_runs(engine) if s.label == "seed-article"}
     assert set(at.multiselect(key="curves_runs_meta-llama/Llama-3.1-70B_not stated").value) == seed
     physics = next(d.value for d in at.dataframe if "above a ceiling" in d.value.columns)
     # 81.4 tok/s per stream on one H100 for a 70B FP8 model: above the 48 tok/s ceiling.
@@ -150,7 +151,7 @@ def test_runs_page_refuses_a_file_over_the_upload_limit_in_place(
 ) -> None:
     monkeypatch.setenv("CAPPLAN_MAX_UPLOAD_MB", "0.001")  # about 1 KB: c8.json is 3.7 KB
     engine = make_engine(store_url)
-    before = repository.count_runs(engine)
+    before = run_lists.count_runs(engine)
     at = _page("ui/runs.py")
     big = (FIXTURES / "vllm-cpu-real" / "c8.json").read_bytes()
     assert len(big) > 0.001 * 1024 * 1024
@@ -158,13 +159,13 @@ def test_runs_page_refuses_a_file_over_the_upload_limit_in_place(
     at.button[0].click().run()
     assert not at.exception
     assert any("c8.json" in e.value and "limit" in e.value for e in at.error), at.error
-    assert repository.count_runs(engine) == before
+    assert run_lists.count_runs(engine) == before
     engine.dispose()
 
 
 def test_runs_page_shows_a_run_levels_and_deletes_it_after_confirmation(store_url: str) -> None:
     engine = make_engine(store_url)
-    seed = next(s for s in repository.list_runs(engine) if s.label == "seed-article")
+    seed = next(s for s in run_lists.list_runs(engine) if s.label == "seed-article")
     at = _page("ui/runs.py")
     at.selectbox(key="inspect_run").set_value(seed.run_id).run()
     levels = _table(at, "levels_reported")
@@ -179,7 +180,7 @@ def test_runs_page_shows_a_run_levels_and_deletes_it_after_confirmation(store_ur
     assert not at.exception
     assert f"run {seed.run_id} deleted" in [s.value for s in at.success]
     assert seed.run_id not in _table(at, "runs_table")["run"].tolist()
-    assert seed.run_id not in [s.run_id for s in repository.list_runs(engine)]
+    assert seed.run_id not in [s.run_id for s in run_lists.list_runs(engine)]
 
 
 def _recommended(options: pd.DataFrame) -> pd.Series:
@@ -337,7 +338,7 @@ def _edit_prices(at: AppTest, edited_rows: dict[int, dict[str, object]]) -> AppT
 
 def test_prices_page_rejects_a_negative_price_and_keeps_the_catalog(store_url: str) -> None:
     engine = make_engine(store_url)
-    stored = repository.list_prices(engine)
+    stored = list_prices(engine)
     at = _page("ui/prices.py")
     _edit_prices(at, {2: {"usd_per_gpu_hour": -1.5}})
     next(b for b in at.button if b.label == "Save catalog").click().run()
@@ -345,7 +346,7 @@ def test_prices_page_rejects_a_negative_price_and_keeps_the_catalog(store_url: s
     assert len(at.error) == 1
     message = at.error[0].value
     assert "row 3" in message and "usd_per_gpu_hour" in message and "-1.5" in message
-    assert repository.list_prices(engine) == stored
+    assert list_prices(engine) == stored
 
 
 def test_prices_page_saves_an_edit_and_restores_the_shipped_catalog(store_url: str) -> None:
@@ -354,11 +355,11 @@ def test_prices_page_saves_an_edit_and_restores_the_shipped_catalog(store_url: s
     _edit_prices(at, {0: {"usd_per_gpu_hour": 11.11}})
     next(b for b in at.button if b.label == "Save catalog").click().run()
     assert not at.exception and not at.error
-    saved = repository.list_prices(engine)
+    saved = list_prices(engine)
     assert saved[0].usd_per_gpu_hour == 11.11
     assert catalog_version(saved) in at.caption[0].value
     next(b for b in at.button if b.label == "Restore shipped catalog").click().run()
-    assert repository.list_prices(engine) == load_catalog_csv()
+    assert list_prices(engine) == load_catalog_csv()
     assert catalog_version(load_catalog_csv()) in at.caption[0].value
 
 
@@ -415,7 +416,7 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     }, status
     assert len(_table(at, "runs_table")) == before + 3
     engine = make_engine(store_url)
-    stored = repository.load_runs(engine)[-3:]
+    stored = run_reads.load_runs(engine)[-3:]
     assert {run.run.deployment.engine for run in stored} == {"vllm"}
     individual = [s.run for s in stored if "individual" in (s.run.origin_file or "")]
     (level,) = individual[0].levels  # the form's concurrency fills the load the file lacks

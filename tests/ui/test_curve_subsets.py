@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from db import repository
+from db import repository, run_reads
 from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.capacity import make_plan
@@ -26,7 +26,7 @@ def _copy(run: RunFile, index: int) -> RunFile:
 
 def _with_other_model(url: str) -> None:
     engine = make_engine(url)
-    demo = [stored.run for stored in repository.load_runs(engine)]
+    demo = [stored.run for stored in run_reads.load_runs(engine)]
     repository.save_runs(engine, [_copy(run, i) for i, run in enumerate(demo)])
     engine.dispose()
     res.bump_version(url)

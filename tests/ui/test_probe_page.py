@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import workflows.probe
-from db import repository
+from db import run_lists, run_reads
 from db.engine import make_engine
 from errors import InputError
 from measurements.probe.request import ProbeRequest
@@ -36,7 +36,7 @@ def _probe_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
 def test_a_sweep_from_the_app_is_stored_with_every_level(
     store_url: str, sim_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = len(repository.list_runs(make_engine(store_url)))
+    before = len(run_lists.list_runs(make_engine(store_url)))
     at = _probe_page(tmp_path, monkeypatch)
     at.text_input(key="probe_base_url").set_value(sim_url)
     at.text_input(key="probe_model").set_value("sim-tiny")
@@ -52,9 +52,9 @@ def test_a_sweep_from_the_app_is_stored_with_every_level(
     assert [e.value for e in at.error] == []
     (done,) = at.success
     assert "Sweep complete" in done.value and "stored as run" in done.value
-    runs = repository.list_runs(make_engine(store_url))
+    runs = run_lists.list_runs(make_engine(store_url))
     assert len(runs) == before + 1
-    stored = repository.get_run(make_engine(store_url), runs[-1].run_id).run
+    stored = run_reads.get_run(make_engine(store_url), runs[-1].run_id).run
     assert [level.load_value for level in stored.levels] == [1, 4]
     assert all(level.completed == 8 and level.value("output_tok_s") for level in stored.levels)
     assert stored.deployment.gpu == "H100-SXM-80GB" and stored.deployment.model == "sim-tiny"
@@ -64,7 +64,7 @@ def test_a_sweep_from_the_app_is_stored_with_every_level(
 def test_an_unreachable_endpoint_is_an_error_in_place_and_stores_nothing(
     store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = len(repository.list_runs(make_engine(store_url)))
+    before = len(run_lists.list_runs(make_engine(store_url)))
     at = _probe_page(tmp_path, monkeypatch)
     at.text_input(key="probe_base_url").set_value("http://127.0.0.1:9")
     at.text_input(key="probe_model").set_value("nothing-here")
@@ -72,7 +72,7 @@ def test_an_unreachable_endpoint_is_an_error_in_place_and_stores_nothing(
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and not at.success
-    assert len(repository.list_runs(make_engine(store_url))) == before
+    assert len(run_lists.list_runs(make_engine(store_url))) == before
 
 
 def test_the_form_builds_one_probe_request_from_its_widgets(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from db import repository
+from db import run_lists, run_reads
 from errors import InputError, ScenarioError
 from measurements.importers import DeploymentOverrides
 from planner.scenario import scenario_from_dict
@@ -24,7 +24,7 @@ C8_P99_TTFT_MS = 53.61
 
 def test_upload_stores_good_files_one_by_one_and_rejects_bad_ones(store_url: str) -> None:
     engine = res.store_engine(store_url)
-    before = repository.list_runs(engine)
+    before = run_lists.list_runs(engine)
     version = res.store_version(store_url)
     files = [
         ("c8.json", C8.read_bytes()),
@@ -40,9 +40,9 @@ def test_upload_stores_good_files_one_by_one_and_rejects_bad_ones(store_url: str
     assert "empty.json" in outcomes[1].message and "empty" in outcomes[1].message
     assert "notes.txt" in outcomes[2].message and "vllm-bench" in outcomes[2].message
     assert res.store_version(store_url) == version + 1
-    after = repository.list_runs(engine)
+    after = run_lists.list_runs(engine)
     assert len(after) == len(before) + 1
-    stored = repository.get_run(engine, outcomes[0].run_id or 0).run
+    stored = run_reads.get_run(engine, outcomes[0].run_id or 0).run
     (level,) = stored.levels
     assert level.value("output_tok_s") == pytest.approx(C8_OUTPUT_TOK_S, abs=0.01)
     assert level.value("p99_ttft_ms") == pytest.approx(C8_P99_TTFT_MS, abs=0.01)
@@ -58,7 +58,7 @@ def test_files_of_one_sweep_are_stored_as_one_run(store_url: str) -> None:
     )
     assert outcome.status == "stored" and outcome.levels == 2
     assert outcome.file == "c1.json, c32.json"
-    run = repository.get_run(res.store_engine(store_url), outcome.run_id or 0).run
+    run = run_reads.get_run(res.store_engine(store_url), outcome.run_id or 0).run
     assert [level.load_value for level in run.levels] == [1, 32]
 
 
@@ -177,6 +177,6 @@ def test_an_uploaded_zip_is_expanded_and_a_refused_zip_is_one_rejection(store_ur
         ("results/notes.txt", "rejected"),
     ]
     assert "evil.zip: member '../c32.json'" in outcomes[0].message
-    run = repository.get_run(res.store_engine(store_url), outcomes[1].run_id or 0).run
+    run = run_reads.get_run(res.store_engine(store_url), outcomes[1].run_id or 0).run
     assert [level.load_value for level in run.levels] == [1, 8, 32]
     assert run.levels[1].value("output_tok_s") == pytest.approx(C8_OUTPUT_TOK_S, abs=0.01)

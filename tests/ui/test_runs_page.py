@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from db import repository
+from db import run_lists
 from db.engine import make_engine
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 
@@ -24,7 +24,7 @@ def _runs(at: AppTest) -> pd.DataFrame:
 
 
 def test_runs_page_walks_the_store_a_page_at_a_time(store_url: str) -> None:
-    ids = [s.run_id for s in repository.list_runs(make_engine(store_url))]
+    ids = [s.run_id for s in run_lists.list_runs(make_engine(store_url))]
     at = _runs_page()
     at.selectbox(key="runs_page_size").set_value(100).run()
     assert _runs(at)["run"].tolist() == ids[:100]
@@ -36,7 +36,7 @@ def test_runs_page_walks_the_store_a_page_at_a_time(store_url: str) -> None:
 
 def test_runs_page_search_and_filters_narrow_the_total(store_url: str) -> None:
     engine = make_engine(store_url)
-    seed = [s.run_id for s in repository.list_runs(engine) if s.label == "seed-article"]
+    seed = [s.run_id for s in run_lists.list_runs(engine) if s.label == "seed-article"]
     at = _runs_page()
     at.number_input(key="runs_page").set_value(1).run()
     at.text_input(key="filter_text").set_value("SEED-ART").run()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from db import repository
+from db import run_lists
 from db.engine import Engine, make_engine
 from errors import InputError
 from measurements.importers import MAX_IMPORT_BYTES
@@ -44,14 +44,14 @@ def test_per_file_policy_stores_the_good_files_beside_a_bad_one(engine: Engine) 
     assert outcomes[0].run_id is not None and outcomes[0].levels == 1
     assert outcomes[0].format_id and outcomes[0].detected
     assert "junk.txt" in outcomes[1].message
-    assert len(repository.list_runs(engine)) == 1
+    assert len(run_lists.list_runs(engine)) == 1
 
 
 def test_atomic_policy_stores_nothing_when_one_file_is_bad(engine: Engine) -> None:
     uploads = [_upload("c8.json"), Upload("junk.txt", b"no benchmark here")]
     with pytest.raises(InputError, match=r"junk\.txt"):
         ingest(engine, uploads, IngestOptions(FACTS, atomic=True))
-    assert repository.list_runs(engine) == []
+    assert run_lists.list_runs(engine) == []
 
 
 def test_a_merged_sweep_names_each_of_its_files(engine: Engine) -> None:

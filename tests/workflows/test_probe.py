@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from db import repository
+from db import run_lists
 from db.engine import Engine, make_engine
 from errors import CapplanError
 from measurements.probe.request import ProbeRequest
@@ -51,7 +51,7 @@ def test_a_probe_writes_the_run_file_stores_the_run_and_reports_progress(
     assert result.outcome.complete and result.out_path == tmp_path / "run.json"
     assert read_run_file(result.out_path) == result.outcome.run
     assert result.stored is not None and result.stored.created
-    (summary,) = repository.list_runs(engine)
+    (summary,) = run_lists.list_runs(engine)
     assert summary.run_id == result.stored.run_id
     assert {event.level_index for event in events} == {0, 1}
 

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from db.engine import make_engine
-from db.repository import count_runs, save_runs
+from db.repository import save_runs
+from db.run_lists import count_runs
 from errors import InputError
 from measurements.importers import DeploymentOverrides, import_bytes
 from tests.stores import Stores

@@ -1,0 +1,64 @@
+"""The stored price catalog: read it, count it, see when it last changed, replace it whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import fields
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, delete, func, insert, select, text
+from sqlalchemy.orm import Session
+
+from db.engine import session_scope, write_transaction
+from db.limits import check_fits
+from db.models import Price
+from hardware.prices import PriceEntry
+
+_PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))
+
+
+def list_prices(engine: Engine) -> list[PriceEntry]:
+    """The stored price catalog, in the order it was saved."""
+    with session_scope(engine, write=False) as session:
+        rows = session.scalars(select(Price).order_by(Price.id)).all()
+    return [_price_entry(row) for row in rows]
+
+
+def count_prices(engine: Engine) -> int:
+    """How many price entries the catalog holds."""
+    with session_scope(engine, write=False) as session:
+        return session.scalar(select(func.count(Price.id))) or 0
+
+
+def prices_updated_at(engine: Engine) -> datetime | None:
+    """When the stored catalog was last replaced (UTC), or None when it is empty."""
+    with session_scope(engine, write=False) as session:
+        return session.scalar(select(func.max(Price.updated_at)))
+
+
+def replace_prices(engine: Engine, entries: Iterable[PriceEntry]) -> int:
+    """Replace the whole catalog with entries in one transaction; returns how many were stored."""
+    now = datetime.now(UTC)
+    rows = [_price_row(entry, now) for entry in entries]
+    for row in rows:
+        check_fits(Price.__table__, row, field_prefix="prices.")
+
+    def replace(session: Session) -> int:
+        if session.get_bind().dialect.name == "postgresql":
+            # Two replaces at once would each delete only the rows they can see and both
+            # insert: the lock makes the second wait for the first (SQLite: BEGIN IMMEDIATE).
+            session.execute(text("LOCK TABLE prices IN SHARE ROW EXCLUSIVE MODE"))
+        session.execute(delete(Price))
+        if rows:
+            session.execute(insert(Price), rows)
+        return len(rows)
+
+    return write_transaction(engine, replace)
+
+
+def _price_row(entry: PriceEntry, now: datetime) -> dict[str, object]:
+    return {**{name: getattr(entry, name) for name in _PRICE_FIELDS}, "updated_at": now}
+
+
+def _price_entry(row: Price) -> PriceEntry:
+    return PriceEntry(*(getattr(row, name) for name in _PRICE_FIELDS))

@@ -1,0 +1,65 @@
+"""The stored price catalog: round trip, whole replacement, and replaces at once."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from db.prices import count_prices, list_prices, prices_updated_at, replace_prices
+from planner.prices import PriceEntry, load_catalog_csv
+from tests.stores import row_counts
+
+
+def test_replace_prices_round_trips_the_shipped_catalog(engine: Engine) -> None:
+    catalog = load_catalog_csv()
+    assert count_prices(engine) == 0
+    assert prices_updated_at(engine) is None
+    assert replace_prices(engine, catalog) == len(catalog) > 0
+    assert list_prices(engine) == catalog
+    assert count_prices(engine) == len(catalog)
+    edited_at = prices_updated_at(engine)
+    assert edited_at is not None
+    assert edited_at.tzinfo is not None
+
+
+def test_replace_prices_replaces_the_whole_catalog(engine: Engine) -> None:
+    replace_prices(engine, load_catalog_csv())
+    one = PriceEntry(
+        provider="Acme",
+        sku="8xH200",
+        gpu="H200-SXM-141GB",
+        gpus_per_instance=8,
+        pricing_type="reserved_1y",
+        usd_per_gpu_hour=2.5,
+        usd_per_instance_hour=None,
+        region="",
+        as_of="2026-01",
+        source="quote",
+        confidence="low",
+        notes="",
+        is_default=True,
+    )
+    assert replace_prices(engine, [one]) == 1
+    assert list_prices(engine) == [one]
+    assert replace_prices(engine, []) == 0
+    assert count_prices(engine) == 0
+
+
+def test_catalog_replaced_by_several_sessions_at_once_holds_one_catalog(db_url: str) -> None:
+    # Each replace deletes what it can see and inserts its rows: without a lock, Postgres let
+    # four at once leave four catalogs (80 rows for 20 quotes).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from db.engine import make_engine
+
+    catalog = load_catalog_csv()
+
+    def replace(_: int) -> int:
+        own = make_engine(db_url)
+        try:
+            return replace_prices(own, catalog)
+        finally:
+            own.dispose()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(replace, range(8))) == [len(catalog)] * 8
+    assert row_counts(db_url, ("prices",)) == {"prices": len(catalog)}

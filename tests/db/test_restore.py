@@ -1,0 +1,122 @@
+"""Restore refuses what would not load whole: a truncated or edited backup, a value the store
+refuses, a row the database rejects; the target is left as it was. Also an older backup
+replacing a filled store. Runs on both backends (tests/stores.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from db.backup import backup
+from db.engine import current_revision, head_revision
+from db.restore import restore
+from errors import InputError, StoreError
+from tests.db.backup_files import edit, filled_target, old_backup, set_value, table_rows
+from tests.stores import Stores, backend
+
+
+def _duplicate_run(lines: list[str]) -> list[str]:
+    at = next(i for i, line in enumerate(lines) if json.loads(line).get("table") == "runs")
+    row = json.loads(lines[at + 1])
+    row["r"][0] = 99
+    end = json.loads(lines[-1])
+    end["rows"]["runs"] += 1
+    return [*lines[: at + 2], json.dumps(row), *lines[at + 2 : -1], json.dumps(end)]
+
+
+def test_a_broken_backup_changes_nothing_in_the_target(stores: Stores, tmp_path: Path) -> None:
+    head_file = tmp_path / "head.jsonl.gz"
+    backup(filled_target(stores), head_file)
+    old_file = old_backup(tmp_path, "old")
+    broken = {
+        "truncated head": edit(head_file, tmp_path / "t1.jsonl.gz", lambda ls: ls[:-1]),
+        "truncated old": edit(old_file, tmp_path / "t2.jsonl.gz", lambda ls: ls[:-1]),
+        "a row lost": edit(head_file, tmp_path / "t3.jsonl.gz", lambda ls: [*ls[:-2], ls[-1]]),
+    }
+    target = filled_target(stores)
+    before = table_rows(target)
+    assert len(before["runs"]) == 1
+    for why, file in broken.items():
+        with pytest.raises(InputError, match="nothing was restored"):
+            restore(target, file, replace=True)
+        assert current_revision(target) == head_revision(), why
+        assert table_rows(target) == before, why
+    new = stores.empty("backup_new")
+    with pytest.raises(InputError, match="ends early"):
+        restore(new, broken["truncated old"])
+    assert current_revision(new) is None
+
+
+def test_a_backup_the_database_refuses_changes_nothing(stores: Stores, tmp_path: Path) -> None:
+    # Two scenarios named alike break the unique name only in the database, after the file
+    # check: at an older revision (the staging load) and at head (the one load transaction).
+    old_twins = edit(
+        old_backup(tmp_path, "twin", "other"),
+        tmp_path / "twins.jsonl.gz",
+        lambda ls: set_value(ls, "scenarios", "name", "twin", nth=1),
+    )
+    head_file = tmp_path / "head.jsonl.gz"
+    backup(filled_target(stores), head_file)
+    target = filled_target(stores)
+    before = table_rows(target)
+    with pytest.raises(StoreError, match=r"revision 0001 cannot be migrated.*nothing was restored"):
+        restore(target, old_twins, replace=True)
+    assert table_rows(target) == before
+    assert current_revision(target) == head_revision()
+    # A run line repeated under a new id collides on content_sha256 in the load transaction.
+    dup = edit(head_file, tmp_path / "dup.jsonl.gz", _duplicate_run)
+    with pytest.raises(StoreError, match="nothing was restored"):
+        restore(target, dup, replace=True)
+    assert table_rows(target) == before
+
+
+def test_an_older_backup_replaces_a_filled_store(stores: Stores, tmp_path: Path) -> None:
+    target = filled_target(stores)
+    restored = restore(target, old_backup(tmp_path, "old"), replace=True)
+    assert restored.revision == "0001"
+    assert restored.rows["scenarios"] == 1 and restored.rows["runs"] == 0
+    assert current_revision(target) == head_revision()
+    after = table_rows(target)
+    assert [row[:2] for row in after["scenarios"]] == [(7, "old")]
+    assert not after["runs"] and not after["deployments"]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("deployments", "engine", "e" * 65, "65 characters, longer than the column's 64"),
+        ("runs", "notes", "said \x00 oops", "holds a NUL character"),
+        ("runs", "imported_at", "yesterday", "is not a date and time"),
+    ],
+)
+def test_a_value_the_store_refuses_is_named_and_nothing_is_restored(
+    stores: Stores, tmp_path: Path, case: tuple[str, str, str, str]
+) -> None:
+    table, column, value, why = case
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
+    target = stores.empty("backup_refused")
+    with pytest.raises(InputError, match=rf"{table} row id 1, column {column}: the value .*{why}"):
+        restore(target, bad)
+    assert current_revision(target) is None
+
+
+def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Path) -> None:
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    huge = edit(
+        file,
+        tmp_path / "huge.jsonl.gz",
+        lambda ls: set_value(ls, "load_levels", "position", 2**40),
+    )
+    target = stores.migrated("backup_huge")
+    if backend() == "postgres":  # INTEGER is 32 bits there; SQLite stores any 64-bit number
+        with pytest.raises(StoreError, match=r"refused a load_levels row with id between 1 and"):
+            restore(target, huge)
+        assert all(not rows for rows in table_rows(target).values())
+    else:
+        assert restore(target, huge).rows["load_levels"] > 0
+        assert table_rows(target)["load_levels"][0][2] == 2**40
