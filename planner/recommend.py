@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.sla import MEASURED_RANGE
+from planner.sla_targets import SLA_TARGETS
 
 # Whole-node billing makes many options cost the same; a cost gap below this is within the
 # uncertainty of any price quote, so the option using fewer GPUs (more headroom) is preferred.
@@ -113,13 +114,7 @@ def recommend(
 
 # --- binding constraint in plain words --------------------------------------------------------
 
-_PLAIN_TARGETS = {
-    "TTFT p50": "median time to first token",
-    "TTFT p99": "p99 time to first token",
-    "TPOT p99": "p99 time per output token",
-    "stream speed": "minimum output speed per user",
-    "e2e p99": "p99 total response time",
-}
+_PLAIN_TARGETS = {target.label: target.plain for target in SLA_TARGETS}
 _LABELS = "|".join(re.escape(label) for label in _PLAIN_TARGETS)
 _TARGET = re.compile(rf"^({_LABELS}) (<=|>=) (\S+) (ms|tok/s)$")
 _UNMEASURED = re.compile(rf"^({_LABELS}) not measured above this concurrency$")

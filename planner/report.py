@@ -22,18 +22,12 @@ from planner.fit import CurveFit, predict
 from planner.physics import check_curve
 from planner.scenario import Scenario, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
+from planner.sla_targets import SLA_TARGET_BY_FIELD
 from planner.uncertainty import PlanRanges
 
 REPORT_SCHEMA = "capplan-report/1"
 DEMAND_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 GRID_POINTS = 40
-_SLA_WORDS = {
-    "ttft_p50_ms": ("TTFT p50", "ms", "half of requests see their first token within this"),
-    "ttft_p99_ms": ("TTFT p99", "ms", "99 of 100 requests see their first token within this"),
-    "tpot_p99_ms": ("TPOT p99", "ms", "time between output tokens for 99 of 100 requests"),
-    "min_stream_tok_s": ("Min stream speed", "tok/s", "slowest decode speed a user may see"),
-    "e2e_p99_ms": ("End-to-end p99", "ms", "whole-response time for 99 of 100 requests"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,8 +351,9 @@ def _assumptions(scenario: Scenario) -> tuple[Assumption, ...]:
         ),
     ]
     for name, value in scenario.sla.targets().items():
-        label, unit, meaning = _SLA_WORDS.get(name, (name, "", ""))
-        rows.append(Assumption(f"sla.{name}", f"{value:g}", unit, f"{label}: {meaning}"))
+        target = SLA_TARGET_BY_FIELD[name]
+        meaning = f"{target.report_label}: {target.meaning}"
+        rows.append(Assumption(f"sla.{name}", f"{value:g}", target.unit, meaning))
     if scenario.budget is not None:
         rows.append(Assumption("budget.monthly_usd", f"{scenario.budget.monthly_usd:g}", "USD", ""))
     opts = scenario.options

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from errors import ScenarioError
 from planner.curves import canonical_engine, canonical_gpu
+from planner.sla_targets import SLA_TARGET_BY_FIELD as _SLA
+from planner.sla_targets import SLA_TARGETS
 
 DemandKind = Literal["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
 DEMAND_KINDS: tuple[DemandKind, ...] = (
@@ -132,17 +134,23 @@ def _same(given: object, ratio: float) -> bool:
 
 
 class SlaSpec(_Spec):
-    """Service-level targets; every target given must hold, absent ones are not checked."""
+    """Service-level targets; every target given must hold, absent ones are not checked.
 
-    ttft_p50_ms: float | None = Field(None, gt=0, description="Median time to first token, ms")
-    ttft_p99_ms: float | None = Field(None, gt=0, description="p99 time to first token, ms")
-    tpot_p99_ms: float | None = Field(None, gt=0, description="p99 time per output token, ms")
-    min_stream_tok_s: float | None = Field(None, gt=0, description="Min per-user decode tok/s")
-    e2e_p99_ms: float | None = Field(None, gt=0, description="p99 end-to-end latency, ms")
+    One field per row of planner.sla_targets.SLA_TARGETS, in its order (a test holds them equal).
+    """
+
+    ttft_p50_ms: float | None = Field(None, gt=0, description=_SLA["ttft_p50_ms"].description)
+    ttft_p99_ms: float | None = Field(None, gt=0, description=_SLA["ttft_p99_ms"].description)
+    tpot_p99_ms: float | None = Field(None, gt=0, description=_SLA["tpot_p99_ms"].description)
+    min_stream_tok_s: float | None = Field(
+        None, gt=0, description=_SLA["min_stream_tok_s"].description
+    )
+    e2e_p99_ms: float | None = Field(None, gt=0, description=_SLA["e2e_p99_ms"].description)
 
     def targets(self) -> dict[str, float]:
-        """The targets that are set, by field name."""
-        return {name: value for name, value in self.model_dump().items() if value is not None}
+        """The targets that are set, by field name (registry order)."""
+        values = ((t.field, getattr(self, t.field)) for t in SLA_TARGETS)
+        return {name: value for name, value in values if value is not None}
 
 
 class BudgetSpec(_Spec):

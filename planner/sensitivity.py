@@ -15,19 +15,13 @@ from planner.capacity import Option, Plan, make_plan
 from planner.curves import LoadCurve
 from planner.prices import PriceEntry
 from planner.scenario import DEMAND_UNITS, Scenario, scenario_from_dict
+from planner.sla_targets import SLA_TARGET_BY_FIELD
 from planner.uncertainty import TIE_USD
 
 DEFAULT_STEP = 0.1
 Path = tuple[
     str, ...
 ]  # key path inside the scenario mapping, e.g. ("options", "redundancy_replicas")
-_SLA_LABELS = {
-    "ttft_p50_ms": "SLA TTFT p50, ms",
-    "ttft_p99_ms": "SLA TTFT p99, ms",
-    "tpot_p99_ms": "SLA TPOT p99, ms",
-    "min_stream_tok_s": "SLA min stream tok/s",
-    "e2e_p99_ms": "SLA e2e p99, ms",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +152,9 @@ def _moves(scenario: Scenario, base: Plan, step: float) -> list[_Move]:
             )
         )
     for name, target in scenario.sla.targets().items():
-        moves.append(_scaled(("sla", name), _SLA_LABELS.get(name, name), target, step))
+        moves.append(
+            _scaled(("sla", name), SLA_TARGET_BY_FIELD[name].sensitivity_label, target, step)
+        )
     if opts.max_streams_per_replica is not None:
         moves.append(
             _scaled(
