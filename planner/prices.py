@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from errors import InputError, PlanningError
 from planner.curves import canonical_gpu
+from planner.scenario import PricingMode
 
 if TYPE_CHECKING:
     from planner.scenario import Scenario
@@ -253,7 +254,7 @@ def scenario_price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -
     else:
         entry = default_price(tuple(prices), gpu)
         base = ScenarioPrice(entry.usd_per_gpu_hour, f"catalog default: {entry.describe()}", entry)
-    if scenario.options.pricing_mode == "on_demand":
+    if scenario.options.pricing_mode is PricingMode.ON_DEMAND:
         return base
     return _with_reserved(base, scenario.reserved_price(gpu), tuple(prices), gpu)
 

@@ -6,6 +6,7 @@ The CLI and the app read and write the same file; unknown keys are refused, neve
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +30,21 @@ DEMAND_UNITS: dict[DemandKind, str] = {
     "peak_concurrent_streams": "concurrent streams at peak",
     "monthly_output_tokens": "output tokens per month",
 }
+
+
+class Scaling(StrEnum):
+    """How the fleet follows demand over the day (the values are the scenario's words)."""
+
+    STATIC = "static"  # the peak fleet all month
+    AUTOSCALE = "autoscale"  # replicas follow the hourly demand
+
+
+class PricingMode(StrEnum):
+    """How rented GPUs are bought (planner.costs has one cost model per mode)."""
+
+    ON_DEMAND = "on_demand"
+    RESERVED = "reserved"
+    MIX = "mix"  # reserved for the always-on baseline, on-demand for the rest
 
 
 class _Spec(BaseModel):
@@ -198,8 +214,8 @@ class OptionsSpec(_Spec):
         description="Cap on concurrent streams per replica (vLLM --max-num-seqs, "
         "TensorRT-LLM --max_batch_size); None = as many as the SLA allows",
     )
-    scaling: Literal["static", "autoscale"] = Field(
-        "static",
+    scaling: Scaling = Field(
+        Scaling.STATIC,
         description="static: the peak fleet all month; autoscale: replicas follow hourly demand",
     )
     min_replicas: int | None = Field(
@@ -214,8 +230,8 @@ class OptionsSpec(_Spec):
         le=86_400,
         description="Assumed replica start-up time, s, when the curve has no measured one",
     )
-    pricing_mode: Literal["on_demand", "reserved", "mix"] = Field(
-        "on_demand",
+    pricing_mode: PricingMode = Field(
+        PricingMode.ON_DEMAND,
         description="mix: reserved GPUs for the always-on baseline, on-demand for the rest",
     )
 
