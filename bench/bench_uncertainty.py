@@ -51,7 +51,8 @@ def main(samples: int | None = None) -> None:
             f"sensitivity {sensitivity_ms:.0f} ms ({len(rows)} inputs)"
         )
         print(
-            f"  recommendation {ranges.point_choice}; changes in "
+            f"  recommendation {ranges.point_choice.title() if ranges.point_choice else None}; "
+            "changes in "
             f"{ranges.choice_change_share:.0%} of samples"
         )
         for option in ranges.options:

@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
     from db.engine import Engine
     from db.run_reads import StoredRun
     from hardware.prices import PriceEntry
-    from planner.capacity import Option, Plan
+    from planner.capacity import Plan
+    from planner.options import SizedOption
     from planner.scenario import Scenario
     from planner.sensitivity import SensitivityRow
     from planner.uncertainty import OptionRange, PlanRanges
@@ -83,6 +84,9 @@ def plan_cmd(
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
+    from rich.table import Table  # noqa: PLC0415
+
+    from planner.options import RejectedOption  # noqa: PLC0415
     from reports.export import options_table  # noqa: PLC0415
 
     rec = plan.recommendation
@@ -96,9 +100,7 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
         out.print(f"  - {flag}", markup=False, highlight=False)
     for warning in plan.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
-    from rich.table import Table  # noqa: PLC0415
-
-    by_title = {r.title: r for r in ranges.options} if ranges else {}
+    by_key = {r.key: r for r in ranges.options} if ranges else {}
     columns = [title for title, _ in _PLAN_COLUMNS]
     if ranges:
         columns += ["nodes P10/P50/P90", "$/month P10/P50/P90"]
@@ -106,7 +108,7 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
     for option, row in zip(plan.options, options_table(plan), strict=True):
         cells = [_cell(row[key]) for _, key in _PLAN_COLUMNS]
         if ranges:
-            cells += _range_cells(by_title.get(option.title()))
+            cells += _range_cells(by_key.get(option.key))
         table.add_row(*cells)
     out.print(table)
     if ranges:
@@ -117,9 +119,9 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
             highlight=False,
         )
     for option in plan.options:
-        if option.rejected_reason:
+        if isinstance(option, RejectedOption) and option.reason:
             out.print(
-                f"not an option: {option.title()}: {option.rejected_reason}",
+                f"not an option: {option.title()}: {option.reason}",
                 markup=False,
                 highlight=False,
             )
@@ -127,20 +129,17 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
         _print_sensitivity(swings)
 
 
-def _money_line(option: Option) -> str:
+def _money_line(option: SizedOption) -> str:
     """The chosen option's cost, line by line, as finance reads it."""
+    lines = ", ".join(f"{line.name} ${line.usd:,.0f}" for line in option.cost.fleet.lines)
     parts = [
-        f"Cost: compute ${option.monthly_cost_usd or 0:,.0f}/month "
-        f"(on-demand ${option.compute_on_demand_usd or 0:,.0f}, "
-        f"reserved ${option.compute_reserved_usd or 0:,.0f})",
+        f"Cost: compute ${option.monthly_cost_usd:,.0f}/month ({lines})",
         f"engine operations ${option.ops_cost_usd:,.2f}",
-        f"total ${option.total_monthly_cost_usd or 0:,.0f}/month",
+        f"total ${option.total_monthly_cost_usd:,.0f}/month",
+        f"${option.usd_per_million_output_tokens:,.2f} per 1M output tokens served",
+        f"{option.gpu_hours_per_month:,.0f} GPU-hours/month",
     ]
-    if option.usd_per_million_output_tokens is not None:
-        parts.append(f"${option.usd_per_million_output_tokens:,.2f} per 1M output tokens served")
-    if option.gpu_hours_per_month is not None:
-        parts.append(f"{option.gpu_hours_per_month:,.0f} GPU-hours/month")
-    if option.autoscale_saving_usd is not None and option.scaling == "autoscale":
+    if option.autoscale_saving_usd is not None:
         parts.append(f"autoscaling saves ${option.autoscale_saving_usd:,.0f}/month vs static")
     if option.budget_capacity is not None:
         parts.append(

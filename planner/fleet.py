@@ -1,5 +1,5 @@
-"""The fleet hour by hour: demand per hour -> replicas and nodes, start-up lead time, and the
-monthly compute bill of a static or autoscaled fleet at on-demand, reserved or mixed prices.
+"""The fleet hour by hour: demand per hour -> replicas, start-up lead time, peak demand, and
+the search for the demand a budget buys (the money itself is planner.costs' CostModel).
 
 A day of 24 hours stands for every day of the month (hours_per_month / 24 days).
 """
@@ -7,17 +7,16 @@ A day of 24 hours stands for every day of the month (hours_per_month / 24 days).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from planner.costs import SECONDS_PER_HOUR, Counts, Fleet, FleetCost, Packing
 from planner.curves import LoadCurve
 from planner.families import Array
 from planner.scenario import HOURS_PER_DAY, DemandSpec, OptionsSpec, Scenario
 
-SECONDS_PER_HOUR = 3600.0
-Counts = npt.NDArray[np.int64]
 _BISECTIONS = 24
 _MAX_DOUBLINGS = 60
 
@@ -40,39 +39,11 @@ class Startup:
 
 
 @dataclass(frozen=True, slots=True)
-class GpuPrices:
-    """USD per GPU-hour: on-demand, and reserved (None: no reserved price, on-demand is used)."""
-
-    on_demand: float
-    reserved: float | None
-
-
-@dataclass(frozen=True, slots=True)
 class FleetSpec:
-    """One option's sizing facts: load one replica carries, node packing, start-up, prices."""
+    """One option's sizing facts: the load one replica carries and its hardware packing."""
 
     load_per_replica: float  # peak-load units (streams or output tok/s) at target utilisation
-    gpus_per_node: int
-    replicas_per_node: int
-    startup_s: float
-    prices: GpuPrices
-
-
-@dataclass(frozen=True, slots=True)
-class FleetCost:
-    """A month of one fleet: nodes per hour, GPU-hours and the compute bill by pricing type."""
-
-    hourly_replicas: tuple[int, ...]
-    hourly_nodes: tuple[int, ...]
-    reserved_nodes: int
-    gpu_hours: float
-    on_demand_usd: float
-    reserved_usd: float
-
-    @property
-    def total_usd(self) -> float:
-        """Compute cost for the month, on-demand plus reserved."""
-        return self.on_demand_usd + self.reserved_usd
+    packing: Packing
 
 
 def demand_shape(demand: DemandSpec) -> Shape:
@@ -119,20 +90,12 @@ def hourly_replicas(spec: FleetSpec, peak_load: float, weights: Array, floor: in
     return np.maximum(serving, floor).astype(np.int64)
 
 
-def static_cost(spec: FleetSpec, replicas: int, options: OptionsSpec, reserved: bool) -> FleetCost:
-    """The same fleet every hour of the month, all on-demand or all reserved."""
-    hourly = np.full(HOURS_PER_DAY, replicas, dtype=np.int64)
-    return _bill(spec, hourly, options, reserved_nodes=_nodes(spec, replicas) if reserved else 0)
-
-
-def autoscaled_cost(spec: FleetSpec, hourly: Counts, options: OptionsSpec) -> FleetCost:
-    """Replicas follow the hours; start-ups are billed for their lead time before each rise."""
-    mode = options.pricing_mode
-    if mode == "reserved" and spec.prices.reserved is not None:
-        # Reserved GPUs are paid every hour, so the fleet is reserved at its peak.
-        return _bill(spec, hourly, options, reserved_nodes=_nodes(spec, int(hourly.max())))
-    baseline = _nodes(spec, int(hourly.min())) if mode == "mix" else 0
-    return _bill(spec, hourly, options, reserved_nodes=baseline)
+def autoscaled_replicas(
+    spec: FleetSpec, peak_load: float, weights: Array, options: OptionsSpec
+) -> Counts:
+    """Replicas each hour of an autoscaled fleet: the hour's load, the spares, the floor."""
+    serving = hourly_replicas(spec, peak_load, weights, 0)
+    return np.maximum(serving + options.redundancy_replicas, options.floor_replicas())
 
 
 def budget_scale(budget_usd: float, cost_at: AutoscaleCostAt) -> float:
@@ -154,10 +117,10 @@ def budget_scale(budget_usd: float, cost_at: AutoscaleCostAt) -> float:
 
 
 class AutoscaleCostAt:
-    """Monthly cost (compute + fixed extras) of an autoscaled fleet at k x the demand, as a
-    function of k (what `budget_scale` searches)."""
+    """Monthly cost (compute + fixed extras, as `cost_of` prices a fleet) of an autoscaled fleet
+    at k x the demand, as a function of k (what `budget_scale` searches)."""
 
-    __slots__ = ("extra_usd", "floor", "options", "peak_load", "spec", "weights")
+    __slots__ = ("cost_of", "options", "peak_load", "spec", "weights")
 
     def __init__(
         self,
@@ -165,77 +128,34 @@ class AutoscaleCostAt:
         shape: Shape,
         peak_load: float,
         options: OptionsSpec,
-        extra_usd: float,
+        cost_of: Callable[[Fleet], float],
     ) -> None:
         self.spec, self.weights, self.peak_load = spec, shape.weights, peak_load
-        self.options, self.extra_usd = options, extra_usd
-        self.floor = options.floor_replicas()
+        self.options, self.cost_of = options, cost_of
 
     def __call__(self, scale: float) -> float:
-        serving = hourly_replicas(self.spec, self.peak_load * scale, self.weights, 0)
-        spare = serving + self.options.redundancy_replicas
-        hourly = np.maximum(spare, self.floor)
-        return autoscaled_cost(self.spec, hourly, self.options).total_usd + self.extra_usd
+        hourly = autoscaled_replicas(self.spec, self.peak_load * scale, self.weights, self.options)
+        return self.cost_of(Fleet(self.spec.packing, hourly))
 
 
 def autoscale_notes(
-    options: OptionsSpec, fleets: tuple[FleetCost, FleetCost], shape: Shape, startup: Startup
+    options: OptionsSpec,
+    hourly: tuple[int, ...],
+    bills: tuple[FleetCost, FleetCost],
+    shape: Shape,
+    startup: Startup,
 ) -> list[str]:
-    """The autoscaled fleet (first of `fleets`) against the static one, in words."""
-    fleet, static = fleets
+    """The autoscaled fleet (`hourly`, the first of `bills`) against the static one, in words."""
+    fleet, static = bills
     saving = static.total_usd - fleet.total_usd
     notes = [
-        f"autoscaled: {min(fleet.hourly_replicas)}-{max(fleet.hourly_replicas)} replicas over "
+        f"autoscaled: {min(hourly)}-{max(hourly)} replicas over "
         f"the day (floor {options.floor_replicas()}), {fleet.gpu_hours:,.0f} GPU-hours/month vs "
         f"{static.gpu_hours:,.0f} static; saves ${saving:,.0f}/month vs a static fleet "
         f"(${static.total_usd:,.0f})",
         f"scale-up lead time: {startup.text}, billed before each rise",
     ]
     return notes if shape.note is None else [*notes, shape.note]
-
-
-def pricing_note(options: OptionsSpec, fleet: FleetCost, prices: GpuPrices, gpu: str) -> str:
-    """How the compute bill splits between on-demand and reserved GPUs."""
-    if prices.reserved is None:
-        return (
-            f"{options.pricing_mode} pricing asked, but no reserved price for {gpu}: all "
-            f"${fleet.on_demand_usd:,.0f} priced on-demand (${prices.on_demand:g}/GPU-hour)"
-        )
-    return (
-        f"compute ${fleet.on_demand_usd:,.0f} on-demand (${prices.on_demand:g}/GPU-hour) + "
-        f"${fleet.reserved_usd:,.0f} reserved ({fleet.reserved_nodes} node(s) all month at "
-        f"${prices.reserved:g}/GPU-hour)"
-    )
-
-
-def _nodes(spec: FleetSpec, replicas: int) -> int:
-    return math.ceil(replicas / spec.replicas_per_node - 1e-9)
-
-
-def _bill(spec: FleetSpec, hourly: Counts, options: OptionsSpec, reserved_nodes: int) -> FleetCost:
-    """Node-hours of a day priced and scaled to the month; rises pay their start-up lead."""
-    nodes = np.ceil(hourly / spec.replicas_per_node - 1e-9).astype(np.int64)
-    reserved_price = spec.prices.reserved
-    if reserved_price is None:
-        reserved_nodes, reserved_price = 0, spec.prices.on_demand
-    # Only on-demand nodes start and stop; reserved ones run all month and never warm up again.
-    on_demand_by_hour = np.maximum(nodes - reserved_nodes, 0)
-    rises = np.maximum(on_demand_by_hour - np.roll(on_demand_by_hour, 1), 0)
-    warming_node_h = float(rises.sum()) * spec.startup_s / SECONDS_PER_HOUR
-    # Mean nodes per hour x hours_per_month, so a static fleet costs exactly nodes x hours.
-    on_demand_nodes = (float(on_demand_by_hour.sum()) + warming_node_h) / HOURS_PER_DAY
-    gpus, hours = spec.gpus_per_node, options.hours_per_month
-    on_demand = on_demand_nodes * gpus * spec.prices.on_demand * hours
-    reserved = reserved_nodes * gpus * reserved_price * hours
-    gpu_hours = (on_demand_nodes + reserved_nodes) * gpus * hours
-    return FleetCost(
-        hourly_replicas=tuple(int(r) for r in hourly),
-        hourly_nodes=tuple(int(n) for n in nodes),
-        reserved_nodes=reserved_nodes,
-        gpu_hours=gpu_hours,
-        on_demand_usd=on_demand,
-        reserved_usd=reserved,
-    )
 
 
 def peak_demand(scenario: Scenario, c_star: float, t_lo: float) -> tuple[int, float, float]:

@@ -22,6 +22,7 @@ from hardware.prices import load_catalog_csv as load_catalog_csv  # noqa: PLC041
 from hardware.prices import parse_catalog as parse_catalog  # noqa: PLC0414
 from hardware.prices import skipped_rows as skipped_rows  # noqa: PLC0414
 from planner.curves import canonical_gpu
+from planner.scenario import PricingMode
 
 if TYPE_CHECKING:
     from planner.scenario import Scenario
@@ -93,7 +94,7 @@ def scenario_price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -
     else:
         entry = default_price(tuple(prices), gpu)
         base = ScenarioPrice(entry.usd_per_gpu_hour, f"catalog default: {entry.describe()}", entry)
-    if scenario.options.pricing_mode == "on_demand":
+    if scenario.options.pricing_mode is PricingMode.ON_DEMAND:
         return base
     return _with_reserved(base, scenario.reserved_price(gpu), tuple(prices), gpu)
 

@@ -22,9 +22,11 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from planner.options import Option, RejectedOption, SizedOption
+from planner.scenario import FactorsSpec
 from planner.sla import MEASURED_RANGE
+from planner.sla_targets import SLA_TARGETS
 
 # Whole-node billing makes many options cost the same; a cost gap below this is within the
 # uncertainty of any price quote, so the option using fewer GPUs (more headroom) is preferred.
@@ -34,10 +36,6 @@ DEFAULT_PREFERENCE_TOLERANCE_PCT = 15.0
 WEEKS_PER_MONTH = 52 / 12
 VLLM = "vllm"
 TRTLLM = "tensorrt-llm"
-
-if TYPE_CHECKING:  # capacity imports this module; the types are only needed for annotations
-    from planner.capacity import Option
-    from planner.scenario import FactorsSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +48,14 @@ class Recommendation:
     preference changed the choice (then the margin is negative).
     """
 
-    choice: Option | None
-    runner_up: Option | None
+    choice: SizedOption | None
+    runner_up: SizedOption | None
     reason: str
     margin_usd: float | None
     margin_pct: float | None
     binding_text: str | None = None
     factors_applied: tuple[str, ...] = ()
-    overridden_cheapest: Option | None = None
+    overridden_cheapest: SizedOption | None = None
     preference_tolerance_pct: float = DEFAULT_PREFERENCE_TOLERANCE_PCT
 
 
@@ -71,7 +69,7 @@ def recommend(
     """Cheapest option meeting the SLA (and the monthly budget when given), changed only by a
     factor preference within the tolerance, with the reason."""
     tolerance = preference_tolerance_pct
-    meeting = sorted((o for o in options if _priced(o) and o.meets_sla), key=_cost_key)
+    meeting = sorted((o for o in options if isinstance(o, SizedOption)), key=_cost_key)
     affordable = [o for o in meeting if budget is None or o.within_budget]
     if not affordable:
         reason = _nothing_fits(options, meeting, budget)
@@ -113,13 +111,7 @@ def recommend(
 
 # --- binding constraint in plain words --------------------------------------------------------
 
-_PLAIN_TARGETS = {
-    "TTFT p50": "median time to first token",
-    "TTFT p99": "p99 time to first token",
-    "TPOT p99": "p99 time per output token",
-    "stream speed": "minimum output speed per user",
-    "e2e p99": "p99 total response time",
-}
+_PLAIN_TARGETS = {target.label: target.plain for target in SLA_TARGETS}
 _LABELS = "|".join(re.escape(label) for label in _PLAIN_TARGETS)
 _TARGET = re.compile(rf"^({_LABELS}) (<=|>=) (\S+) (ms|tok/s)$")
 _UNMEASURED = re.compile(rf"^({_LABELS}) not measured above this concurrency$")
@@ -148,11 +140,12 @@ def _part_phrase(part: str) -> str:
 
 def binding_in_words(option: Option) -> str | None:
     """One plain sentence on what limits an option's streams per replica, e.g. 'The p99 time to
-    first token target (TTFT p99 <= 300 ms) is reached at 24 streams per replica.'"""
-    c = option.concurrency_per_replica
-    if c is None:
+    first token target (TTFT p99 <= 300 ms) is reached at 24 streams per replica.' (None for a
+    rejected option)."""
+    if not isinstance(option, SizedOption):
         return None
-    if option.binding_constraint in (None, MEASURED_RANGE):
+    c = option.concurrency_per_replica
+    if option.binding_constraint == MEASURED_RANGE:
         return (
             f"No data exists above {c:g} streams per replica, its highest measured "
             "concurrency, so the plan goes no further."
@@ -161,7 +154,7 @@ def binding_in_words(option: Option) -> str | None:
     return f"{phrase[0].upper()}{phrase[1:]} is reached at {c:g} streams per replica."
 
 
-def _budget_binding(meeting: list[Option], budget: float | None) -> str | None:
+def _budget_binding(meeting: list[SizedOption], budget: float | None) -> str | None:
     if not meeting or budget is None:
         return None
     cheapest = meeting[0]
@@ -171,7 +164,7 @@ def _budget_binding(meeting: list[Option], budget: float | None) -> str | None:
     )
 
 
-def _budget_use(choice: Option, budget: float | None) -> str:
+def _budget_use(choice: SizedOption, budget: float | None) -> str:
     if budget is None or budget <= 0:
         return ""
     return (
@@ -207,8 +200,11 @@ def _preferring(factors: FactorsSpec | None) -> list[str]:
 
 
 def _apply_preference(
-    affordable: list[Option], cheapest: Option, factors: FactorsSpec | None, tolerance: float
-) -> tuple[Option, str | None]:
+    affordable: list[SizedOption],
+    cheapest: SizedOption,
+    factors: FactorsSpec | None,
+    tolerance: float,
+) -> tuple[SizedOption, str | None]:
     """The choice after vLLM preferences, and the sentence saying what they did (None: nothing
     to say because no preference is set or the cheapest is not TensorRT-LLM)."""
     wanted = _preferring(factors)
@@ -238,12 +234,12 @@ def _apply_preference(
     )
 
 
-def factor_notes(option: Option, factors: FactorsSpec | None) -> tuple[str, ...]:
+def factor_notes(option: SizedOption, factors: FactorsSpec | None) -> tuple[str, ...]:
     """One sentence per user-set factor on what it means for this option, with its source."""
     return tuple(text for _, text in _keyed_notes(option, factors))
 
 
-def _keyed_notes(option: Option, factors: FactorsSpec | None) -> list[tuple[str, str]]:
+def _keyed_notes(option: SizedOption, factors: FactorsSpec | None) -> list[tuple[str, str]]:
     if factors is None:
         return []
     notes = []
@@ -262,7 +258,7 @@ def _keyed_notes(option: Option, factors: FactorsSpec | None) -> list[tuple[str,
     return notes
 
 
-def _lora_note(option: Option) -> str:
+def _lora_note(option: SizedOption) -> str:
     if option.engine == VLLM:
         return f"multi-LoRA: vLLM switches adapters natively ({_SEED['multi_lora']})"
     if option.engine == TRTLLM:
@@ -270,7 +266,7 @@ def _lora_note(option: Option) -> str:
     return f"multi-LoRA: the seed article does not cover {option.engine}; check its support"
 
 
-def _weekly_note(option: Option) -> str:
+def _weekly_note(option: SizedOption) -> str:
     if option.engine != TRTLLM:
         cold = option.curve.cold_start_s
         start = f"{cold:g} s start measured on this run" if cold else "start not measured here"
@@ -300,7 +296,7 @@ def _weekly_note(option: Option) -> str:
     )
 
 
-def _consumer_note(option: Option) -> str:
+def _consumer_note(option: SizedOption) -> str:
     if option.engine == VLLM:
         return (
             "consumer GPUs: vLLM also runs on the consumer cards, one engine for both "
@@ -314,7 +310,7 @@ def _consumer_note(option: Option) -> str:
     return f"consumer GPUs: the seed article does not cover {option.engine}; check it runs there"
 
 
-def _factor_suffix(option: Option, factors: FactorsSpec | None, decision: str | None) -> str:
+def _factor_suffix(option: SizedOption, factors: FactorsSpec | None, decision: str | None) -> str:
     """The factor notes for the reason, less the multi-LoRA one when the decision already cites
     it (the weekly note stays: it carries the rebuild numbers)."""
     skip = "multi_lora" if decision else ""
@@ -344,32 +340,28 @@ _CAVEAT_MARKERS = (
 )
 
 
-def _caveats(option: Option) -> str:
+def _caveats(option: SizedOption) -> str:
     caveats = [f for f in option.flags if any(marker in f for marker in _CAVEAT_MARKERS)]
     return f" Caveats: {'; '.join(caveats)}." if caveats else ""
 
 
-def _choose(affordable: list[Option]) -> Option:
+def _choose(affordable: list[SizedOption]) -> SizedOption:
     """Cheapest, except that costs within COST_TIE_PCT count as equal and fewer GPUs win."""
     cheapest = _cost(affordable[0])
     tied = [o for o in affordable if _cost(o) <= cheapest * (1 + COST_TIE_PCT / 100)]
-    return min(tied, key=lambda o: (o.gpus or 0, o.replicas or 0, _cost(o)))
+    return min(tied, key=lambda o: (o.gpus, o.replicas, _cost(o)))
 
 
-def _priced(option: Option) -> bool:
-    return option.total_monthly_cost_usd is not None
+def _cost(option: SizedOption) -> float:
+    return option.total_monthly_cost_usd
 
 
-def _cost(option: Option) -> float:
-    return option.total_monthly_cost_usd or 0.0
-
-
-def _cost_key(option: Option) -> tuple[float, int, int]:
+def _cost_key(option: SizedOption) -> tuple[float, int, int]:
     # Equal cost (whole nodes) -> fewer GPUs and replicas leave more headroom.
-    return _cost(option), option.gpus or 0, option.replicas or 0
+    return _cost(option), option.gpus, option.replicas
 
 
-def _sentence(option: Option) -> str:
+def _sentence(option: SizedOption) -> str:
     nodes = f"{option.nodes} node" + ("" if option.nodes == 1 else "s")
     return (
         f"{option.title()} meets every SLA target at up to "
@@ -379,11 +371,11 @@ def _sentence(option: Option) -> str:
     )
 
 
-def _comparison(choice: Option, runner_up: Option, margin: float, pct: float) -> str:
+def _comparison(choice: SizedOption, runner_up: SizedOption, margin: float, pct: float) -> str:
     other = f"{runner_up.title()} ({runner_up.replicas} replicas, {runner_up.gpus} GPUs)"
     if margin > 0.005:
         return f"${margin:,.0f} ({pct:.1f}%) less than the runner-up {other}"
-    fewer = (choice.gpus or 0) < (runner_up.gpus or 0)
+    fewer = choice.gpus < runner_up.gpus
     why = (
         f"it needs fewer GPUs ({choice.gpus} vs {runner_up.gpus})"
         if fewer
@@ -398,7 +390,13 @@ def _comparison(choice: Option, runner_up: Option, margin: float, pct: float) ->
     return f"the same cost as the runner-up {other}; {why}"
 
 
-def _nothing_fits(options: Sequence[Option], meeting: list[Option], budget: float | None) -> str:
+def _rejection(option: Option) -> str:
+    return option.reason if isinstance(option, RejectedOption) else "does not meet the SLA"
+
+
+def _nothing_fits(
+    options: Sequence[Option], meeting: list[SizedOption], budget: float | None
+) -> str:
     if meeting and budget is not None:
         cheapest = meeting[0]
         return (
@@ -407,5 +405,5 @@ def _nothing_fits(options: Sequence[Option], meeting: list[Option], budget: floa
         )
     if not options:
         return "no option to compare: no curve matched the scenario"
-    parts = [f"{o.title()}: {o.rejected_reason or 'does not meet the SLA'}" for o in options]
+    parts = [f"{o.title()}: {_rejection(o)}" for o in options]
     return "no option meets the SLA. " + "; ".join(parts)

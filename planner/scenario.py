@@ -6,6 +6,7 @@ The CLI and the app read and write the same file; unknown keys are refused, neve
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -15,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from errors import ScenarioError
 from hardware.gpus import gpu_catalog
 from planner.curves import canonical_engine, canonical_gpu
+from planner.sla_targets import SLA_TARGET_BY_FIELD as _SLA
+from planner.sla_targets import SLA_TARGETS
 
 DemandKind = Literal["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
 DEMAND_KINDS: tuple[DemandKind, ...] = (
@@ -28,6 +31,21 @@ DEMAND_UNITS: dict[DemandKind, str] = {
     "peak_concurrent_streams": "concurrent streams at peak",
     "monthly_output_tokens": "output tokens per month",
 }
+
+
+class Scaling(StrEnum):
+    """How the fleet follows demand over the day (the values are the scenario's words)."""
+
+    STATIC = "static"  # the peak fleet all month
+    AUTOSCALE = "autoscale"  # replicas follow the hourly demand
+
+
+class PricingMode(StrEnum):
+    """How rented GPUs are bought (planner.costs has one cost model per mode)."""
+
+    ON_DEMAND = "on_demand"
+    RESERVED = "reserved"
+    MIX = "mix"  # reserved for the always-on baseline, on-demand for the rest
 
 
 class _Spec(BaseModel):
@@ -133,17 +151,23 @@ def _same(given: object, ratio: float) -> bool:
 
 
 class SlaSpec(_Spec):
-    """Service-level targets; every target given must hold, absent ones are not checked."""
+    """Service-level targets; every target given must hold, absent ones are not checked.
 
-    ttft_p50_ms: float | None = Field(None, gt=0, description="Median time to first token, ms")
-    ttft_p99_ms: float | None = Field(None, gt=0, description="p99 time to first token, ms")
-    tpot_p99_ms: float | None = Field(None, gt=0, description="p99 time per output token, ms")
-    min_stream_tok_s: float | None = Field(None, gt=0, description="Min per-user decode tok/s")
-    e2e_p99_ms: float | None = Field(None, gt=0, description="p99 end-to-end latency, ms")
+    One field per row of planner.sla_targets.SLA_TARGETS, in its order (a test holds them equal).
+    """
+
+    ttft_p50_ms: float | None = Field(None, gt=0, description=_SLA["ttft_p50_ms"].description)
+    ttft_p99_ms: float | None = Field(None, gt=0, description=_SLA["ttft_p99_ms"].description)
+    tpot_p99_ms: float | None = Field(None, gt=0, description=_SLA["tpot_p99_ms"].description)
+    min_stream_tok_s: float | None = Field(
+        None, gt=0, description=_SLA["min_stream_tok_s"].description
+    )
+    e2e_p99_ms: float | None = Field(None, gt=0, description=_SLA["e2e_p99_ms"].description)
 
     def targets(self) -> dict[str, float]:
-        """The targets that are set, by field name."""
-        return {name: value for name, value in self.model_dump().items() if value is not None}
+        """The targets that are set, by field name (registry order)."""
+        values = ((t.field, getattr(self, t.field)) for t in SLA_TARGETS)
+        return {name: value for name, value in values if value is not None}
 
 
 class BudgetSpec(_Spec):
@@ -194,8 +218,8 @@ class OptionsSpec(_Spec):
         description="Cap on concurrent streams per replica (vLLM --max-num-seqs, "
         "TensorRT-LLM --max_batch_size); None = as many as the SLA allows",
     )
-    scaling: Literal["static", "autoscale"] = Field(
-        "static",
+    scaling: Scaling = Field(
+        Scaling.STATIC,
         description="static: the peak fleet all month; autoscale: replicas follow hourly demand",
     )
     min_replicas: int | None = Field(
@@ -210,8 +234,8 @@ class OptionsSpec(_Spec):
         le=86_400,
         description="Assumed replica start-up time, s, when the curve has no measured one",
     )
-    pricing_mode: Literal["on_demand", "reserved", "mix"] = Field(
-        "on_demand",
+    pricing_mode: PricingMode = Field(
+        PricingMode.ON_DEMAND,
         description="mix: reserved GPUs for the always-on baseline, on-demand for the rest",
     )
 

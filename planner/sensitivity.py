@@ -11,30 +11,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from errors import PlanningError, ScenarioError
-from planner.capacity import Option, Plan, make_plan
+from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve
+from planner.options import Option, OptionKey, SizedOption
 from planner.prices import PriceEntry
 from planner.scenario import DEMAND_UNITS, Scenario, scenario_from_dict
+from planner.sla_targets import SLA_TARGET_BY_FIELD
 from planner.uncertainty import TIE_USD
 
 DEFAULT_STEP = 0.1
 Path = tuple[
     str, ...
 ]  # key path inside the scenario mapping, e.g. ("options", "redundancy_replicas")
-_SLA_LABELS = {
-    "ttft_p50_ms": "SLA TTFT p50, ms",
-    "ttft_p99_ms": "SLA TTFT p99, ms",
-    "tpot_p99_ms": "SLA TPOT p99, ms",
-    "min_stream_tok_s": "SLA min stream tok/s",
-    "e2e_p99_ms": "SLA e2e p99, ms",
-}
 
 
 @dataclass(frozen=True, slots=True)
 class OptionSwing:
     """One option's nodes and total monthly cost at the low, base and high input (None: fails)."""
 
-    title: str
+    key: OptionKey
     low_nodes: int | None
     base_nodes: int | None
     high_nodes: int | None
@@ -52,19 +47,19 @@ class SensitivityRow:
     low_value: float
     base_value: float
     high_value: float
-    reference: str | None  # the base plan's recommended option (else its cheapest feasible one)
+    reference: OptionKey | None  # the base plan's recommended option (else its cheapest sized)
     low_change_pct: float | None  # reference cost change; None when it cannot serve that side
     high_change_pct: float | None
     effect_pct: float  # largest |change|; inf when the reference option stops meeting the SLA
-    low_choice: str | None
-    high_choice: str | None
+    low_choice: OptionKey | None
+    high_choice: OptionKey | None
     flips: bool  # the recommendation differs from the base one on either side
     options: tuple[OptionSwing, ...]
     notes: tuple[str, ...]  # clipping and sides that could not be planned
 
     def reference_swing(self) -> OptionSwing | None:
         """The reference option's nodes and cost at low, base and high."""
-        return next((o for o in self.options if o.title == self.reference), None)
+        return next((o for o in self.options if o.key == self.reference), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +107,12 @@ def sensitivity(
     return sorted(rows, key=lambda r: (-r.effect_pct, not r.flips, r.input))
 
 
-def _reference(plan: Plan) -> Option | None:
+def _reference(plan: Plan) -> SizedOption | None:
     """The recommended option, else the cheapest one meeting the SLA (over budget), else None."""
     choice = plan.recommendation.choice
     if choice is not None:
         return choice
-    return next((o for o in plan.options if o.meets_sla), None)
+    return next((o for o in plan.options if isinstance(o, SizedOption)), None)
 
 
 # --- the moves ------------------------------------------------------------------------------
@@ -158,7 +153,9 @@ def _moves(scenario: Scenario, base: Plan, step: float) -> list[_Move]:
             )
         )
     for name, target in scenario.sla.targets().items():
-        moves.append(_scaled(("sla", name), _SLA_LABELS.get(name, name), target, step))
+        moves.append(
+            _scaled(("sla", name), SLA_TARGET_BY_FIELD[name].sensitivity_label, target, step)
+        )
     if opts.max_streams_per_replica is not None:
         moves.append(
             _scaled(
@@ -302,9 +299,9 @@ def _scaled_prices(prices: Sequence[PriceEntry], gpu: str, factor: float) -> lis
 
 
 def _row(
-    move: _Move, base: Plan, reference: Option | None, low: _Side, high: _Side
+    move: _Move, base: Plan, reference: SizedOption | None, low: _Side, high: _Side
 ) -> SensitivityRow:
-    ref = reference.title() if reference is not None else None
+    ref = reference.key if reference is not None else None
     base_cost = reference.total_monthly_cost_usd if reference is not None else None
     low_change = _change(_cost(low.plan, ref), base_cost)
     high_change = _change(_cost(high.plan, ref), base_cost)
@@ -328,7 +325,7 @@ def _row(
     )
 
 
-def _flipped(base_choice: str | None, plan: Plan | None) -> bool:
+def _flipped(base_choice: OptionKey | None, plan: Plan | None) -> bool:
     """The moved plan recommends something else, and not merely an option tied on cost."""
     choice = _choice(plan)
     if choice == base_choice:
@@ -339,19 +336,19 @@ def _flipped(base_choice: str | None, plan: Plan | None) -> bool:
     return chosen is None or base is None or abs(chosen - base) > TIE_USD
 
 
-def _choice(plan: Plan | None) -> str | None:
+def _choice(plan: Plan | None) -> OptionKey | None:
     choice = plan.recommendation.choice if plan is not None else None
-    return choice.title() if choice is not None else None
+    return choice.key if choice is not None else None
 
 
-def _find(plan: Plan | None, title: str | None) -> Option | None:
-    if plan is None or title is None:
+def _find(plan: Plan | None, key: OptionKey | None) -> SizedOption | None:
+    if plan is None or key is None:
         return None
-    return next((o for o in plan.options if o.title() == title and o.meets_sla), None)
+    return next((o for o in plan.options if o.key == key and isinstance(o, SizedOption)), None)
 
 
-def _cost(plan: Plan | None, title: str | None) -> float | None:
-    option = _find(plan, title)
+def _cost(plan: Plan | None, key: OptionKey | None) -> float | None:
+    option = _find(plan, key)
     return option.total_monthly_cost_usd if option is not None else None
 
 
@@ -361,7 +358,7 @@ def _change(cost: float | None, base: float | None) -> float | None:
     return 100.0 * (cost - base) / base
 
 
-def _effect(reference: str | None, low: float | None, high: float | None) -> float:
+def _effect(reference: OptionKey | None, low: float | None, high: float | None) -> float:
     if reference is None:
         return 0.0
     if low is None or high is None:
@@ -370,14 +367,14 @@ def _effect(reference: str | None, low: float | None, high: float | None) -> flo
 
 
 def _swing(option: Option, low: Plan | None, high: Plan | None) -> OptionSwing:
-    title = option.title()
-    lo, hi = _find(low, title), _find(high, title)
+    lo, hi = _find(low, option.key), _find(high, option.key)
+    base = option if isinstance(option, SizedOption) else None
     return OptionSwing(
-        title=title,
+        key=option.key,
         low_nodes=lo.nodes if lo else None,
-        base_nodes=option.nodes if option.meets_sla else None,
+        base_nodes=base.nodes if base else None,
         high_nodes=hi.nodes if hi else None,
         low_total_monthly_cost_usd=lo.total_monthly_cost_usd if lo else None,
-        base_total_monthly_cost_usd=option.total_monthly_cost_usd if option.meets_sla else None,
+        base_total_monthly_cost_usd=base.total_monthly_cost_usd if base else None,
         high_total_monthly_cost_usd=hi.total_monthly_cost_usd if hi else None,
     )

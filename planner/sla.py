@@ -17,46 +17,52 @@ from planner.fit import CurveFit, FitResult, series, series_attr
 from planner.projection import PROJECTED
 from planner.scenario import Scenario
 from planner.selection import Candidate
+from planner.sla_targets import SLA_TARGET_BY_FIELD, CheckKind, SlaTarget
 from planner.workload_adjust import ADJUSTED
 
 MEASURED_RANGE = "measured range"
 # Curves that are estimates (cross-GPU projection, workload adjustment), not measurements.
 ESTIMATED_PROVENANCE = frozenset({PROJECTED, ADJUSTED})
-_TARGET_TEXT = {
-    "ttft_p50_ms": ("TTFT p50", "<=", "ms"),
-    "ttft_p99_ms": ("TTFT p99", "<=", "ms"),
-    "tpot_p99_ms": ("TPOT p99", "<=", "ms"),
-    "min_stream_tok_s": ("stream speed", ">=", "tok/s"),
-    "e2e_p99_ms": ("e2e p99", "<=", "ms"),
-}
-_SLOTS = {"ttft_p50_ms": "ttft_p50", "ttft_p99_ms": "ttft_p99", "tpot_p99_ms": "tpot"}
 
 
 @dataclass(frozen=True, slots=True)
 class SlaCheck:
     """One SLA target evaluated over the concurrency grid (values None: cannot verify)."""
 
-    name: str
+    target: SlaTarget
     text: str
     limit: float
-    upper: bool
     values: Array | None
     why_unverifiable: str | None
     flags: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The target's scenario field, e.g. 'ttft_p99_ms'."""
+        return self.target.field
 
     def holds(self) -> Array:
         """Per grid point: the target holds (False where the value is unknown)."""
         if self.values is None:
             return np.zeros(0, dtype=bool)
         with np.errstate(invalid="ignore"):
-            ok = self.values <= self.limit if self.upper else self.values >= self.limit
+            ok = self.values <= self.limit if self.target.upper else self.values >= self.limit
         return np.asarray(ok & np.isfinite(self.values), dtype=bool)
+
+
+@dataclass(frozen=True, slots=True)
+class _Grid:
+    """What every check of one option reads: the scenario, the fit, the grid and T's lower band."""
+
+    scenario: Scenario
+    fit: CurveFit
+    grid: Array
+    t_lo: Array
 
 
 def target_text(name: str, limit: float) -> str:
     """Human text of an SLA target, e.g. 'TTFT p99 <= 300 ms'."""
-    label, op, unit = _TARGET_TEXT[name]
-    return f"{label} {op} {limit:g} {unit}"
+    return SLA_TARGET_BY_FIELD[name].text(limit)
 
 
 def throughput_grid(fit: CurveFit, cap: float | None = None) -> tuple[Array, Array]:
@@ -80,70 +86,73 @@ def throughput_grid(fit: CurveFit, cap: float | None = None) -> tuple[Array, Arr
 
 def sla_checks(scenario: Scenario, fit: CurveFit, grid: Array, t_lo: Array) -> list[SlaCheck]:
     """Every SLA target of the scenario evaluated over the grid."""
-    checks: list[SlaCheck] = []
-    for name, limit in scenario.sla.targets().items():
-        text = target_text(name, limit)
-        if name == "min_stream_tok_s":
-            checks.append(_stream_check(fit, grid, t_lo, text, limit))
-        elif name == "e2e_p99_ms":
-            checks.append(_e2e_check(scenario, fit, grid, text, limit))
-        else:
-            slot = _SLOTS[name]
-            checks.append(_latency_check(fit, slot, grid, name=name, text=text, limit=limit))
-    return checks
+    at = _Grid(scenario, fit, grid, t_lo)
+    return [
+        _check(at, SLA_TARGET_BY_FIELD[name], limit)
+        for name, limit in scenario.sla.targets().items()
+    ]
 
 
-def _stream_check(fit: CurveFit, grid: Array, t_lo: Array, text: str, limit: float) -> SlaCheck:
+def _check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
+    """One target over the grid, the way its registry row says it is checked."""
+    if target.check is CheckKind.STREAM_SPEED:
+        return _stream_check(at, target, limit)
+    if target.check is CheckKind.E2E:
+        return _e2e_check(at, target, limit)
+    if target.fit_slot is None:
+        raise ValueError(f"SLA target {target.field!r} is a latency check without a fit_slot")
+    return _latency_check(at, target, limit, (target.fit_slot, target.statistic))
+
+
+def _stream_check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
     """Slowest user's speed: 1000 / TPOT p99 (upper band) where measured, and never above the
     mean per-stream speed T(c)/c (lower band)."""
-    mean_speed = t_lo / np.where(grid > 0, grid, np.nan)
+    fit, grid, text = at.fit, at.grid, target.text(limit)
+    mean_speed = at.t_lo / np.where(grid > 0, grid, np.nan)
     if fit.tpot_stat == "p99":
         slowest = 1000.0 / _upper(fit.tpot, fit, series_attr("tpot", "p99"), grid)
-        return SlaCheck(
-            "min_stream_tok_s", text, limit, False, np.fmin(mean_speed, slowest), None, ()
-        )
+        return SlaCheck(target, text, limit, np.fmin(mean_speed, slowest), None, ())
     flag = (
         f"{text} checked on the mean per-stream speed T(c)/c: no TPOT p99 was measured, so "
         "the slowest user may read slower"
     )
-    return SlaCheck("min_stream_tok_s", text, limit, False, mean_speed, None, (flag,))
+    return SlaCheck(target, text, limit, mean_speed, None, (flag,))
 
 
-def _latency_check(
-    fit: CurveFit, slot: str, grid: Array, *, name: str, text: str, limit: float
-) -> SlaCheck:
+def _latency_check(at: _Grid, target: SlaTarget, limit: float, series: tuple[str, str]) -> SlaCheck:
+    """`target` checked on one fitted latency series: (CurveFit slot, wanted statistic)."""
+    fit, text = at.fit, target.text(limit)
+    slot, wanted = series
     stat = {"ttft_p50": fit.ttft_p50_stat, "ttft_p99": fit.ttft_p99_stat, "tpot": fit.tpot_stat}[
         slot
     ]
-    wanted = "p50" if slot == "ttft_p50" else "p99"
     if stat is None:
-        return SlaCheck(name, text, limit, True, None, "the curve has no such measurement", ())
+        return SlaCheck(target, text, limit, None, "the curve has no such measurement", ())
     if stat not in (wanted, "unstated"):
         why = f"only {stat} values were measured, not {wanted}"
-        return SlaCheck(name, text, limit, True, None, why, ())
+        return SlaCheck(target, text, limit, None, why, ())
     flags: tuple[str, ...] = ()
     if stat == "unstated":
         flags = (f"{text} checked against values whose statistic the source did not state",)
     result = {"ttft_p50": fit.ttft_p50, "ttft_p99": fit.ttft_p99, "tpot": fit.tpot}[slot]
     attr = series_attr(slot, stat)
-    values = _upper(result, fit, attr, grid)
-    return SlaCheck(name, text, limit, True, values, None, flags)
+    values = _upper(result, fit, attr, at.grid)
+    return SlaCheck(target, text, limit, values, None, flags)
 
 
-def _e2e_check(scenario: Scenario, fit: CurveFit, grid: Array, text: str, limit: float) -> SlaCheck:
+def _e2e_check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
+    fit, text = at.fit, target.text(limit)
     if any(point.p99_e2e_ms is not None for point in fit.curve.points):
-        values = _upper(fit.e2e_p99, fit, "p99_e2e_ms", grid)
-        return SlaCheck("e2e_p99_ms", text, limit, True, values, None, ())
-    ttft = _latency_check(fit, "ttft_p99", grid, name="e2e_p99_ms", text=text, limit=limit)
-    tpot = _latency_check(fit, "tpot", grid, name="e2e_p99_ms", text=text, limit=limit)
+        values = _upper(fit.e2e_p99, fit, "p99_e2e_ms", at.grid)
+        return SlaCheck(target, text, limit, values, None, ())
+    ttft = _latency_check(at, target, limit, ("ttft_p99", "p99"))
+    tpot = _latency_check(at, target, limit, ("tpot", "p99"))
     if ttft.values is None or tpot.values is None:
         why = "no e2e p99, and TTFT p99 or TPOT p99 to estimate it from, was measured"
-        return SlaCheck("e2e_p99_ms", text, limit, True, None, why, ())
-    estimate = ttft.values + (scenario.workload.osl - 1) * tpot.values
+        return SlaCheck(target, text, limit, None, why, ())
+    estimate = ttft.values + (at.scenario.workload.osl - 1) * tpot.values
     flag = f"{text} estimated as TTFT p99 + (OSL - 1) x TPOT p99 (no e2e p99 measured)"
-    return SlaCheck(
-        "e2e_p99_ms", text, limit, True, estimate, None, (flag, *ttft.flags, *tpot.flags)
-    )
+    return SlaCheck(target, text, limit, estimate, None, (flag, *ttft.flags, *tpot.flags))
 
 
 def _upper(result: FitResult | None, fit: CurveFit, attr: str | None, grid: Array) -> Array:
@@ -166,8 +175,8 @@ def never_holds_text(check: SlaCheck, grid: Array) -> str:
     finite = np.isfinite(values)
     if not finite.any():
         return f"{check.text} cannot be checked at any measured concurrency"
-    best_index = int(np.nanargmin(values) if check.upper else np.nanargmax(values))
-    unit = _TARGET_TEXT[check.name][2]
+    best_index = int(np.nanargmin(values) if check.target.upper else np.nanargmax(values))
+    unit = check.target.unit
     return (
         f"{check.text} fails at every measured concurrency (best {values[best_index]:,.1f} "
         f"{unit} on the conservative side, at {grid[best_index]:g} streams)"
@@ -188,7 +197,7 @@ def binding_constraint(
 def _why_fails(check: SlaCheck, index: int) -> str:
     """The target, or that its metric was not measured beyond the chosen concurrency."""
     if check.values is not None and not np.isfinite(check.values[index + 1]):
-        return f"{_TARGET_TEXT[check.name][0]} not measured above this concurrency"
+        return f"{check.target.label} not measured above this concurrency"
     return check.text
 
 

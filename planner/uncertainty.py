@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from errors import PlanningError
-from planner.capacity import Option, Plan, make_plan
+from planner.capacity import Plan, make_plan
 from planner.curves import CurvePoint, LoadCurve, canonical_model
 from planner.fit import MAPE_TO_SIGMA, CurveFit, FitResult, fit_curve, series_attr
+from planner.options import Option, OptionKey, RejectedOption, SizedOption
 from planner.prices import PriceEntry
 from planner.scenario import Scenario
 
@@ -53,7 +54,6 @@ METHOD = (
 # cross-GPU projection (bench/bench_projection.py, TPOT 5.4-6.1%) and the workload adjustment
 # within its 2x limit (bench/bench_workload_adjust.py, worst bucket 15-16% for tok/s and TPOT).
 DERIVED_MAPE_PCT = {"projected": 6.1, "adjusted": 16.0}
-GroupKey = tuple[str, str, int | None, str]  # engine, GPU, TP, precision
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +69,7 @@ class Percentiles:
 class OptionRange:
     """One option's point plan and its spread over the samples (None: never met the SLA)."""
 
-    title: str
-    engine: str
-    gpu: str
-    tp: int | None
+    key: OptionKey
     point_nodes: int | None
     point_gpus: int | None
     point_replicas: int | None
@@ -86,6 +83,26 @@ class OptionRange:
     win_share: float  # samples in which it was the recommended option
     noise_rel: tuple[tuple[str, float], ...]  # metric -> relative sigma used to perturb it
 
+    @property
+    def title(self) -> str:
+        """The option's display name."""
+        return self.key.title()
+
+    @property
+    def engine(self) -> str:
+        """The option's engine."""
+        return self.key.engine
+
+    @property
+    def gpu(self) -> str:
+        """The option's GPU."""
+        return self.key.gpu
+
+    @property
+    def tp(self) -> int | None:
+        """The option's tensor-parallel size."""
+        return self.key.tp
+
 
 @dataclass(frozen=True, slots=True)
 class PlanRanges:
@@ -95,7 +112,7 @@ class PlanRanges:
     seed: int
     noise_scale: float
     options: tuple[OptionRange, ...]
-    point_choice: str | None
+    point_choice: OptionKey | None
     choice_change_share: float  # samples whose recommendation differs from the point plan's
     no_choice_share: float  # samples in which nothing met the SLA (and budget)
     method: str
@@ -104,12 +121,12 @@ class PlanRanges:
 
 @dataclass(frozen=True, slots=True)
 class _Sample:
-    """What one bootstrap plan said, per option title."""
+    """What one bootstrap plan said, per option."""
 
-    sized: dict[str, tuple[int, int, int, float]]  # nodes, GPUs, replicas, total cost
-    choice: str | None
+    sized: dict[OptionKey, tuple[int, int, int, float]]  # nodes, GPUs, replicas, total cost
+    choice: OptionKey | None
     # The choice and every option costing the same (within TIE_USD): a tie is not a change.
-    winners: frozenset[str]
+    winners: frozenset[OptionKey]
 
 
 def plan_ranges(
@@ -162,7 +179,7 @@ def plan_ranges(
         _sample(make_plan(scenario, _perturbed(curves, sigmas, centres, rng), prices, fitter=refit))
         for _ in range(count)
     ]
-    point_choice = _choice_title(point)
+    point_choice = _choice_key(point)
     return PlanRanges(
         samples=count,
         seed=seed,
@@ -192,13 +209,12 @@ def _check(samples: int, noise_scale: float) -> None:
         )
 
 
-def _group(option: Option) -> GroupKey:
-    return option.engine, option.gpu, option.tp, option.curve.key.precision or ""
+def _group(option: Option) -> OptionKey:
+    return option.key
 
 
-def _curve_group(curve: LoadCurve) -> GroupKey:
-    key = curve.key
-    return key.engine, key.gpu or "", key.tp, key.precision or ""
+def _curve_group(curve: LoadCurve) -> OptionKey:
+    return OptionKey.of_curve(curve)
 
 
 def _fits_by_metric(fit: CurveFit) -> dict[str, FitResult]:
@@ -220,7 +236,7 @@ def _noise(fit: CurveFit, scale: float) -> dict[str, float]:
 
 def _perturbed(
     curves: Sequence[LoadCurve],
-    sigmas: dict[GroupKey, dict[str, float]],
+    sigmas: dict[OptionKey, dict[str, float]],
     centres: dict[int, tuple[CurvePoint, ...]],
     rng: np.random.Generator,
 ) -> list[LoadCurve]:
@@ -280,54 +296,54 @@ def _scaled(point: CurvePoint, factors: list[float]) -> CurvePoint:
 
 
 def _sample(plan: Plan) -> _Sample:
-    sized = {o.title(): size for o in plan.options if (size := _size(o)) is not None}
-    choice = _choice_title(plan)
+    sized = {o.key: size for o in plan.options if (size := _size(o)) is not None}
+    choice = _choice_key(plan)
     if choice is None or choice not in sized:
         return _Sample(sized, choice, frozenset(() if choice is None else (choice,)))
     cost = sized[choice][3]
-    tied = {title for title, size in sized.items() if abs(size[3] - cost) <= TIE_USD}
+    tied = {key for key, size in sized.items() if abs(size[3] - cost) <= TIE_USD}
     return _Sample(sized, choice, frozenset(tied | {choice}))
 
 
 def _size(option: Option) -> tuple[int, int, int, float] | None:
     """(nodes, GPUs, replicas, total cost) of an option that meets the SLA, else None."""
-    o = option
-    if not o.meets_sla or o.nodes is None or o.gpus is None or o.replicas is None:
+    if not isinstance(option, SizedOption):
         return None
-    cost = o.total_monthly_cost_usd
-    return None if cost is None else (o.nodes, o.gpus, o.replicas, cost)
+    return option.nodes, option.gpus, option.replicas, option.total_monthly_cost_usd
 
 
-def _choice_title(plan: Plan) -> str | None:
+def _choice_key(plan: Plan) -> OptionKey | None:
     choice = plan.recommendation.choice
-    return choice.title() if choice is not None else None
+    return choice.key if choice is not None else None
 
 
 def _option_range(
     option: Option, drawn: list[_Sample], sigma: dict[str, float] | None
 ) -> OptionRange:
-    title = option.title()
+    key = option.key
     sigma = sigma or {}
-    rows = [s.sized[title] for s in drawn if title in s.sized]
+    rows = [s.sized[key] for s in drawn if key in s.sized]
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
+    size = _size(option)
     return OptionRange(
-        title=title,
-        engine=option.engine,
-        gpu=option.gpu,
-        tp=option.tp,
-        point_nodes=option.nodes,
-        point_gpus=option.gpus,
-        point_replicas=option.replicas,
-        point_total_monthly_cost_usd=option.total_monthly_cost_usd,
+        key=key,
+        point_nodes=size[0] if size else None,
+        point_gpus=size[1] if size else None,
+        point_replicas=size[2] if size else None,
+        point_total_monthly_cost_usd=size[3] if size else None,
         nodes=_percentiles(columns[0]),
         gpus=_percentiles(columns[1]),
         replicas=_percentiles(columns[2]),
         total_monthly_cost_usd=_percentiles(columns[3]),
-        sampled=_size(option) is not None,
+        sampled=size is not None,
         feasible_share=len(rows) / len(drawn),
-        win_share=sum(1 / len(s.winners) for s in drawn if title in s.winners) / len(drawn),
+        win_share=sum(1 / len(s.winners) for s in drawn if key in s.winners) / len(drawn),
         noise_rel=tuple((m, sigma[m]) for m in METRICS if m in sigma),
     )
+
+
+def _reason(option: Option) -> str | None:
+    return option.reason if isinstance(option, RejectedOption) else None
 
 
 def _percentiles(values: Sequence[float]) -> Percentiles | None:
@@ -345,14 +361,14 @@ def _share(drawn: list[_Sample], test: Callable[[_Sample], bool]) -> float:
 
 
 def _flags(
-    options: Sequence[Option], sigmas: dict[GroupKey, dict[str, float]], groups: set[GroupKey]
+    options: Sequence[Option], sigmas: dict[OptionKey, dict[str, float]], groups: set[OptionKey]
 ) -> list[str]:
     """Say which options or measured values were not perturbed, and why."""
     flags = []
     for option in options:
         if _group(option) not in sigmas:
             flags.append(
-                f"{option.title()}: rejected by the point plan ({option.rejected_reason}), "
+                f"{option.title()}: rejected by the point plan ({_reason(option)}), "
                 "so not re-sampled"
             )
             continue

@@ -12,13 +12,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from planner.capacity import Option, Plan
+from planner.capacity import Plan
 from planner.families import family_formula
 from planner.fit import CurveFit, FitResult
+from planner.options import Option, RejectedOption, SizedOption
 from planner.predict import predict
-from planner.scenario import scenario_to_yaml
+from planner.scenario import PricingMode, Scaling, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
-from planner.uncertainty import TIE_USD, PlanRanges
+from planner.uncertainty import TIE_USD, OptionRange, PlanRanges
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -33,6 +34,7 @@ def options_table(plan: Plan) -> list[dict[str, Cell]]:
 
 
 def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
+    s = option if isinstance(option, SizedOption) else None
     return {
         "recommended": recommended,
         "engine": option.engine,
@@ -43,37 +45,38 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
         "provenance": option.curve.provenance,
         "meets_sla": option.meets_sla,
         "above_physical_ceiling": option.above_ceiling,
-        "within_budget": option.within_budget,
-        "concurrency_per_replica": option.concurrency_per_replica,
-        "binding_constraint": option.binding_constraint,
-        "output_tok_s_per_replica": _finite(option.output_tok_s_per_replica),
-        "replicas": option.replicas,
+        "within_budget": s.within_budget if s else None,
+        "concurrency_per_replica": s.concurrency_per_replica if s else None,
+        "binding_constraint": s.binding_constraint if s else None,
+        "output_tok_s_per_replica": _finite(s.output_tok_s_per_replica if s else None),
+        "replicas": s.replicas if s else None,
         "gpus_per_replica": option.gpus_per_replica,
-        "gpus": option.gpus,
+        "gpus": s.gpus if s else None,
         "replicas_per_node": option.replicas_per_node,
-        "nodes": option.nodes,
+        "nodes": s.nodes if s else None,
         "usd_per_gpu_hour": option.usd_per_gpu_hour,
         "price_source": option.price_source,
-        "monthly_cost_usd": _finite(option.monthly_cost_usd),
-        "ops_cost_usd": _finite(option.ops_cost_usd),
-        "total_monthly_cost_usd": _finite(option.total_monthly_cost_usd),
-        "monthly_output_tokens": _finite(option.monthly_output_tokens),
-        "usd_per_million_output_tokens": _finite(option.usd_per_million_output_tokens),
-        "budget_capacity": _finite(option.budget_capacity),
+        "monthly_cost_usd": _finite(s.monthly_cost_usd if s else None),
+        "ops_cost_usd": _finite(s.ops_cost_usd if s else 0.0),
+        "total_monthly_cost_usd": _finite(s.total_monthly_cost_usd if s else None),
+        "monthly_output_tokens": _finite(s.monthly_output_tokens if s else None),
+        "usd_per_million_output_tokens": _finite(s.usd_per_million_output_tokens if s else None),
+        "budget_capacity": _finite(s.budget_capacity if s else None),
         "budget_capacity_unit": option.budget_capacity_unit,
-        "scaling": option.scaling,
-        "pricing_mode": option.pricing_mode,
-        "reserved_usd_per_gpu_hour": option.reserved_usd_per_gpu_hour,
-        "compute_on_demand_usd": _finite(option.compute_on_demand_usd),
-        "compute_reserved_usd": _finite(option.compute_reserved_usd),
-        "gpu_hours_per_month": _finite(option.gpu_hours_per_month),
-        "startup_s": option.startup_s,
-        "startup_assumed": option.startup_assumed,
-        "static_monthly_cost_usd": _finite(option.static_monthly_cost_usd),
-        "autoscale_saving_usd": _finite(option.autoscale_saving_usd),
-        "rejected_reason": option.rejected_reason,
+        # A rejected option is not sized: its row has always shown the default fleet and pricing.
+        "scaling": str(s.scaling if s else Scaling.STATIC),
+        "pricing_mode": str(s.pricing_mode if s else PricingMode.ON_DEMAND),
+        "reserved_usd_per_gpu_hour": s.reserved_usd_per_gpu_hour if s else None,
+        "compute_on_demand_usd": _finite(s.compute_on_demand_usd if s else None),
+        "compute_reserved_usd": _finite(s.compute_reserved_usd if s else None),
+        "gpu_hours_per_month": _finite(s.gpu_hours_per_month if s else None),
+        "startup_s": s.startup_s if s else None,
+        "startup_assumed": s.startup_assumed if s else False,
+        "static_monthly_cost_usd": _finite(s.static_monthly_cost_usd if s else None),
+        "autoscale_saving_usd": _finite(s.autoscale_saving_usd if s else None),
+        "rejected_reason": option.reason if isinstance(option, RejectedOption) else None,
         "flags": "; ".join(option.flags),
-        "notes": "; ".join(option.notes),
+        "notes": "; ".join(s.notes if s else ()),
     }
 
 
@@ -114,12 +117,20 @@ def ranges_to_dict(ranges: PlanRanges) -> dict[str, JsonValue]:
         "seed": ranges.seed,
         "noise_scale": ranges.noise_scale,
         "method": ranges.method,
-        "point_choice": ranges.point_choice,
+        "point_choice": ranges.point_choice.title() if ranges.point_choice else None,
         "choice_change_share": ranges.choice_change_share,
         "no_choice_share": ranges.no_choice_share,
         "flags": list(ranges.flags),
-        "options": [_json(asdict(option)) for option in ranges.options],
+        "options": [_range_dict(option) for option in ranges.options],
     }
+
+
+def _range_dict(option: OptionRange) -> JsonValue:
+    """An option's range with the option named as before its key existed (title, engine...)."""
+    fields = asdict(option)
+    del fields["key"]
+    names = {"title": option.title, "engine": option.engine, "gpu": option.gpu, "tp": option.tp}
+    return _json({**names, **fields})
 
 
 def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
@@ -148,22 +159,21 @@ def tie_note(plan: Plan, ranges: PlanRanges | None) -> str | None:
     """Plain words when the choice costs the same as another option (within TIE_USD) and the
     resampled plans split the win between them; None otherwise."""
     choice = plan.recommendation.choice
-    if choice is None or ranges is None or choice.total_monthly_cost_usd is None:
+    if choice is None or ranges is None:
         return None
     cost = choice.total_monthly_cost_usd
     tied = [
         o
         for o in plan.options
         if o is not choice
-        and o.meets_sla
-        and o.total_monthly_cost_usd is not None
+        and isinstance(o, SizedOption)
         and abs(o.total_monthly_cost_usd - cost) <= TIE_USD
     ]
-    shares = {option.title: option.win_share for option in ranges.options}
-    if not any(shares.get(o.title(), 0.0) > 0 for o in tied):
+    shares = {option.key: option.win_share for option in ranges.options}
+    if not any(shares.get(o.key, 0.0) > 0 for o in tied):
         return None
     titles = [choice.title(), *(o.title() for o in tied)]
-    won = [f"{shares.get(title, 0.0):.0%}" for title in titles]
+    won = [f"{shares.get(o.key, 0.0):.0%}" for o in (choice, *tied)]
     rest = [f"{title} {share}" for title, share in zip(titles[1:], won[1:], strict=True)]
     split = _and([f"{titles[0]} won {won[0]}", *rest])
     return f"{_and(titles)} cost the same (${cost:,.0f}/month); in resampling {split} of the time."
@@ -197,9 +207,12 @@ def _run_ids(plan: Plan) -> list[int]:
 def _option_dict(option: Option, recommended: bool) -> JsonValue:
     row: dict[str, JsonValue] = dict(_option_row(option, recommended))
     row["flags"] = list(option.flags)
-    row["notes"] = list(option.notes)
-    row["failed_targets"] = list(option.failed_targets)
-    row["hourly_replicas"] = list(option.hourly_replicas)
+    if isinstance(option, SizedOption):
+        row["notes"], row["failed_targets"] = list(option.notes), []
+        row["hourly_replicas"] = list(option.hourly_replicas)
+    else:
+        row["notes"], row["failed_targets"] = [], list(option.failed_targets)
+        row["hourly_replicas"] = []
     row["curve_key"] = _json(asdict(option.curve.key))
     row["points"] = [_json(asdict(point)) for point in option.curve.points]
     row["fits"] = _fits_dict(option.fit)
@@ -338,7 +351,7 @@ _CURVE_COLUMNS = (
 def _curve_rows(option: Option) -> list[list[Cell]]:
     """Measured points and fitted values (at each level and at the chosen concurrency)."""
     by_c = {point.concurrency: point for point in option.curve.points}
-    extra = [] if option.concurrency_per_replica is None else [option.concurrency_per_replica]
+    extra = [option.concurrency_per_replica] if isinstance(option, SizedOption) else []
     xs = sorted(set(by_c) | set(extra))
     rows: list[list[Cell]] = []
     for prediction in predict(option.fit, xs):

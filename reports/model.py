@@ -13,26 +13,21 @@ import numpy as np
 
 from errors import PlanningError
 from measurements.run_file import RunFile
-from planner.capacity import Option, Plan, make_plan
+from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve
 from planner.fit import CurveFit
+from planner.options import Option, OptionKey, SizedOption
 from planner.physics import check_curve
 from planner.predict import predict
 from planner.scenario import Scenario, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
+from planner.sla_targets import SLA_TARGET_BY_FIELD
 from planner.uncertainty import PlanRanges
 from reports.export import Cell, options_table
 
 REPORT_SCHEMA = "capplan-report/1"
 DEMAND_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 GRID_POINTS = 40
-_SLA_WORDS = {
-    "ttft_p50_ms": ("TTFT p50", "ms", "half of requests see their first token within this"),
-    "ttft_p99_ms": ("TTFT p99", "ms", "99 of 100 requests see their first token within this"),
-    "tpot_p99_ms": ("TPOT p99", "ms", "time between output tokens for 99 of 100 requests"),
-    "min_stream_tok_s": ("Min stream speed", "tok/s", "slowest decode speed a user may see"),
-    "e2e_p99_ms": ("End-to-end p99", "ms", "whole-response time for 99 of 100 requests"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +194,7 @@ def build_report(
         option_rows=tuple(tuple(row.values()) for row in table),
         charts=tuple(_chart(option) for option in plan.options),
         demand_series=demand_series(plan),
-        nodes_by_option=tuple((o.title(), o.nodes) for o in plan.options),
+        nodes_by_option=tuple((o.title(), _sized_nodes(o)) for o in plan.options),
         assumptions=_assumptions(plan.scenario),
         prices=_prices(plan),
         provenance=tuple(_origin(option) for option in plan.options),
@@ -217,15 +212,14 @@ def build_report(
 def _summary(plan: Plan, ranges: PlanRanges | None) -> Summary:
     rec = plan.recommendation
     choice = rec.choice
-    title = choice.title() if choice else None
     spread = None
-    if ranges is not None and title is not None:
-        match = next((o for o in ranges.options if o.title == title), None)
+    if ranges is not None and choice is not None:
+        match = next((o for o in ranges.options if o.key == choice.key), None)
         spread = match.total_monthly_cost_usd if match else None
     return Summary(
         scenario_name=plan.scenario.name,
         recommendation=rec.reason,
-        choice=title,
+        choice=choice.title() if choice else None,
         runner_up=rec.runner_up.title() if rec.runner_up else None,
         total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
         cost_p10_usd=spread.p10 if spread else None,
@@ -243,7 +237,8 @@ def _summary(plan: Plan, ranges: PlanRanges | None) -> Summary:
 def _chart(option: Option) -> OptionChart:
     points = option.curve.points
     measured = [p.concurrency for p in points]
-    top = max([*measured, option.concurrency_per_replica or 0.0, 1.0])
+    chosen = option.concurrency_per_replica if isinstance(option, SizedOption) else None
+    top = max([*measured, chosen or 0.0, 1.0])
     # Past the last level by a quarter, so the extrapolated stretch shows (marked as such).
     grid = np.unique(np.concatenate([np.linspace(1.0, top * 1.25, GRID_POINTS), measured]))
     preds = predict(option.fit, grid.tolist())
@@ -261,7 +256,7 @@ def _chart(option: Option) -> OptionChart:
         fit_p99_ttft_ms_lo=tuple(p.p99_ttft_ms_lo for p in preds),
         fit_p99_ttft_ms_hi=tuple(p.p99_ttft_ms_hi for p in preds),
         extrapolated=tuple(p.extrapolated for p in preds),
-        chosen_concurrency=option.concurrency_per_replica,
+        chosen_concurrency=chosen,
     )
 
 
@@ -284,8 +279,8 @@ def demand_series(
             demand_factor=tuple(factors),
             demand=tuple(base * f for f in factors),
             demand_unit=demand.unit,
-            total_monthly_cost_usd=tuple(_cost(p, option.title()) for p in plans),
-            nodes=tuple(_nodes(p, option.title()) for p in plans),
+            total_monthly_cost_usd=tuple(_cost(p, option.key) for p in plans),
+            nodes=tuple(_nodes(p, option.key) for p in plans),
         )
         for option in plan.options
     )
@@ -314,20 +309,26 @@ def _scaled_demand(scenario: Scenario, factor: float) -> Scenario:
     return scenario.model_copy(update={"demand": demand.model_copy(update=update)})
 
 
-def _cost(plan: Plan | None, title: str) -> float | None:
-    option = _option(plan, title)
-    return None if option is None or not option.meets_sla else option.total_monthly_cost_usd
+def _cost(plan: Plan | None, key: OptionKey) -> float | None:
+    option = _sized(plan, key)
+    return None if option is None else option.total_monthly_cost_usd
 
 
-def _nodes(plan: Plan | None, title: str) -> int | None:
-    option = _option(plan, title)
-    return None if option is None or not option.meets_sla else option.nodes
+def _nodes(plan: Plan | None, key: OptionKey) -> int | None:
+    option = _sized(plan, key)
+    return None if option is None else option.nodes
 
 
-def _option(plan: Plan | None, title: str) -> Option | None:
+def _sized(plan: Plan | None, key: OptionKey) -> SizedOption | None:
+    """The re-plan's option with this key, when it is sized (None: absent or rejected)."""
     if plan is None:
         return None
-    return next((o for o in plan.options if o.title() == title), None)
+    option = next((o for o in plan.options if o.key == key), None)
+    return option if isinstance(option, SizedOption) else None
+
+
+def _sized_nodes(option: Option) -> int | None:
+    return option.nodes if isinstance(option, SizedOption) else None
 
 
 def _assumptions(scenario: Scenario) -> tuple[Assumption, ...]:
@@ -356,8 +357,9 @@ def _assumptions(scenario: Scenario) -> tuple[Assumption, ...]:
         ),
     ]
     for name, value in scenario.sla.targets().items():
-        label, unit, meaning = _SLA_WORDS.get(name, (name, "", ""))
-        rows.append(Assumption(f"sla.{name}", f"{value:g}", unit, f"{label}: {meaning}"))
+        target = SLA_TARGET_BY_FIELD[name]
+        meaning = f"{target.report_label}: {target.meaning}"
+        rows.append(Assumption(f"sla.{name}", f"{value:g}", target.unit, meaning))
     if scenario.budget is not None:
         rows.append(Assumption("budget.monthly_usd", f"{scenario.budget.monthly_usd:g}", "USD", ""))
     opts = scenario.options

@@ -144,10 +144,10 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
     options = scenario.options
     state: dict[str, object] = {
         "plan_profile_shape": shape,
-        "plan_scaling": options.scaling,
+        "plan_scaling": options.scaling.value,  # the radio's options are plain strings
         "plan_prebuilt": options.prebuilt_engines,
         "plan_startup_unknown": float(options.startup_s_if_unknown),
-        "plan_pricing_mode": options.pricing_mode,
+        "plan_pricing_mode": options.pricing_mode.value,
         "plan_factor_tolerance": scenario.factors.preference_tolerance_pct,
     }
     if shape == CUSTOM and weights is not None:

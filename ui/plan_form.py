@@ -13,6 +13,7 @@ from hardware.gpus import gpu_catalog
 from planner.curves import LoadCurve, canonical_engine, canonical_gpu, canonical_model
 from planner.prices import PriceEntry, default_price
 from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
+from planner.sla_targets import SLA_TARGETS
 from ui import plan_fleet_form
 from ui.tables import model_name_choices
 
@@ -35,43 +36,6 @@ DEMAND_HELP: dict[DemandKind, str] = {
     "monthly_output_tokens": "Tokens the model writes in a month, all users together (a token "
     "is about 3/4 of an English word).",
 }
-# (scenario field, label with unit, help in plain words, default)
-SLA_FIELDS: tuple[tuple[str, str, str, float | None], ...] = (
-    (
-        "ttft_p50_ms",
-        "TTFT p50 (ms)",
-        "Time to first token: how long a user waits before the answer starts appearing. p50 "
-        "is the typical request: half of them wait less than this.",
-        None,
-    ),
-    (
-        "ttft_p99_ms",
-        "TTFT p99 (ms)",
-        "Time to first token: how long a user waits before the answer starts appearing. p99: "
-        "99 of 100 requests wait less than this (all but the slowest 1%). 1000 ms = 1 second.",
-        1000.0,
-    ),
-    (
-        "tpot_p99_ms",
-        "TPOT p99 (ms)",
-        "Time per output token: the pause between words as the answer streams, for 99 of 100 "
-        "requests. 30 ms per token is about 33 tokens per second, faster than anyone reads.",
-        None,
-    ),
-    (
-        "min_stream_tok_s",
-        "Minimum per-stream speed (tok/s)",
-        "The slowest streaming speed one user may see, in tokens per second (people read "
-        "about 5-10 tokens per second).",
-        None,
-    ),
-    (
-        "e2e_p99_ms",
-        "End-to-end p99 (ms)",
-        "Whole-answer time: from sending a request to its last token, for 99 of 100 requests.",
-        None,
-    ),
-)
 OPTIONAL = "Leave empty to not check this target."
 
 
@@ -199,15 +163,15 @@ def _demand() -> dict[str, object]:
 def _sla() -> dict[str, object]:
     st.sidebar.subheader("SLA targets")
     return {
-        name: value
-        for name, label, text, default in SLA_FIELDS
+        target.field: value
+        for target in SLA_TARGETS
         if (
             value := st.sidebar.number_input(
-                label,
+                target.form_label,
                 min_value=0.0,
-                value=default,
-                key=f"plan_sla_{name}",
-                help=f"{text} {OPTIONAL}",
+                value=target.form_default,
+                key=f"plan_sla_{target.field}",
+                help=f"{target.help} {OPTIONAL}",
             )
         )
         is not None
@@ -377,7 +341,7 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
         "plan_tp": list(scenario.candidates.tp or ()),
     }
     sla = scenario.sla.model_dump()
-    state.update({f"plan_sla_{name}": sla[name] for name, *_ in SLA_FIELDS})
+    state.update({f"plan_sla_{t.field}": sla[t.field] for t in SLA_TARGETS})
     state.update({f"plan_price_{gpu}": scenario.on_demand_price(gpu) for gpu in scenario.pricing})
     state.update(plan_fleet_form.widget_state(scenario))
     return state

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from db.scenarios import PlanRecord
 from planner.capacity import Plan
+from planner.options import SizedOption
 from planner.scenario import Scenario
 from workflows.history import Regenerated
 
@@ -76,9 +77,11 @@ def cost_rows(plans: Sequence[Plan]) -> list[Row]:
     for plan in plans:
         best: dict[str, tuple[float, bool]] = {}
         for option in plan.options:
+            if not isinstance(option, SizedOption):
+                continue  # a rejected option has no cost to draw
             cost = option.total_monthly_cost_usd
             label = f"{option.engine} · {option.gpu}"
-            if cost is not None and (label not in best or cost < best[label][0]):
+            if label not in best or cost < best[label][0]:
                 best[label] = (cost, option.meets_sla)
         for label, (cost, meets) in sorted(best.items()):
             rows.append(

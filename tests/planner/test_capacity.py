@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from errors import PlanningError
-from planner.capacity import Option, make_plan
+from planner.capacity import make_plan
 from planner.curves import CurveKey, CurvePoint, LoadCurve
+from planner.options import Option, RejectedOption, SizedOption
 from planner.prices import load_catalog_csv
 from planner.selection import select_curves
 
@@ -141,10 +142,10 @@ def test_replicas_never_span_nodes(gpus_per_node: int) -> None:
     plan = make_plan(sc, SILICON, CATALOG)
     for option in plan.options:
         if option.gpus_per_replica > gpus_per_node:
-            assert not option.meets_sla and option.rejected_reason is not None
-            assert "never spans nodes" in option.rejected_reason
+            assert isinstance(option, RejectedOption) and not option.meets_sla
+            assert "never spans nodes" in option.reason
             continue
-        if option.replicas is None or option.nodes is None:
+        if not isinstance(option, SizedOption):
             continue
         per_node = gpus_per_node // option.gpus_per_replica
         assert option.replicas_per_node == per_node
@@ -180,11 +181,10 @@ def test_targets_the_curve_never_measured_fail_the_option() -> None:
         scenario(sla={"ttft_p99_ms": 300, "min_stream_tok_s": 40}), seed_curves(), CATALOG
     )
     for option in plan.options:
-        assert not option.meets_sla
-        assert option.rejected_reason is not None
-        assert "cannot verify TTFT p99 <= 300 ms" in option.rejected_reason
+        assert isinstance(option, RejectedOption) and not option.meets_sla
+        assert "cannot verify TTFT p99 <= 300 ms" in option.reason
         assert option.failed_targets == ("ttft_p99_ms",)
-        assert option.replicas is None and option.total_monthly_cost_usd is None
+        assert not hasattr(option, "replicas") and not hasattr(option, "total_monthly_cost_usd")
     assert plan.recommendation.choice is None
     assert "no option meets the SLA" in plan.recommendation.reason
 
@@ -199,8 +199,8 @@ def test_p50_tpot_cannot_stand_in_for_a_p99_target() -> None:
 
     plan = make_plan(scenario(sla={"tpot_p99_ms": 50}), [replace(curve, points=points)], CATALOG)
     (option,) = plan.options
-    assert not option.meets_sla and option.rejected_reason is not None
-    assert "only p50 values were measured, not p99" in option.rejected_reason
+    assert isinstance(option, RejectedOption) and not option.meets_sla
+    assert "only p50 values were measured, not p99" in option.reason
 
 
 def test_cost_per_million_tokens_by_hand() -> None:
@@ -321,8 +321,8 @@ def test_stream_cap_below_every_measured_level_rejects_the_option() -> None:
     curve = dataclasses.replace(full, points=full.points[1:])  # lowest level now 16 streams
     sc = scenario(sla={}, options={"max_streams_per_replica": 8})
     (option,) = make_plan(sc, [curve], CATALOG).options
-    assert not option.meets_sla
-    assert option.rejected_reason == "max 8 streams per replica is below every measured concurrency"
+    assert isinstance(option, RejectedOption) and not option.meets_sla
+    assert option.reason == "max 8 streams per replica is below every measured concurrency"
 
 
 def test_curves_with_a_stated_workload_win_over_unstated_ones_for_the_same_engine_and_gpu() -> None:
@@ -397,7 +397,7 @@ def test_no_memory_for_any_measured_level_rejects_the_option(
 ) -> None:
     _with_memory(monkeypatch, 0)
     (option,) = make_plan(scenario(), _vllm_seed(provenance="adjusted"), CATALOG).options
-    assert not option.meets_sla
-    assert option.rejected_reason == (
+    assert isinstance(option, RejectedOption) and not option.meets_sla
+    assert option.reason == (
         "memory (KV cache for 0 streams of 1000+500 tokens) is below every measured concurrency"
     )

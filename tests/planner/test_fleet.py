@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from planner.capacity import Option, make_plan
+from planner.capacity import make_plan
 from planner.curves import LoadCurve
 from planner.fleet import demand_shape, startup_time
+from planner.options import Option
 from planner.prices import load_catalog_csv
 from planner.scenario import OptionsSpec
 

@@ -8,8 +8,9 @@ import math
 import pytest
 
 from measurements.demo.runs import demo_runs
-from planner.capacity import Option, make_plan
+from planner.capacity import make_plan
 from planner.curves import curve_from_run
+from planner.options import Option, RejectedOption
 from planner.prices import load_catalog_csv
 from planner.recommend import Recommendation, binding_in_words, factor_notes, recommend
 from planner.scenario import FactorsSpec, load_scenario
@@ -50,11 +51,8 @@ def test_when_nothing_meets_the_sla_each_option_says_which_target_fails() -> Non
     assert rec.choice is None and rec.margin_usd is None
     for option in plan.options:
         assert option.title() in rec.reason
-        assert option.rejected_reason is not None
-        assert (
-            "stream speed >= 500 tok/s fails at every measured concurrency"
-            in option.rejected_reason
-        )
+        assert isinstance(option, RejectedOption)
+        assert "stream speed >= 500 tok/s fails at every measured concurrency" in option.reason
 
 
 def test_no_options_at_all() -> None:

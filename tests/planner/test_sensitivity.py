@@ -63,7 +63,7 @@ def test_ten_percent_on_the_recommended_gpus_price_raises_its_cost_ten_percent(
     choice = make_plan(AGENT, CURVES, CATALOG).recommendation.choice
     assert choice is not None
     row = agent_rows[f"pricing.{choice.gpu}"]
-    assert row.reference == choice.title()
+    assert row.reference == choice.key
     assert row.base_value == pytest.approx(choice.usd_per_gpu_hour)
     assert row.high_change_pct == pytest.approx(10.0, abs=0.01)
     assert row.low_change_pct == pytest.approx(-10.0, abs=0.01)
