@@ -1,19 +1,8 @@
 """The recommendation: the cheapest option that meets the SLA (and budget), said in words, and
-what the user's qualitative factors (the seed article's) change or add to it, never silently.
-
-Factors, decided per factor from the seed article (shared/seed-article.txt):
-- multi_lora: a preference for vLLM ("Multi-LoRA Dynamic Switching: native Punica kernels" vs
-  "complex runtime reload").
-- weekly_model_changes: a preference for vLLM ("Deploy vLLM ... where code updates occur
-  weekly"; 18 s start vs a 14-minute TensorRT-LLM engine build per change), plus the rebuild
-  cost and lead time in numbers.
-- structured_output: an annotation only (TensorRT-LLM can do it with C++ plugins or a proxy);
-  the runs carry no capability probe, so it says "not checked" instead of guessing.
-- consumer_gpus: an annotation only (the data-centre fleet is what is priced here); when
-  TensorRT-LLM is recommended it says a second engine would be needed on the consumer cards.
-A preference switches the choice from TensorRT-LLM to the cheapest feasible vLLM option only
-when vLLM's cost premium is within `preference_tolerance_pct`; beyond it the cheapest stays and
-the trade-off is stated in numbers.
+what the user's qualitative factors (the seed article's; planner/factors.py) change or add to it,
+never silently. A preference switches the choice from TensorRT-LLM to the cheapest feasible vLLM
+option only when vLLM's cost premium is within `preference_tolerance_pct`; beyond it the
+cheapest stays and the trade-off is stated in numbers.
 """
 
 from __future__ import annotations
@@ -23,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.factors import NEEDS, SEED, TRTLLM, VLLM, factor_notes, factor_suffix, preferring
 from planner.options import Option, RejectedOption, SizedOption
 from planner.scenario import FactorsSpec
 from planner.sla import MEASURED_RANGE
@@ -33,9 +23,6 @@ from planner.sla_targets import SLA_TARGETS
 COST_TIE_PCT = 1.0
 # How much more a factor-preferred engine may cost and still be recommended over the cheapest.
 DEFAULT_PREFERENCE_TOLERANCE_PCT = 15.0
-WEEKS_PER_MONTH = 52 / 12
-VLLM = "vllm"
-TRTLLM = "tensorrt-llm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +89,7 @@ def recommend(
     if decision:
         reason += f" {decision[0].upper()}{decision[1:]}."
     reason += _budget_use(choice, budget) + _caveats(choice)
-    reason += _factor_suffix(choice, factors, decision)
+    reason += factor_suffix(choice, factors, decision)
     binding = binding_in_words(choice)
     return Recommendation(
         choice, runner_up, reason, margin, pct, binding, notes, overridden, tolerance
@@ -173,32 +160,6 @@ def _budget_use(choice: SizedOption, budget: float | None) -> str:
     )
 
 
-# --- factors ----------------------------------------------------------------------------------
-
-_SEED = {
-    "multi_lora": "seed article: vLLM switches LoRA adapters natively with Punica kernels; "
-    "TensorRT-LLM needs a complex runtime reload",
-    "weekly_model_changes": "seed article: vLLM serves a new checkpoint after an 18 s start; "
-    "TensorRT-LLM rebuilds its engine in 14 min per change, and rollback is not instant unless "
-    "the old engine was cached",
-    "structured_output": "seed article: vLLM integrates Outlines and XGrammar natively; "
-    "TensorRT-LLM needs C++ plugins or a proxy such as LiteLLM in front of Triton",
-    "consumer_gpus": "seed article: TensorRT-LLM builds for RTX 4090/3090/5090 cards often hit "
-    "driver and compute-capability mismatches, while vLLM runs on them",
-}
-_NEEDS = {
-    "multi_lora": "multi-LoRA is required",
-    "weekly_model_changes": "the model changes weekly",
-}
-
-
-def _preferring(factors: FactorsSpec | None) -> list[str]:
-    """Factors set by the user that prefer vLLM over TensorRT-LLM."""
-    if factors is None:
-        return []
-    return [name for name in _NEEDS if getattr(factors, name)]
-
-
 def _apply_preference(
     affordable: list[SizedOption],
     cheapest: SizedOption,
@@ -207,11 +168,11 @@ def _apply_preference(
 ) -> tuple[SizedOption, str | None]:
     """The choice after vLLM preferences, and the sentence saying what they did (None: nothing
     to say because no preference is set or the cheapest is not TensorRT-LLM)."""
-    wanted = _preferring(factors)
+    wanted = preferring(factors)
     if not wanted or cheapest.engine != TRTLLM:
         return cheapest, None
-    needs = " and ".join(_NEEDS[name] for name in wanted)
-    sources = "; ".join(_SEED[name] for name in wanted)
+    needs = " and ".join(NEEDS[name] for name in wanted)
+    sources = "; ".join(SEED[name] for name in wanted)
     preferred = [o for o in affordable if o.engine == VLLM]
     if not preferred:
         return cheapest, (
@@ -234,93 +195,6 @@ def _apply_preference(
     )
 
 
-def factor_notes(option: SizedOption, factors: FactorsSpec | None) -> tuple[str, ...]:
-    """One sentence per user-set factor on what it means for this option, with its source."""
-    return tuple(text for _, text in _keyed_notes(option, factors))
-
-
-def _keyed_notes(option: SizedOption, factors: FactorsSpec | None) -> list[tuple[str, str]]:
-    if factors is None:
-        return []
-    notes = []
-    if factors.multi_lora:
-        notes.append(("multi_lora", _lora_note(option)))
-    if factors.weekly_model_changes:
-        notes.append(("weekly_model_changes", _weekly_note(option)))
-    if factors.structured_output:
-        text = (
-            "structured output: not checked on this run (no capability probe is recorded); "
-            + _SEED["structured_output"]
-        )
-        notes.append(("structured_output", text))
-    if factors.consumer_gpus:
-        notes.append(("consumer_gpus", _consumer_note(option)))
-    return notes
-
-
-def _lora_note(option: SizedOption) -> str:
-    if option.engine == VLLM:
-        return f"multi-LoRA: vLLM switches adapters natively ({_SEED['multi_lora']})"
-    if option.engine == TRTLLM:
-        return f"multi-LoRA: TensorRT-LLM is the harder engine for it ({_SEED['multi_lora']})"
-    return f"multi-LoRA: the seed article does not cover {option.engine}; check its support"
-
-
-def _weekly_note(option: SizedOption) -> str:
-    if option.engine != TRTLLM:
-        cold = option.curve.cold_start_s
-        start = f"{cold:g} s start measured on this run" if cold else "start not measured here"
-        return (
-            f"weekly model changes: {option.engine} needs no engine build per change ({start}; "
-            f"{_SEED['weekly_model_changes']})"
-        )
-    build_s = option.curve.engine_build_s
-    if build_s is None:
-        return (
-            "weekly model changes: this run has no measured engine build time, so the rebuild "
-            f"cost is not estimated ({_SEED['weekly_model_changes']})"
-        )
-    weekly_usd = (
-        WEEKS_PER_MONTH * build_s / 3600 * option.gpus_per_replica * option.usd_per_gpu_hour
-    )
-    advice = (
-        f"; set model_updates_per_month to {WEEKS_PER_MONTH:.2f} to price them"
-        if option.ops_cost_usd + 0.005 < weekly_usd
-        else ""
-    )
-    return (
-        f"weekly model changes: each change waits for a {build_s / 60:.0f}-minute engine build "
-        f"before serving; {WEEKS_PER_MONTH:.2f} builds/month x {option.gpus_per_replica} GPU(s) "
-        f"cost an estimated ${weekly_usd:,.2f}/month, the plan counts "
-        f"${option.ops_cost_usd:,.2f}/month{advice} ({_SEED['weekly_model_changes']})"
-    )
-
-
-def _consumer_note(option: SizedOption) -> str:
-    if option.engine == VLLM:
-        return (
-            "consumer GPUs: vLLM also runs on the consumer cards, one engine for both "
-            f"({_SEED['consumer_gpus']})"
-        )
-    if option.engine == TRTLLM:
-        return (
-            "consumer GPUs: the consumer cards would need a second engine (vLLM) next to "
-            f"TensorRT-LLM ({_SEED['consumer_gpus']})"
-        )
-    return f"consumer GPUs: the seed article does not cover {option.engine}; check it runs there"
-
-
-def _factor_suffix(option: SizedOption, factors: FactorsSpec | None, decision: str | None) -> str:
-    """The factor notes for the reason, less the multi-LoRA one when the decision already cites
-    it (the weekly note stays: it carries the rebuild numbers)."""
-    skip = "multi_lora" if decision else ""
-    rest = [text for key, text in _keyed_notes(option, factors) if key != skip]
-    return f" Factors: {'; '.join(rest)}." if rest else ""
-
-
-# --- cost-only choice and the sentences -------------------------------------------------------
-
-# Flags that weaken what "meets every SLA target" means; the reason must say them.
 _CAVEAT_MARKERS = (
     "above the single-stream decode ceiling",
     "above the aggregate ceiling",

@@ -129,6 +129,19 @@ class _Sample:
     winners: frozenset[OptionKey]
 
 
+# Why a parametric bootstrap: the plan is a step function of the fits (whole replicas, whole
+# nodes, an SLA-picked concurrency), so propagating parameter covariances analytically does not
+# work; re-planning on perturbed data does, and needs only the public planner. The noise of each
+# metric is its fit's held-out error (leave-one-out MAPE turned into a sigma), the honest size of
+# the error on a point the fit has not seen. It is centred on the fitted value (the textbook
+# parametric bootstrap): centred on the measured value, each sample would carry the measurement's
+# own scatter plus the added noise, widening every refitted band and pushing node counts up (on
+# agent-platform, vllm H200 TP 4: P50 7 nodes vs 5 planned). So `noise_scale=0` gives one value
+# per option, the plan on the fitted curves. Only curves of the candidates' engine x GPU x TP x
+# precision are perturbed; every other curve stays in each sample unchanged (selection depends on
+# them: a measured curve blocks a projection), and each chosen curve is refitted with its own
+# family (fit_curve(like=...)), which is what a sample costs. Values without a fit are kept as
+# measured (said in `flags`).
 def plan_ranges(
     scenario: Scenario,
     curves: Sequence[LoadCurve],
@@ -138,25 +151,10 @@ def plan_ranges(
     seed: int = 0,
     noise_scale: float = 1.0,
 ) -> PlanRanges:
-    """Node, GPU, replica and cost percentiles per option, and how often each option wins.
-
-    Why a parametric bootstrap: the plan is a step function of the fits (whole replicas, whole
-    nodes, an SLA-picked concurrency), so propagating parameter covariances analytically does
-    not work; re-planning on perturbed data does, and needs only the public planner. The noise
-    of each metric is its fit's held-out error (leave-one-out MAPE turned into a sigma), the
-    honest size of the error on a point the fit has not seen. It is centred on the fitted value
-    (the textbook parametric bootstrap): centred on the measured value, each sample would carry
-    the measurement's own scatter plus the added noise, widening every refitted band and
-    pushing node counts up (on agent-platform, vllm H200 TP 4: P50 7 nodes vs 5 planned).
-    So `noise_scale=0` gives one value per option, the plan on the fitted curves. Only curves of the
-    candidates' engine x GPU x TP x precision are perturbed; every other curve stays in each
-    sample unchanged (selection depends on them: a measured curve blocks a projection), and
-    each chosen curve is refitted with its own family (fit_curve(like=...)), which is what a
-    sample costs. Values without a fit are kept
-    as measured (said in `flags`). Options the point plan rejects are not re-sampled (no range,
-    `sampled` False).
-    `samples=None` picks `default_samples`. The same seed gives the same ranges.
-    """
+    """Node, GPU, replica and cost percentiles per option, and how often each option wins
+    (the method is in the comment above). Options the point plan rejects are not re-sampled (no
+    range, `sampled` False); `samples=None` picks `default_samples`; the same seed gives the
+    same ranges."""
     point = make_plan(scenario, curves, prices)
     # Only the scenario model's curves can back an option (planner.selection drops the rest
     # first): drawing noise for the others would only shift the random stream.

@@ -1,7 +1,6 @@
 """The capacity report: one frozen model of a Plan that every format renders (reports.render,
-reports.html_page, reports.pdf). build_report gathers the summary, options table, chart data,
-cost-vs-demand re-plans, assumptions, provenance, runs and what is needed to reproduce the plan.
-"""
+html_page, pdf): summary, options, chart data, cost-vs-demand re-plans, assumptions, provenance,
+runs and what is needed to reproduce the plan."""
 
 from __future__ import annotations
 

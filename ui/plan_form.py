@@ -54,27 +54,7 @@ def draw_inputs(
         key="plan_name",
         help="Names the plan in reports and the saved scenario list.",
     )
-    models = model_name_choices(models_stored) or [DEFAULT_MODEL]
-    _match_loaded_model(models)
-    model = bar.selectbox(
-        "Model",
-        models,
-        key="plan_model",
-        index=models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0,
-        help="The model to serve; the list holds every model with stored measurements.",
-    )
-    loaded = st.session_state.get("plan_precision")
-    extra = {loaded} if isinstance(loaded, str) and loaded != ANY_PRECISION else set()
-    curves = curves_of(model)
-    precisions = [ANY_PRECISION, *sorted(set(_precisions(curves, model)) | extra)]
-    precision = bar.selectbox(
-        "Precision",
-        precisions,
-        key="plan_precision",
-        index=precisions.index("fp8") if "fp8" in precisions else 0,
-        help="Number format of the weights (fp8 needs half the memory of bf16); 'any' plans "
-        "with every precision measured.",
-    )
+    model, precision, curves = _model_and_precision(models_stored, curves_of)
     isl = bar.number_input(
         "Prompt length, ISL (tokens)",
         min_value=1,
@@ -105,6 +85,35 @@ def draw_inputs(
         "options": _options() | plan_fleet_form.fleet_options(),
         "factors": plan_fleet_form.factors(),
     }
+
+
+def _model_and_precision(
+    models_stored: Sequence[str], curves_of: Callable[[str], Sequence[LoadCurve]]
+) -> tuple[str, str, Sequence[LoadCurve]]:
+    """The model and precision pickers; the chosen model's curves come back with them."""
+    bar = st.sidebar
+    models = model_name_choices(models_stored) or [DEFAULT_MODEL]
+    _match_loaded_model(models)
+    model = bar.selectbox(
+        "Model",
+        models,
+        key="plan_model",
+        index=models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0,
+        help="The model to serve; the list holds every model with stored measurements.",
+    )
+    loaded = st.session_state.get("plan_precision")
+    extra = {loaded} if isinstance(loaded, str) and loaded != ANY_PRECISION else set()
+    curves = curves_of(model)
+    precisions = [ANY_PRECISION, *sorted(set(_precisions(curves, model)) | extra)]
+    precision = bar.selectbox(
+        "Precision",
+        precisions,
+        key="plan_precision",
+        index=precisions.index("fp8") if "fp8" in precisions else 0,
+        help="Number format of the weights (fp8 needs half the memory of bf16); 'any' plans "
+        "with every precision measured.",
+    )
+    return model, precision, curves
 
 
 def _match_loaded_model(models: list[str]) -> None:

@@ -10,9 +10,10 @@ import pytest
 from measurements.demo.runs import demo_runs
 from planner.capacity import make_plan
 from planner.curves import curve_from_run
+from planner.factors import factor_notes
 from planner.options import Option, RejectedOption
 from planner.prices import load_catalog_csv
-from planner.recommend import Recommendation, binding_in_words, factor_notes, recommend
+from planner.recommend import Recommendation, binding_in_words, recommend
 from planner.scenario import FactorsSpec, load_scenario
 
 from .builders import ROOT, scenario, seed_curves, silicon_curves
