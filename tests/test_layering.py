@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +120,38 @@ def test_the_planner_imports_without_any_rendering_or_store_library() -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+PLANNER_TESTS_WITHOUT_RENDERING = """
+import sys
+
+import pytest
+
+BLOCKED = {"plotly", "openpyxl", "kaleido", "weasyprint", "pandas", "streamlit"}
+
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name} is not installed (blocked by the layering test)")
+        return None
+
+
+sys.meta_path.insert(0, Blocker())
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/planner"]))
+"""
+
+
+def test_the_planner_tests_collect_without_any_rendering_library() -> None:
+    """`pytest tests/planner` needs none of plotly, openpyxl, kaleido, weasyprint, pandas or
+    streamlit: collecting it (every test module imported) with them blocked succeeds."""
+    done = subprocess.run(
+        [sys.executable, "-c", PLANNER_TESTS_WITHOUT_RENDERING],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "tests collected" in done.stdout, done.stdout[-2000:]
