@@ -66,143 +66,148 @@ FLAGS = {
     "pp": "--pp",
 }
 
+# The options of `capplan probe`, each parameter named after the ProbeRequest field it sets.
+ModelOption = Annotated[str, typer.Option(help="Served model name sent in every request.")]
+IslOption = Annotated[int, typer.Option("--isl", help="Prompt length, tokens (mean).")]
+OslOption = Annotated[int, typer.Option("--osl", help="Output length, tokens (max_tokens).")]
+OutOption = Annotated[Path, typer.Option("--out", help="RunFile written after every level.")]
+EngineOption = Annotated[str, typer.Option("--engine", help="vllm, tensorrt-llm or other.")]
+BaseUrlOption = Annotated[
+    str | None, typer.Option(help="A server already running, e.g. http://127.0.0.1:8000.")
+]
+LaunchOption = Annotated[
+    str | None,
+    typer.Option("--launch", help='Start this server first, e.g. "vllm serve M --port 8000".'),
+]
+ConcurrencyOption = Annotated[
+    str | None, typer.Option("--concurrency", help="Closed-loop levels, e.g. 1,2,4,8,16.")
+]
+RateOption = Annotated[
+    str | None, typer.Option("--rate", help="Open-loop levels, requests/s, e.g. 1,2,4.")
+]
+ArrivalOption = Annotated[str, typer.Option(help="Open loop: poisson, gamma or constant.")]
+BurstinessOption = Annotated[float, typer.Option(help="Gamma arrivals: < 1 burstier.")]
+RequestsPerLevelOption = Annotated[
+    int | None, typer.Option(help="Measured requests per level (default max(32, 8 x load)).")
+]
+DurationPerLevelOption = Annotated[
+    float | None,
+    typer.Option("--duration-per-level", help="Seconds per level instead of a request count."),
+]
+EndpointOption = Annotated[str, typer.Option(help="completions or chat.")]
+LengthDistributionOption = Annotated[
+    str, typer.Option(help="fixed, normal or lognormal (ISL and OSL).")
+]
+IslStddevOption = Annotated[
+    float, typer.Option("--isl-stddev", help="Prompt length stddev, tokens.")
+]
+OslStddevOption = Annotated[
+    float, typer.Option("--osl-stddev", help="Output length stddev, tokens.")
+]
+ShapeOption = Annotated[str, typer.Option(help="independent or agent-loop.")]
+PrefixSharingOption = Annotated[bool, typer.Option(help="Every prompt opens with one prefix.")]
+TokenizerOption = Annotated[
+    str | None, typer.Option(help="Model dir or HF name with a local tokenizer.json.")
+]
+ApiKeyEnvOption = Annotated[
+    str | None, typer.Option(help="NAME of the env var holding the API key.")
+]
+IgnoreEosOption = Annotated[bool, typer.Option(help="Fixed output length (ignore_eos).")]
+StopAtSaturationOption = Annotated[
+    bool, typer.Option(help="Stop climbing once throughput stops growing or TTFT explodes.")
+]
+MinGainPctOption = Annotated[
+    float, typer.Option(help="Saturated when the next level adds less throughput than this %.")
+]
+TtftBlowupOption = Annotated[
+    float,
+    typer.Option(
+        "--ttft-blowup",
+        help="Saturated when p50 TTFT exceeds this multiple of the first level's.",
+    ),
+]
+CheckCapabilitiesOption = Annotated[
+    bool, typer.Option(help="Check structured output, tool calling and LoRA.")
+]
+LoraAdapterOption = Annotated[str | None, typer.Option(help="A LoRA adapter to request.")]
+EngineVersionOption = Annotated[str | None, typer.Option(help="Engine version.")]
+PrecisionOption = Annotated[str | None, typer.Option(help="fp8, bf16, ...")]
+GpuOption = Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-smi).")]
+GpuCountOption = Annotated[int | None, typer.Option(help="GPUs per replica.")]
+TpOption = Annotated[int | None, typer.Option(help="Tensor-parallel size.")]
+PpOption = Annotated[int | None, typer.Option(help="Pipeline-parallel size.")]
+StoreOption = Annotated[
+    str | None, typer.Option("--db", help="Also store the run in this database.")
+]
+# The options of `capplan sim-server`.
+PortOption = Annotated[int, typer.Option(help="Port to listen on.")]
+ProfileOption = Annotated[str, typer.Option(help="Simulator profile.")]
+HostOption = Annotated[str, typer.Option(help="Address to bind.")]
+TimeScaleOption = Annotated[
+    float, typer.Option(help="Simulated seconds per real second (0.1 = 10x faster).")
+]
+# Not ProbeRequest fields: where to store the run, and how to print it.
+NOT_REQUEST_FIELDS = ("db", "as_json")
+
 
 @app.command("probe")
 def probe_cmd(
-    model: Annotated[str, typer.Option(help="Served model name sent in every request.")],
-    isl: Annotated[int, typer.Option(help="Prompt length, tokens (mean).")],
-    osl: Annotated[int, typer.Option(help="Output length, tokens (max_tokens).")],
-    out_file: Annotated[Path, typer.Option("--out", help="RunFile written after every level.")],
-    engine_name: Annotated[
-        str, typer.Option("--engine", help="vllm, tensorrt-llm or other.")
-    ] = DEFAULT.engine,
-    base_url: Annotated[
-        str | None, typer.Option(help="A server already running, e.g. http://127.0.0.1:8000.")
-    ] = DEFAULT.base_url,
-    launch_cmd: Annotated[
-        str | None,
-        typer.Option("--launch", help='Start this server first, e.g. "vllm serve M --port 8000".'),
-    ] = DEFAULT.launch_command,
-    concurrency: Annotated[
-        str | None, typer.Option(help="Closed-loop levels, e.g. 1,2,4,8,16.")
-    ] = None,
-    rate: Annotated[str | None, typer.Option(help="Open-loop levels, requests/s, e.g. 1,2,4.")] = (
-        None
-    ),
-    arrival: Annotated[
-        str, typer.Option(help="Open loop: poisson, gamma or constant.")
-    ] = DEFAULT.arrival,
-    burstiness: Annotated[
-        float, typer.Option(help="Gamma arrivals: < 1 burstier.")
-    ] = DEFAULT.burstiness,
-    requests_per_level: Annotated[
-        int | None, typer.Option(help="Measured requests per level (default max(32, 8 x load)).")
-    ] = DEFAULT.requests_per_level,
-    duration_per_level: Annotated[
-        float | None, typer.Option(help="Seconds per level instead of a request count.")
-    ] = DEFAULT.duration_per_level_s,
-    endpoint: Annotated[str, typer.Option(help="completions or chat.")] = DEFAULT.endpoint,
-    length_distribution: Annotated[
-        str, typer.Option(help="fixed, normal or lognormal (ISL and OSL).")
-    ] = DEFAULT.length_distribution,
-    isl_stddev: Annotated[
-        float, typer.Option(help="Prompt length stddev, tokens.")
-    ] = DEFAULT.isl_stddev_tokens,
-    osl_stddev: Annotated[
-        float, typer.Option(help="Output length stddev, tokens.")
-    ] = DEFAULT.osl_stddev_tokens,
-    shape: Annotated[str, typer.Option(help="independent or agent-loop.")] = DEFAULT.shape,
-    prefix_sharing: Annotated[
-        bool, typer.Option(help="Every prompt opens with one prefix.")
-    ] = DEFAULT.prefix_sharing,
-    tokenizer: Annotated[
-        str | None, typer.Option(help="Model dir or HF name with a local tokenizer.json.")
-    ] = DEFAULT.tokenizer,
-    api_key_env: Annotated[
-        str | None, typer.Option(help="NAME of the env var holding the API key.")
-    ] = DEFAULT.api_key_env,
-    ignore_eos: Annotated[
-        bool, typer.Option(help="Fixed output length (ignore_eos).")
-    ] = DEFAULT.ignore_eos,
-    stop_at_saturation: Annotated[
-        bool, typer.Option(help="Stop climbing once throughput stops growing or TTFT explodes.")
-    ] = DEFAULT.stop_at_saturation,
-    min_gain_pct: Annotated[
-        float, typer.Option(help="Saturated when the next level adds less throughput than this %.")
-    ] = DEFAULT.min_gain_pct,
-    ttft_blowup: Annotated[
-        float,
-        typer.Option(help="Saturated when p50 TTFT exceeds this multiple of the first level's."),
-    ] = DEFAULT.ttft_blowup_factor,
-    check_capabilities: Annotated[
-        bool, typer.Option(help="Check structured output, tool calling and LoRA.")
-    ] = DEFAULT.check_capabilities,
-    lora_adapter: Annotated[
-        str | None, typer.Option(help="A LoRA adapter to request.")
-    ] = DEFAULT.lora_adapter,
-    engine_version: Annotated[
-        str | None, typer.Option(help="Engine version.")
-    ] = DEFAULT.engine_version,
-    precision: Annotated[str | None, typer.Option(help="fp8, bf16, ...")] = DEFAULT.precision,
-    gpu: Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-smi).")] = DEFAULT.gpu,
-    gpu_count: Annotated[int | None, typer.Option(help="GPUs per replica.")] = DEFAULT.gpu_count,
-    tp: Annotated[int | None, typer.Option(help="Tensor-parallel size.")] = DEFAULT.tp,
-    pp: Annotated[int | None, typer.Option(help="Pipeline-parallel size.")] = DEFAULT.pp,
-    db: Annotated[
-        str | None, typer.Option("--db", help="Also store the run in this database.")
-    ] = None,
+    model: ModelOption,
+    isl_tokens: IslOption,
+    osl_tokens: OslOption,
+    out_path: OutOption,
+    engine: EngineOption = DEFAULT.engine,
+    base_url: BaseUrlOption = DEFAULT.base_url,
+    launch_command: LaunchOption = DEFAULT.launch_command,
+    concurrencies: ConcurrencyOption = None,
+    rates_req_s: RateOption = None,
+    arrival: ArrivalOption = DEFAULT.arrival,
+    burstiness: BurstinessOption = DEFAULT.burstiness,
+    requests_per_level: RequestsPerLevelOption = DEFAULT.requests_per_level,
+    duration_per_level_s: DurationPerLevelOption = DEFAULT.duration_per_level_s,
+    endpoint: EndpointOption = DEFAULT.endpoint,
+    length_distribution: LengthDistributionOption = DEFAULT.length_distribution,
+    isl_stddev_tokens: IslStddevOption = DEFAULT.isl_stddev_tokens,
+    osl_stddev_tokens: OslStddevOption = DEFAULT.osl_stddev_tokens,
+    shape: ShapeOption = DEFAULT.shape,
+    prefix_sharing: PrefixSharingOption = DEFAULT.prefix_sharing,
+    tokenizer: TokenizerOption = DEFAULT.tokenizer,
+    api_key_env: ApiKeyEnvOption = DEFAULT.api_key_env,
+    ignore_eos: IgnoreEosOption = DEFAULT.ignore_eos,
+    stop_at_saturation: StopAtSaturationOption = DEFAULT.stop_at_saturation,
+    min_gain_pct: MinGainPctOption = DEFAULT.min_gain_pct,
+    ttft_blowup_factor: TtftBlowupOption = DEFAULT.ttft_blowup_factor,
+    check_capabilities: CheckCapabilitiesOption = DEFAULT.check_capabilities,
+    lora_adapter: LoraAdapterOption = DEFAULT.lora_adapter,
+    engine_version: EngineVersionOption = DEFAULT.engine_version,
+    precision: PrecisionOption = DEFAULT.precision,
+    gpu: GpuOption = DEFAULT.gpu,
+    gpu_count: GpuCountOption = DEFAULT.gpu_count,
+    tp: TpOption = DEFAULT.tp,
+    pp: PpOption = DEFAULT.pp,
+    db: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Sweep a vLLM / TensorRT-LLM server (launched here or already running) and write a RunFile.
 
     Exits 1 when the server died mid-sweep (the levels measured so far are kept in --out).
     """
-    from measurements.probe.request import ProbeRequest  # noqa: PLC0415
-
-    request = guard(
-        lambda: _flagged(
-            lambda: ProbeRequest(
-                model=model,
-                isl_tokens=isl,
-                osl_tokens=osl,
-                out_path=out_file,
-                engine=engine_name,
-                base_url=base_url,
-                launch_command=launch_cmd,
-                concurrencies=concurrency,
-                rates_req_s=rate,
-                arrival=arrival,
-                burstiness=burstiness,
-                requests_per_level=requests_per_level,
-                duration_per_level_s=duration_per_level,
-                endpoint=endpoint,
-                length_distribution=length_distribution,
-                isl_stddev_tokens=isl_stddev,
-                osl_stddev_tokens=osl_stddev,
-                shape=shape,
-                prefix_sharing=prefix_sharing,
-                tokenizer=tokenizer,
-                api_key_env=api_key_env,
-                ignore_eos=ignore_eos,
-                stop_at_saturation=stop_at_saturation,
-                min_gain_pct=min_gain_pct,
-                ttft_blowup_factor=ttft_blowup,
-                check_capabilities=check_capabilities,
-                lora_adapter=lora_adapter,
-                engine_version=engine_version,
-                precision=precision,
-                gpu=gpu,
-                gpu_count=gpu_count,
-                tp=tp,
-                pp=pp,
-            )
-        )
-    )
+    # Taken first, so it holds exactly the parameters: each is named after its request field.
+    given = dict(locals())
+    fields = {name: value for name, value in given.items() if name not in NOT_REQUEST_FIELDS}
+    request = guard(lambda: _flagged(lambda: _probe_request(fields)))
     open_store = None if db is None else (lambda: open_engine(db))
     result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, as_json)))
     _report_probe(result, as_json)
     if not result.outcome.complete:
         raise typer.Exit(1)
+
+
+def _probe_request(fields: dict[str, object]) -> ProbeRequest:
+    """The ProbeRequest the flags ask for (pydantic checks each value as the constructor does)."""
+    from measurements.probe.request import ProbeRequest  # noqa: PLC0415
+
+    return ProbeRequest.model_validate(fields)
 
 
 def _flagged(action: Callable[[], T]) -> T:
@@ -228,7 +233,7 @@ def _probe_with_progress(
         TimeElapsedColumn,
     )
 
-    from measurements.probe.sweep import ProgressEvent  # noqa: PLC0415
+    from measurements.probe.level_run import ProgressEvent  # noqa: PLC0415
     from workflows.probe import probe_endpoint  # noqa: PLC0415
 
     with Progress(
@@ -295,12 +300,10 @@ def _report_probe(result: ProbeResult, as_json: bool) -> None:
 
 @app.command("sim-server")
 def sim_server_cmd(
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    profile: Annotated[str, typer.Option(help="Simulator profile.")] = "vllm-h100-llama70b-fp8",
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    time_scale: Annotated[
-        float, typer.Option(help="Simulated seconds per real second (0.1 = 10x faster).")
-    ] = 1.0,
+    port: PortOption = 8000,
+    profile: ProfileOption = "vllm-h100-llama70b-fp8",
+    host: HostOption = "127.0.0.1",
+    time_scale: TimeScaleOption = 1.0,
 ) -> None:
     """Serve a SIMULATED OpenAI-compatible engine (continuous batching, calibrated profiles).
 

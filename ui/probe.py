@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
-from measurements.probe.sweep import ProgressEvent
 from ui import resources as res
 from ui import upload_form
 from workflows.probe import ProbeResult, probe_endpoint

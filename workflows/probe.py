@@ -11,9 +11,10 @@ from pathlib import Path
 from db import repository
 from db.engine import Engine
 from db.repository import SaveResult
+from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from measurements.probe.session import run_session
-from measurements.probe.sweep import ProbeOutcome, ProgressEvent
+from measurements.probe.sweep import ProbeOutcome
 
 OnProgress = Callable[[ProgressEvent], None]
 

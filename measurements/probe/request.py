@@ -26,7 +26,7 @@ from pydantic import (
 from errors import InputError
 from measurements.probe.config import ProbeConfig
 from measurements.probe.defaults import PROBE_DEFAULTS as _DEFAULT
-from measurements.probe.engines import LaunchSpec, port_from_argv
+from measurements.probe.launch_spec import LaunchSpec, port_from_argv
 from measurements.probe.redaction import MASK, redact_command, redact_url, redact_value
 from measurements.probe.workloads import Arrival
 

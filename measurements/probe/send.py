@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import httpx
 
 from measurements.probe.config import ProbeConfig
+from measurements.probe.prompts import PromptSpec
 from measurements.probe.redaction import redact_text
 from measurements.probe.sse import SseDecoder, StreamTally, parse_event
-from measurements.probe.workloads import PromptSpec
 
 Clock = Callable[[], float]
 DRAIN_AFTER_DONE_S = 0.5  # read past [DONE] this long at most, so the connection is reused

@@ -15,17 +15,12 @@ from errors import InputError
 from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
 from measurements.probe.capabilities import check_capabilities
 from measurements.probe.config import ProbeConfig
-from measurements.probe.engines import (
-    LaunchSpec,
-    RunningServer,
-    ServerFacts,
-    attach,
-    engine_args,
-    launch,
-    server_facts,
-)
+from measurements.probe.engines import RunningServer, attach, launch
+from measurements.probe.launch_spec import LaunchSpec, engine_args
+from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
-from measurements.probe.sweep import NOT_CHECKED, ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe.server_facts import ServerFacts, server_facts
+from measurements.probe.sweep import NOT_CHECKED, ProbeOutcome, run_probe
 from measurements.probe.sweep import api_key as probe_api_key
 from measurements.run_file import (
     Capabilities,

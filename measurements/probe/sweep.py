@@ -3,17 +3,16 @@ trtllm-serve) through closed-loop (concurrency) or open-loop (rate) levels and w
 RunFile after every level. A failed request is data (RequestRecord.error), never an exception;
 the sweep raises InputError only for a missing API key or a server that answers nothing.
 
-Module map: sse (stream parsing) -> send (one request) -> records (a Level) -> sweep (this
-module); measurements.aggregate holds the canonical math, saturation the stop rule."""
+Module map: sse (stream parsing) -> send (one request) -> records (a Level) -> level_run (one
+level in flight) -> sweep (this module); measurements.aggregate holds the canonical math,
+saturation the stop rule."""
 
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import socket
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,28 +25,18 @@ import numpy as np
 from httpx_aiohttp import AiohttpTransport
 
 from errors import InputError
-from measurements import aggregate
-from measurements.aggregate import WindowRule
 from measurements.probe.config import ProbeConfig
-from measurements.probe.records import level_from_records
+from measurements.probe.level_run import LevelRun, ProgressEvent
+from measurements.probe.prompts import PromptFactory, PromptSpec, load_tokenizer
 from measurements.probe.redaction import redact_args, redact_command, redact_url
 from measurements.probe.saturation import SaturationPoint, assess
-from measurements.probe.send import (
-    Attempt,
-    Clock,
-    RequestRecord,
-    request_body,
-    send_into,
-    send_request,
-)
-from measurements.probe.workloads import ArrivalProcess, PromptFactory, PromptSpec, load_tokenizer
+from measurements.probe.send import Clock, RequestRecord, send_request
 from measurements.probe.workloads import run_workload as workload_of
 from measurements.run_file import (
     Capabilities,
     Deployment,
     Environment,
     Level,
-    LoadKind,
     Provenance,
     RunFile,
     Source,
@@ -55,32 +44,7 @@ from measurements.run_file import (
     write_run_file,
 )
 
-__all__ = [
-    "ProbeOutcome",
-    "ProgressEvent",
-    "RequestRecord",
-    "level_from_records",
-    "request_body",
-    "run_probe",
-    "send_request",
-]
-
-PROGRESS_EVERY_S = 0.1
 NO_ENVIRONMENT, NO_STARTUP, NOT_CHECKED = Environment(), Startup(), Capabilities()
-
-
-@dataclass(frozen=True, slots=True)
-class ProgressEvent:
-    """Where the sweep is, for a progress bar."""
-
-    level_index: int
-    levels_total: int
-    load_kind: LoadKind
-    load_value: float
-    requests_done: int
-    requests_total: int | None  # None when the level runs for a duration
-    failures: int
-    output_tok_s_so_far: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +173,7 @@ class _Sweep:
         self.notes.append(f"warm-up: {count} requests, not measured")
 
     async def _level(self, index: int, value: float) -> tuple[str | None, bool, float | None]:
-        run = _LevelRun(self, index, value)
+        run = LevelRun(self, index, value)
         pool = int(value) if self.config.closed_loop else None
         async with self.client(pool) as client:
             await (run.closed(client) if self.config.closed_loop else run.open(client))
@@ -251,161 +215,6 @@ class _Sweep:
         return run
 
 
-class _LevelRun:
-    """One level in flight: sends, keeps every record, and notices a dead server."""
-
-    def __init__(self, sweep: _Sweep, index: int, value: float) -> None:
-        self.sweep, self.index, self.value = sweep, index, value
-        self.total = sweep.config.requests_for(value)
-        self.records: list[RequestRecord] = []
-        self.failures_in_row, self.dead_after = 0, max(3, math.ceil(value))
-        self.dead: str | None = None
-        self.t0 = 0.0
-        self.deadline_s: float | None = None
-        self.tokens_done, self.last_progress = 0, -math.inf
-
-    def start(self) -> None:
-        """Start the level's clock (after the prompts were made)."""
-        self.t0 = self.sweep.clock()
-        duration = self.sweep.config.duration_per_level_s
-        self.deadline_s = None if duration is None else self.t0 + duration
-        self._emit(self.t0)
-
-    def sending(self) -> bool:
-        """True while new requests may go out."""
-        return self.dead is None and (
-            self.deadline_s is None or self.sweep.clock() < self.deadline_s
-        )
-
-    async def closed(self, client: httpx.AsyncClient) -> None:
-        """Closed loop: `value` workers, each sending its next request when the last ends."""
-        plan = self._planned_sessions()
-        self.start()
-
-        async def worker() -> None:
-            free_s = self.t0
-            while self.sending() and (turns := self._next_session(plan)):
-                for prompt in turns:  # an agent session's turns go out one after another
-                    if not self.sending():
-                        return
-                    await self.one(client, Attempt(prompt, free_s))
-                    free_s = self.sweep.clock()
-
-        await self.settle([asyncio.create_task(worker()) for _ in range(int(self.value))])
-
-    async def open(self, client: httpx.AsyncClient) -> None:
-        """Open loop: requests leave on a drawn schedule, whatever is still in flight."""
-        cfg, sweep = self.sweep.config, self.sweep
-        process = ArrivalProcess(self.value, cfg.arrival, cfg.burstiness)
-        times = process.times_s(
-            sweep.arrival_rng, count=self.total, duration_s=cfg.duration_per_level_s
-        )
-        prompts = [sweep.factory.next_prompt(sweep.prompt_rng) for _ in times]
-        self.start()
-        tasks: list[asyncio.Task[None]] = []
-        for offset, prompt in zip(times, prompts, strict=True):
-            due = self.t0 + offset
-            if (wait := due - sweep.clock()) > 0:
-                await asyncio.sleep(wait)
-            if not self.sending():
-                break
-            tasks.append(asyncio.create_task(self.one(client, Attempt(prompt, due))))
-        await self.settle(tasks)
-
-    async def one(self, client: httpx.AsyncClient, attempt: Attempt) -> None:
-        """Send one request and keep its record (marked incomplete if the level cuts it)."""
-        try:
-            await send_into(client, self.sweep.config, attempt, self.sweep.clock)
-        except asyncio.CancelledError:
-            self.records.append(attempt.record(incomplete=True))
-            raise
-        record = attempt.record()
-        self.records.append(record)
-        self.sweep.observe(attempt.prompt, record)
-        self._watch(record)
-        self._progress()
-
-    async def settle(self, tasks: list[asyncio.Task[None]]) -> None:
-        """Wait for the level's tasks; at a duration level's deadline, cut what is in flight."""
-        if self.deadline_s is None or not tasks:
-            await asyncio.gather(*tasks)
-            return
-        timeout = max(0.0, self.deadline_s - self.sweep.clock())
-        _, pending = await asyncio.wait(tasks, timeout=timeout)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-
-    def level(self) -> Level:
-        """The finished level, windowed by the config's rule."""
-        cfg = self.sweep.config
-        cut = None if self.deadline_s is None else min(self.deadline_s, self.sweep.clock())
-        rule = WindowRule(
-            cfg.ramp_fraction,
-            cfg.drain_fraction,
-            fill_count=int(self.value) if cfg.closed_loop else None,
-            cut_at_s=cut,
-        )
-        sends = [r.send_s for r in self.records]
-        lasts = [_last_activity(r) for r in self.records]
-        window = aggregate.steady_window(self.t0, sends, lasts, rule)
-        kind = LoadKind.CONCURRENCY if cfg.closed_loop else LoadKind.RATE
-        return level_from_records(
-            self.records, load_kind=kind, load_value=self.value, window=window, config=cfg
-        )
-
-    def _planned_sessions(self) -> deque[tuple[PromptSpec, ...]] | None:
-        if self.total is None:
-            return None  # a timed level makes its prompts as it goes
-        plan: deque[tuple[PromptSpec, ...]] = deque()
-        planned = 0
-        while planned < self.total:
-            turns = self.sweep.factory.conversation(self.sweep.prompt_rng)[: self.total - planned]
-            plan.append(turns)
-            planned += len(turns)
-        return plan
-
-    def _next_session(
-        self, plan: deque[tuple[PromptSpec, ...]] | None
-    ) -> tuple[PromptSpec, ...] | None:
-        if plan is None:
-            return self.sweep.factory.conversation(self.sweep.prompt_rng)
-        return plan.popleft() if plan else None
-
-    def _watch(self, record: RequestRecord) -> None:
-        if record.error is None:
-            self.failures_in_row = 0
-            return
-        self.failures_in_row += 1
-        if self.failures_in_row >= self.dead_after and self.dead is None:
-            self.dead = f"{self.failures_in_row} requests in a row failed (last: {record.error})"
-
-    def _progress(self) -> None:
-        record = self.records[-1]
-        self.tokens_done += (record.output_tokens or 0) if record.ok else 0
-        now = self.sweep.clock()
-        if now - self.last_progress >= PROGRESS_EVERY_S or len(self.records) == self.total:
-            self._emit(now)
-
-    def _emit(self, now: float) -> None:
-        if self.sweep.on_progress is None:
-            return
-        self.last_progress = now
-        elapsed = now - self.t0
-        self.sweep.on_progress(
-            ProgressEvent(
-                level_index=self.index,
-                levels_total=len(self.sweep.config.levels),
-                load_kind=LoadKind.CONCURRENCY if self.sweep.config.closed_loop else LoadKind.RATE,
-                load_value=self.value,
-                requests_done=len(self.records),
-                requests_total=self.total,
-                failures=sum(r.error is not None for r in self.records),
-                output_tok_s_so_far=self.tokens_done / elapsed if elapsed > 0 else None,
-            )
-        )
-
-
 def _aiohttp_session(pool: int | None) -> Callable[[], aiohttp.ClientSession]:
     """A session factory (called inside the event loop) with `pool` connections, 0 = unbounded
     (aiohttp's own default of 100 would cap an open-loop level without saying so)."""
@@ -415,13 +224,6 @@ def _aiohttp_session(pool: int | None) -> Callable[[], aiohttp.ClientSession]:
         return aiohttp.ClientSession(connector=connector, trust_env=False)
 
     return session
-
-
-def _last_activity(record: RequestRecord) -> float:
-    times = [record.send_s, *record.chunk_times_s[-1:]]
-    if record.end_s is not None:
-        times.append(record.end_s)
-    return max(times)
 
 
 def _without_secrets(deployment: Deployment) -> Deployment:

@@ -18,7 +18,8 @@ from typing import NoReturn
 
 import pytest
 
-from measurements.probe.engines import EngineError, LaunchSpec, RunningServer, launch
+from measurements.probe.engines import EngineError, RunningServer, launch
+from measurements.probe.launch_spec import LaunchSpec
 from tests.integration import tiny_model
 from tests.ports import free_port
 

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from measurements.probe.config import ProbeConfig, SaturationConfig
-from measurements.probe.sweep import ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe.level_run import ProgressEvent
+from measurements.probe.sweep import ProbeOutcome, run_probe
 from measurements.probe.workloads import WorkloadConfig
 from measurements.run_file import Deployment, Level, read_run_file
 from tests.integration.conftest import VllmServer, realtime_client

@@ -11,8 +11,8 @@ import pytest
 from db import run_lists
 from db.engine import Engine, make_engine
 from errors import CapplanError
+from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
-from measurements.probe.sweep import ProgressEvent
 from measurements.run_file import read_run_file
 from measurements.sim.server import start_in_thread
 from tests.ports import free_port

@@ -1,9 +1,8 @@
-"""Engine launchers: exact command lines (pinned to the engines' documented flags) and real
-launch/stop of small Python HTTP servers in their own process groups (no mocks)."""
+"""Engine launchers: real launch/stop of small Python HTTP servers in their own process groups
+(no mocks), engine builds timed before the server starts, and VRAM taken at idle."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import stat
@@ -15,24 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from errors import InputError
 from measurements.gpu_info import facts_from_smi
-from measurements.probe.engines import (
-    EngineError,
-    LaunchSpec,
-    TrtBuildSpec,
-    attach,
-    engine_args,
-    launch,
-    log_tail,
-    port_from_argv,
-    server_command,
-    server_facts,
-    trtllm_build_command,
-    trtllm_serve_command,
-    vllm_command,
-)
-from measurements.sim.server import start_in_thread
+from measurements.probe.engines import EngineError, attach, launch, log_tail
+from measurements.probe.launch_spec import LaunchSpec, TrtBuildSpec
 from tests.ports import free_port
 
 # A stand-in engine: stdlib HTTP server with switches for every start-up failure shape.
@@ -123,113 +107,6 @@ def _spec(script: Path, tmp_path: Path, *options: str, timeout_s: float = 20) ->
     return LaunchSpec(
         engine="other", model="fake-model", command=argv, port=port, health_timeout_s=timeout_s
     )
-
-
-# --- command lines --------------------------------------------------------------------------
-
-
-def test_vllm_serve_command_line() -> None:
-    spec = LaunchSpec(
-        engine="vllm",
-        model="meta-llama/Llama-3.1-70B-Instruct",
-        port=8000,
-        tp=2,
-        max_model_len=16384,
-        gpu_memory_utilization=0.9,
-        extra_args=("--quantization", "fp8"),
-    )
-    assert vllm_command(spec) == [
-        "vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct",
-        "--host", "127.0.0.1", "--port", "8000", "--tensor-parallel-size", "2",
-        "--max-model-len", "16384", "--gpu-memory-utilization", "0.9",
-        "--quantization", "fp8",
-    ]  # fmt: skip
-
-
-def test_vllm_module_command_line_for_cpu_builds() -> None:
-    # DESIGN.md's CPU recipe: the console script fails on package metadata, the module works.
-    spec = LaunchSpec(
-        engine="vllm",
-        model="/tmp/tiny",
-        port=8123,
-        vllm_entrypoint="module",
-        python="/opt/vllm/bin/python",
-        max_model_len=2048,
-        gpu_memory_utilization=0.1,
-        max_batch_size=64,
-        served_model_name="tiny",
-        extra_args=("--dtype", "bfloat16"),
-        env={"VLLM_CPU_KVCACHE_SPACE": "1"},
-    )
-    assert server_command(spec) == [
-        "/opt/vllm/bin/python", "-m", "vllm.entrypoints.openai.api_server", "--model", "/tmp/tiny",
-        "--host", "127.0.0.1", "--port", "8123", "--tensor-parallel-size", "1",
-        "--served-model-name", "tiny", "--max-model-len", "2048", "--max-num-seqs", "64",
-        "--gpu-memory-utilization", "0.1", "--dtype", "bfloat16",
-    ]  # fmt: skip
-
-
-def test_trtllm_serve_command_line() -> None:
-    spec = LaunchSpec(
-        engine="tensorrt-llm",
-        model="meta-llama/Llama-3.1-70B-Instruct",
-        host="0.0.0.0",
-        port=8000,
-        tp=2,
-        max_batch_size=128,
-        max_num_tokens=8192,
-        kv_cache_free_gpu_memory_fraction=0.9,
-    )
-    assert trtllm_serve_command(spec) == [
-        "trtllm-serve", "meta-llama/Llama-3.1-70B-Instruct", "--host", "0.0.0.0", "--port", "8000",
-        "--backend", "pytorch", "--tp_size", "2", "--max_batch_size", "128",
-        "--max_num_tokens", "8192", "--kv_cache_free_gpu_memory_fraction", "0.9",
-    ]  # fmt: skip
-
-
-def test_trtllm_serves_a_built_engine_with_the_tensorrt_backend_and_tokenizer() -> None:
-    build = TrtBuildSpec(
-        checkpoint_dir=Path("/data/ckpt"), output_dir=Path("/data/engine"), gemm_plugin="fp8"
-    )
-    spec = LaunchSpec(engine="tensorrt-llm", model="/data/hf/llama", port=8000, build=build)
-    assert trtllm_serve_command(spec) == [
-        "trtllm-serve", "/data/engine", "--host", "127.0.0.1", "--port", "8000",
-        "--backend", "tensorrt", "--tp_size", "1", "--tokenizer", "/data/hf/llama",
-    ]  # fmt: skip
-
-
-def test_trtllm_build_command_line_as_in_the_seed_article() -> None:
-    build = TrtBuildSpec(
-        checkpoint_dir=Path("/data/trt_checkpoints/llama70b_fp8"),
-        output_dir=Path("/data/engines/llama70b_fp8"),
-        gemm_plugin="fp8",
-        max_batch_size=128,
-        max_num_tokens=16384,
-        extra_args=("--gpt_attention_plugin", "fp8"),
-    )
-    assert trtllm_build_command(build) == [
-        "trtllm-build", "--checkpoint_dir", "/data/trt_checkpoints/llama70b_fp8",
-        "--output_dir", "/data/engines/llama70b_fp8", "--gemm_plugin", "fp8",
-        "--max_batch_size", "128", "--max_num_tokens", "16384",
-        "--gpt_attention_plugin", "fp8",
-    ]  # fmt: skip
-
-
-def test_explicit_command_wins_and_other_needs_one() -> None:
-    spec = LaunchSpec(engine="vllm", model="m", port=1, command=("my-server", "--port", "1"))
-    assert server_command(spec) == ["my-server", "--port", "1"]
-    with pytest.raises(InputError, match="command"):
-        server_command(LaunchSpec(engine="other", model="m", port=1))
-
-
-def test_engine_args_and_port_from_argv() -> None:
-    argv = ["vllm", "serve", "m", "--port", "8001", "--enforce-eager", "--dtype=bfloat16"]
-    assert engine_args(argv) == {"port": "8001", "enforce-eager": "true", "dtype": "bfloat16"}
-    assert port_from_argv(argv) == 8001
-    assert port_from_argv(["server"]) is None
-
-
-# --- launch and stop, for real ----------------------------------------------------------------
 
 
 def test_launch_waits_for_a_completion_and_stop_ends_the_group(
@@ -388,49 +265,3 @@ def test_attach_has_nothing_to_stop() -> None:
     assert server.base_url == "http://127.0.0.1:9"
     assert server.process is None and server.cold_start_s is None
     server.stop()
-
-
-# --- server facts -----------------------------------------------------------------------------
-
-
-def test_server_facts_from_the_simulator() -> None:
-    base_url, stop = start_in_thread("vllm-h100-llama70b-fp8")
-    try:
-        facts = asyncio.run(server_facts(base_url))
-    finally:
-        stop()
-    assert facts.simulated is True
-    assert facts.profile == "vllm-h100-llama70b-fp8"
-    assert facts.version == "sim-0.7.3"
-    assert facts.models == ("sim-llama-3.1-70b-fp8", "sim-lora-sql", "sim-lora-support")
-    assert facts.lora_adapters == ("sim-lora-sql", "sim-lora-support")
-    assert facts.max_model_len == 16384
-
-
-def test_server_facts_reads_a_vllm_model_list_without_version() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/v1/models":
-            assert request.headers["authorization"] == "Bearer k-123"
-            card = {"id": "llama", "owned_by": "vllm", "parent": None, "max_model_len": 8192}
-            return httpx.Response(200, json={"object": "list", "data": [card]})
-        return httpx.Response(404, json={"detail": "Not Found"})
-
-    facts = asyncio.run(
-        server_facts("http://gpu-box:8000/", "k-123", transport=httpx.MockTransport(handler))
-    )
-    assert (facts.models, facts.owned_by, facts.max_model_len) == (("llama",), "vllm", 8192)
-    assert facts.version is None and facts.simulated is False
-
-
-def test_server_facts_unreachable_or_refusing_server_is_an_engine_error() -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("Connection refused", request=request)
-
-    with pytest.raises(EngineError, match=r"could not reach http://h:1/v1/models \(ConnectError"):
-        asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(refuse)))
-
-    def unauthorised(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(401, json={"error": "Unauthorized"})
-
-    with pytest.raises(EngineError, match="HTTP 401 \\(set the API key"):
-        asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(unauthorised)))

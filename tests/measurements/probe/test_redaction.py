@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from errors import InputError
-from measurements.probe.engines import EngineError, LaunchSpec, RunningServer, launch
+from measurements.probe.engines import EngineError, RunningServer, launch
+from measurements.probe.launch_spec import LaunchSpec
 from measurements.probe.redaction import redact_command, redact_text
 from measurements.probe.request import ProbeRequest
 

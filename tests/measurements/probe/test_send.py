@@ -17,8 +17,9 @@ import pytest
 from measurements.aggregate import per_token_gaps
 from measurements.probe import send as send_module
 from measurements.probe.config import ProbeConfig
+from measurements.probe.prompts import PromptSpec
 from measurements.probe.send import RequestRecord, send_request
-from measurements.probe.workloads import PromptSpec, WorkloadConfig
+from measurements.probe.workloads import WorkloadConfig
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BODIES = {

@@ -14,7 +14,8 @@ import pytest
 
 from errors import InputError
 from measurements.probe.config import ProbeConfig, SaturationConfig
-from measurements.probe.sweep import ProbeOutcome, ProgressEvent, run_probe
+from measurements.probe.level_run import ProgressEvent
+from measurements.probe.sweep import ProbeOutcome, run_probe
 from measurements.probe.workloads import ArrivalProcess, WorkloadConfig
 from measurements.run_file import Deployment, LoadKind, read_run_file
 

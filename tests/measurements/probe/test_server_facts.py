@@ -1,0 +1,56 @@
+"""Server facts (`/version`, `/v1/models`) from the simulator and from a vLLM-shaped model list;
+an unreachable or refusing server is an EngineError."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from measurements.probe.engines import EngineError
+from measurements.probe.server_facts import server_facts
+from measurements.sim.server import start_in_thread
+
+
+def test_server_facts_from_the_simulator() -> None:
+    base_url, stop = start_in_thread("vllm-h100-llama70b-fp8")
+    try:
+        facts = asyncio.run(server_facts(base_url))
+    finally:
+        stop()
+    assert facts.simulated is True
+    assert facts.profile == "vllm-h100-llama70b-fp8"
+    assert facts.version == "sim-0.7.3"
+    assert facts.models == ("sim-llama-3.1-70b-fp8", "sim-lora-sql", "sim-lora-support")
+    assert facts.lora_adapters == ("sim-lora-sql", "sim-lora-support")
+    assert facts.max_model_len == 16384
+
+
+def test_server_facts_reads_a_vllm_model_list_without_version() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            assert request.headers["authorization"] == "Bearer k-123"
+            card = {"id": "llama", "owned_by": "vllm", "parent": None, "max_model_len": 8192}
+            return httpx.Response(200, json={"object": "list", "data": [card]})
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+    facts = asyncio.run(
+        server_facts("http://gpu-box:8000/", "k-123", transport=httpx.MockTransport(handler))
+    )
+    assert (facts.models, facts.owned_by, facts.max_model_len) == (("llama",), "vllm", 8192)
+    assert facts.version is None and facts.simulated is False
+
+
+def test_server_facts_unreachable_or_refusing_server_is_an_engine_error() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("Connection refused", request=request)
+
+    with pytest.raises(EngineError, match=r"could not reach http://h:1/v1/models \(ConnectError"):
+        asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(refuse)))
+
+    def unauthorised(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, json={"error": "Unauthorized"})
+
+    with pytest.raises(EngineError, match="HTTP 401 \\(set the API key"):
+        asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(unauthorised)))
