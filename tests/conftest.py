@@ -35,6 +35,7 @@ SLOW_FILES = frozenset(
         "test_safety.py",
         "test_sim_server.py",
         "test_engines.py",
+        "test_server_facts.py",
         "test_scenario_curves.py",
         "test_scenarios_migration.py",
         "test_scale_queries.py",

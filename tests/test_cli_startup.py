@@ -111,6 +111,6 @@ def test_runs_and_import_load_no_fitting_report_or_probe_code(tmp_path: Path) ->
     imported = loaded_by(tmp_path, "import", str(C8), "--gpu", "H100-SXM-80GB", "--db", store)
     assert "measurements.importers" in imported  # it did import the file
     listed = loaded_by(tmp_path, "runs", "--db", store, "--json")
-    assert "db.repository" in listed
+    assert "db.run_lists" in listed
     assert heavy(imported, HEAVY_LIBRARIES + HEAVY_MODULES) == []
     assert heavy(listed, HEAVY_LIBRARIES + HEAVY_MODULES) == []
