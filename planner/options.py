@@ -40,22 +40,11 @@ class OptionKey:
         return f"{self.engine} on {self.gpu} ({tp}, {precision})"
 
 
-@dataclass(frozen=True, slots=True)
-class _OptionBase:
-    """What every option of one candidate has, sized or rejected."""
+class Keyed:
+    """engine, GPU and TP read from the `key` (an OptionKey) of what mixes this in."""
 
+    __slots__ = ()
     key: OptionKey
-    curve: LoadCurve
-    fit: CurveFit
-    gpus_per_replica: int
-    replicas_per_node: int
-    usd_per_gpu_hour: float  # on-demand
-    price_source: str
-    budget_capacity_unit: str  # the scenario's demand unit
-    flags: tuple[str, ...]
-    # Its data has points above a physical ceiling of the stated hardware (planner.physics):
-    # the source likely misstates GPUs, precision or model; recommended only when nothing else is.
-    above_ceiling: bool
 
     @property
     def engine(self) -> str:
@@ -71,6 +60,24 @@ class _OptionBase:
     def tp(self) -> int | None:
         """Tensor-parallel size (None: not stated)."""
         return self.key.tp
+
+
+@dataclass(frozen=True, slots=True)
+class _OptionBase(Keyed):
+    """What every option of one candidate has, sized or rejected."""
+
+    key: OptionKey
+    curve: LoadCurve
+    fit: CurveFit
+    gpus_per_replica: int
+    replicas_per_node: int
+    usd_per_gpu_hour: float  # on-demand
+    price_source: str
+    budget_capacity_unit: str  # the scenario's demand unit
+    flags: tuple[str, ...]
+    # Its data has points above a physical ceiling of the stated hardware (planner.physics):
+    # the source likely misstates GPUs, precision or model; recommended only when nothing else is.
+    above_ceiling: bool
 
     def title(self) -> str:
         """Short display name (see OptionKey.title)."""

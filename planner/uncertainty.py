@@ -16,7 +16,7 @@ from errors import PlanningError
 from planner.capacity import Plan, make_plan
 from planner.curves import CurvePoint, LoadCurve, canonical_model
 from planner.fit import MAPE_TO_SIGMA, CurveFit, FitResult, fit_curve, series_attr
-from planner.options import Option, OptionKey, RejectedOption, SizedOption
+from planner.options import Keyed, Option, OptionKey, RejectedOption, SizedOption
 from planner.prices import PriceEntry
 from planner.scenario import Scenario
 
@@ -66,7 +66,7 @@ class Percentiles:
 
 
 @dataclass(frozen=True, slots=True)
-class OptionRange:
+class OptionRange(Keyed):
     """One option's point plan and its spread over the samples (None: never met the SLA)."""
 
     key: OptionKey
@@ -87,21 +87,6 @@ class OptionRange:
     def title(self) -> str:
         """The option's display name."""
         return self.key.title()
-
-    @property
-    def engine(self) -> str:
-        """The option's engine."""
-        return self.key.engine
-
-    @property
-    def gpu(self) -> str:
-        """The option's GPU."""
-        return self.key.gpu
-
-    @property
-    def tp(self) -> int | None:
-        """The option's tensor-parallel size."""
-        return self.key.tp
 
 
 @dataclass(frozen=True, slots=True)
