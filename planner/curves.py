@@ -6,6 +6,7 @@ Only closed-loop (concurrency) levels become points; what was dropped or assumed
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hardware.gpus import gpu_catalog
 from measurements.run_file import Level, LoadKind, Origin, RunFile
@@ -83,6 +84,7 @@ class LoadCurve:
         return tuple(point.concurrency for point in self.points)
 
 
+@lru_cache(maxsize=4096)  # a pure function of the name, asked thousands of times a plan
 def canonical_model(name: str) -> str:
     """Model identity for matching: basename, lower case, without -instruct/-fp8 style suffixes."""
     base = name.strip().rstrip("/").rsplit("/", 1)[-1].lower()
