@@ -59,7 +59,6 @@ def plan_cmd(
 ) -> None:
     """Plan capacity for a scenario: options per engine x GPU x TP, cost with P10/P50/P90
     ranges, the recommendation and why (and, asked, which input moves the answer most)."""
-    from planner.capacity import make_plan  # noqa: PLC0415
     from planner.scenario import load_scenario  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
 
@@ -69,9 +68,8 @@ def plan_cmd(
             InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
         )
     engine = open_engine(db)
-    prices = guard(lambda: planning.price_catalog(engine))
-    curves = guard(lambda: planning.scenario_curves(engine, scenario))
-    plan = guard(lambda: make_plan(scenario, curves, prices))
+    planned = guard(lambda: planning.plan_scenario(engine, scenario))
+    plan, curves, prices = planned.plan, planned.curves, planned.prices
     ranges, swings = guard(
         lambda: planning.ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
     )

@@ -59,7 +59,8 @@ def _log_tail(log: Path) -> str:
     return text[-LOG_TAIL_CHARS:]
 
 
-def _healthy(base: str) -> bool:
+def healthy(base: str) -> bool:
+    """True when the app at base answers its health check."""
     try:
         with urllib.request.urlopen(f"{base}/_stcore/health", timeout=5) as response:
             return bool(response.status == 200 and response.read().strip() == b"ok")
@@ -75,7 +76,7 @@ def _wait_healthy(process: subprocess.Popen[bytes], base: str, log: Path) -> Non
                 f"streamlit exited with code {process.returncode} before answering:\n"
                 f"{_log_tail(log)}"
             )
-        if _healthy(base):
+        if healthy(base):
             return
         time.sleep(0.25)
     raise AppStartError(

@@ -14,15 +14,13 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
 
-from tests.browser.app_server import ROOT
+from tests.browser.app_server import ROOT, healthy
 from tests.browser.conftest import VIEWPORT
 from tests.browser.pages import open_page, recommendation
 from tests.ports import free_port
@@ -63,14 +61,6 @@ def fresh_copy(target: Path) -> Path:
     return target
 
 
-def _healthy(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/_stcore/health", timeout=5) as response:
-            return bool(response.status == 200 and response.read().strip() == b"ok")
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def _tail(log: Path) -> str:
     return log.read_text(encoding="utf-8", errors="replace")[-4000:] if log.exists() else ""
 
@@ -96,7 +86,7 @@ def quickstart_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + INSTALL_AND_START_TIMEOUT_S
-        while not _healthy(base):
+        while not healthy(base):
             if process.poll() is not None:
                 pytest.fail(
                     f"`{command}` exited with code {process.returncode} before the app answered:"
