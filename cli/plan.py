@@ -4,6 +4,7 @@ capacity report."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -134,7 +135,8 @@ def _money_line(option: SizedOption) -> str:
     parts = [
         f"Cost: compute ${option.monthly_cost_usd:,.0f}/month ({lines})",
         f"engine operations ${option.ops_cost_usd:,.2f}",
-        f"total ${option.total_monthly_cost_usd:,.0f}/month",
+        f"total ${option.total_monthly_cost_usd:,.0f}/month at {option.confidence:.0%} "
+        f"confidence (expected ${option.expected_monthly_cost_usd:,.0f})",
         f"${option.usd_per_million_output_tokens:,.2f} per 1M output tokens served",
         f"{option.gpu_hours_per_month:,.0f} GPU-hours/month",
     ]
@@ -147,13 +149,18 @@ def _money_line(option: SizedOption) -> str:
     return "; ".join(parts) + "."
 
 
+def _quantile(value: float, form: str) -> str:
+    """A percentile, or 'SLA missed' where that share of the samples misses the SLA (inf)."""
+    return form.format(value) if math.isfinite(value) else "SLA missed"
+
+
 def _range_cells(found: OptionRange | None) -> list[str]:
     if found is None or found.nodes is None or found.total_monthly_cost_usd is None:
         return ["-", "-"]
     nodes, cost = found.nodes, found.total_monthly_cost_usd
     return [
-        f"{nodes.p10:.0f} / {nodes.p50:.0f} / {nodes.p90:.0f}",
-        f"{cost.p10:,.0f} / {cost.p50:,.0f} / {cost.p90:,.0f}",
+        " / ".join(_quantile(v, "{:.0f}") for v in (nodes.p10, nodes.p50, nodes.p90)),
+        " / ".join(_quantile(v, "{:,.0f}") for v in (cost.p10, cost.p50, cost.p90)),
     ]
 
 

@@ -48,7 +48,8 @@ def _planned(url: str, version: int, scenario: Scenario) -> Plan | None:
 def _recommendation(plan: Plan) -> None:
     rec = plan.recommendation
     if rec.choice is None:
-        st.error(rec.reason)
+        # Nothing sound meets it: a warning naming what would on flagged data, never success.
+        (st.warning if rec.flagged is not None else st.error)(rec.reason)
         return
     st.success(rec.reason)
     if rec.binding_text:
@@ -56,7 +57,16 @@ def _recommendation(plan: Plan) -> None:
     for sentence in rec.factors_applied:
         st.info(sentence)
     cost, nodes, margin = st.columns(3)
-    cost.metric("Monthly cost ($/month)", f"${rec.choice.total_monthly_cost_usd or 0:,.0f}")
+    choice = rec.choice
+    cost.metric(
+        f"Monthly cost at {choice.confidence:.0%} confidence ($/month)",
+        f"${choice.total_monthly_cost_usd:,.0f}",
+        f"expected ${choice.expected_monthly_cost_usd:,.0f}",
+        delta_color="off",
+        help=f"The fleet meets the SLA at the planned demand with {choice.confidence:.0%} "
+        "probability given the fits' held-out error (sizing confidence); the expected cost is "
+        "the median fleet over the same error samples.",
+    )
     nodes.metric(
         "Nodes (8-GPU)" if plan.scenario.options.gpus_per_node == 8 else "Nodes",
         f"{rec.choice.nodes}",
@@ -93,8 +103,9 @@ def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
     if ranges is None:
         return None
     st.caption(
-        f"{ranges.samples} re-plans on fits perturbed by their own held-out error; the "
-        f"recommendation changes in {ranges.choice_change_share:.0%} of them. {ranges.method}"
+        f"{ranges.samples} error samples per option, the same ones the plan's fleet was sized "
+        f"over (at {ranges.confidence:.0%} confidence); the recommendation changes in "
+        f"{ranges.choice_change_share:.0%} of them. {ranges.method}"
     )
     st.plotly_chart(charts.cost_range_figure(ranges))
     st.dataframe(range_rows(ranges), hide_index=True)

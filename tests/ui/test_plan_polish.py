@@ -56,6 +56,8 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     assert not [i for i in at.info if "cost the same" in i.value]  # the default plan: no tie
     at.selectbox(key="plan_saved").set_value("agent-platform").run()
     at.button(key="plan_load").click().run()
+    # At 97% confidence TensorRT-LLM TP 2 and TP 4 both need 3 nodes.
+    at.slider(key="plan_confidence").set_value(0.97).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.success[0].value.startswith(TP2)
     (note,) = [i.value for i in at.info if "cost the same" in i.value]
