@@ -24,16 +24,18 @@ from errors import InputError
 from reports.formats import REPORT_FORMATS
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from db.engine import Engine
     from db.run_reads import StoredRun
     from hardware.prices import PriceEntry
     from planner.capacity import Plan
+    from planner.measurement_plan import MeasurementPlan
     from planner.options import SizedOption
     from planner.scenario import Scenario
     from planner.sensitivity import SensitivityRow
     from planner.uncertainty import OptionRange, PlanRanges
+    from workflows.planning import Planned
 
 
 @app.command("plan")
@@ -68,8 +70,10 @@ def plan_cmd(
             InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
         )
     engine = open_engine(db)
-    planned = guard(lambda: planning.plan_scenario(engine, scenario))
+    planned = guard(lambda: _planned(lambda: planning.plan_scenario(engine, scenario), as_json))
     plan, curves, prices = planned.plan, planned.curves, planned.prices
+    if samples is None and plan.measurement_plan and plan.measurement_plan.no_data:
+        samples = 0  # ranges of options no data backs say nothing
     ranges, swings = guard(
         lambda: planning.ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
     )
@@ -78,7 +82,36 @@ def plan_cmd(
     if as_json:
         print_json(planning.plan_document(plan, ranges, swings))
         return
+    gaps = plan.measurement_plan
+    if gaps is not None and gaps.no_data:
+        _print_measurements(gaps, "")  # first: the options below are no answer
     _print_plan(plan, ranges, swings)
+    if gaps is not None and not gaps.no_data:
+        _print_measurements(gaps)
+
+
+def _planned(plan: Callable[[], Planned], as_json: bool) -> Planned:
+    """The plan; when no curve backs any candidate, what to measure (stdout) and exit 2."""
+    from errors import NoDataError  # noqa: PLC0415
+    from planner.measurement_plan import MeasurementPlan  # noqa: PLC0415
+
+    try:
+        return plan()
+    except NoDataError as exc:
+        if not isinstance(measurements := exc.measurement_plan, MeasurementPlan):
+            raise
+        if as_json:
+            print_json({"error": str(exc), "measurement_plan": dataclasses.asdict(measurements)})
+        else:
+            _print_measurements(measurements)
+        raise
+
+
+def _print_measurements(measurements: MeasurementPlan, *after: str) -> None:
+    from reports.measurement import measurement_text  # noqa: PLC0415
+
+    for line in [*measurement_text(measurements), *after]:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:

@@ -10,10 +10,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from errors import PlanningError
+from errors import NoDataError
 from planner.costs import CostModel, cost_model_for
 from planner.curves import LoadCurve, canonical_model
 from planner.fit import CurveFit
+from planner.measurement_plan import MeasurementPlan, plan_measurements
 from planner.options import Option, SizedOption
 from planner.prices import PriceEntry, catalog_version, scenario_price
 from planner.recommend import Recommendation, recommend
@@ -33,6 +34,8 @@ class Plan:
     warnings: tuple[str, ...]
     catalog_version: str
     prices_used: tuple[PriceEntry, ...]
+    # What to measure where no sound curve backs an engine x GPU pair (None: every pair has one).
+    measurement_plan: MeasurementPlan | None = None
 
 
 def make_plan(
@@ -52,7 +55,8 @@ def make_plan(
     """
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
-        raise PlanningError(_no_candidate_message(scenario, curves, warnings))
+        measurements = plan_measurements(scenario, (), curves)
+        raise NoDataError(_no_candidate_message(scenario, curves, warnings), measurements)
     price_by_gpu = {
         gpu: scenario_price(scenario, prices, gpu) for gpu in sorted({c.gpu for c in candidates})
     }
@@ -77,7 +81,8 @@ def make_plan(
         factors=scenario.factors,
         preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
     )
-    if rec.choice is None and warnings:
+    measurements = plan_measurements(scenario, options, curves)
+    if rec.choice is None and warnings and not (measurements and measurements.no_data):
         # Nothing fits: what was never considered (too far a workload, no data) belongs in the
         # answer, not only in the warnings.
         rec = replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
@@ -88,6 +93,7 @@ def make_plan(
         warnings=tuple(warnings),
         catalog_version=catalog_version(tuple(prices)),
         prices_used=used,
+        measurement_plan=measurements,
     )
 
 
