@@ -3,6 +3,8 @@ would answer it (engine x GPU x TP at the scenario's ISL/OSL, concurrency to the
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from errors import NoDataError
@@ -37,9 +39,7 @@ def test_the_agent_brief_is_no_data_said_first_in_one_sentence() -> None:
     measurements = _brief_plan()
     assert measurements.no_data
     headline = measurements.headline
-    assert headline.startswith(
-        "No measurements close enough to Llama-3.1-70B-Instruct at 3000/300"
-    )
+    assert headline.startswith("No measurements close enough to Llama-3.1-70B-Instruct at 3000/300")
     assert headline.count(". ") == 0 and headline.endswith("plan again.")
     assert "nearest measured ISL/OSL 8192/1024" in headline
     pairs = {(gap.engine, gap.gpu) for gap in measurements.gaps}
@@ -79,7 +79,7 @@ def test_each_sweep_is_the_smallest_tp_with_room_for_min_streams_and_climbs_to_i
         assert not isinstance(ceil, str)
         assert sweep.max_streams_memory == ceil.max_streams(3300) >= MIN_STREAMS
         levels = sweep.concurrencies
-        assert levels[0] == 1 and all(b == 2 * a for a, b in zip(levels, levels[1:], strict=False))
+        assert levels[0] == 1 and all(b == 2 * a for a, b in itertools.pairwise(levels))
         assert levels[-1] >= sweep.max_streams_memory > levels[-2]
 
 
