@@ -16,7 +16,7 @@ from hardware.gpus import gpu_catalog
 from measurements.probe import sweep_commands as cmd
 from measurements.probe.sweep_commands import SweepSpec
 from planner.curves import LoadCurve, canonical_model
-from planner.options import Option, RejectedOption
+from planner.options import Option, RejectedOption, SizedOption
 from planner.physics import ceilings
 from planner.scenario import Scenario
 from planner.sla_targets import SLA_TARGET_BY_FIELD
@@ -99,8 +99,11 @@ def plan_measurements(
 
 
 def is_sound(option: Option) -> bool:
-    """Whether an option rests on a curve of stated (or adjusted) workload that has every
-    metric the SLA asks for; a sound option may still fail the SLA."""
+    """Whether an option answers for its engine x GPU: sized (it meets the SLA on its data), or
+    rejected on a curve of stated (or adjusted) workload that has every metric the SLA asks for.
+    A rejection on a curve of unknown workload, or for want of a metric, is no answer."""
+    if isinstance(option, SizedOption):
+        return True
     key = option.curve.key
     if key.isl is None or key.osl is None:
         return False
