@@ -26,9 +26,7 @@ def test_the_agent_brief_says_no_data_first_and_prints_the_probe_commands(demo_u
     result = runner.invoke(app, ["plan", str(BRIEF), "--db", demo_url])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(
-        "No measurements close enough to Llama-3.1-70B-Instruct at 3000/300"
-    )
+    assert lines[0].startswith("No measurements close enough to Llama-3.1-70B-Instruct at 3000/300")
     probes = [line for line in lines if line.startswith("capplan probe --launch ")]
     assert len(probes) == 8  # 2 engines x 2 GPUs x 2 TP sizes
     assert {shlex.split(line)[3].split()[0] for line in probes} == {"vllm", "trtllm-serve"}
@@ -59,9 +57,7 @@ def test_plan_json_carries_the_measurement_plan_under_canonical_keys(demo_url: s
     assert sweep["isl"] == 3000 and sweep["osl"] == 300
 
 
-def test_a_model_with_no_curve_exits_2_with_what_to_measure(
-    demo_url: str, tmp_path: Path
-) -> None:
+def test_a_model_with_no_curve_exits_2_with_what_to_measure(demo_url: str, tmp_path: Path) -> None:
     other = tmp_path / "mixtral.yaml"
     other.write_text(BRIEF.read_text().replace("meta-llama/Llama-3.1-70B-Instruct", "Mixtral-8x7B"))
     result = runner.invoke(app, ["plan", str(other), "--db", demo_url])
