@@ -111,6 +111,7 @@ def plan_to_dict(plan: Plan) -> dict[str, object]:
         "warnings": list(plan.warnings),
         "run_ids": [_json(run_id) for run_id in _run_ids(plan)],
         "options": [_option_dict(option, option is rec.choice) for option in plan.options],
+        "measurement_plan": _json(asdict(plan.measurement_plan)) if plan.measurement_plan else None,
     }
     return dict(document)
 

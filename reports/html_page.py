@@ -12,6 +12,7 @@ import plotly.io as pio
 
 from reports.charts import report_figures
 from reports.export import Cell, tie_note
+from reports.measurement import measurement_section
 from reports.model import Report
 from reports.render import Table, report_tables
 from reports.xlsx_layout import header_with_unit
@@ -20,6 +21,7 @@ from reports.xlsx_layout import header_with_unit
 def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str] = ()) -> str:
     """One self-contained HTML page: plotly JS inlined (interactive) or the given SVG charts."""
     parts = [_head(report), _summary_html(report)]
+    parts += measurement_section(report.plan.measurement_plan)
     options = _table_html(*_options_brief(report), "options") + _rejected_html(report)
     parts.append(_section("Options", options))
     if interactive:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from errors import CapplanError, NoDataError
 from planner.capacity import Plan
+from planner.measurement_plan import MeasurementPlan
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
@@ -17,7 +19,7 @@ from reports.export import (
     range_rows,
     tie_note,
 )
-from ui import charts, plan_form
+from ui import charts, measurement, plan_form
 from ui import resources as res
 from workflows.planning import plan_json
 
@@ -42,7 +44,18 @@ def _saved_scenarios(url: str, version: int) -> None:
 
 
 def _planned(url: str, version: int, scenario: Scenario) -> Plan | None:
-    return res.guarded(lambda: res.plan_for(scenario, url, version))
+    try:
+        return res.plan_for(scenario, url, version)
+    except NoDataError as exc:  # no curve backs any candidate: say what to measure
+        if isinstance(exc.measurement_plan, MeasurementPlan):
+            measurement.draw_verdict(exc.measurement_plan)
+            st.caption(str(exc))
+            measurement.draw_sweeps(exc.measurement_plan)
+        else:
+            st.error(str(exc))
+    except CapplanError as exc:
+        st.error(str(exc))
+    return None
 
 
 def _recommendation(plan: Plan) -> None:
@@ -215,18 +228,34 @@ if scenario is None:
 plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
-_recommendation(plan)
-# Filled once the resampled ranges below are in: a cost tie the resampling splits.
-tie_slot = st.empty()
-st.subheader("Options")
-st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
-st.dataframe(options_table(plan), hide_index=True)
-for warning in plan.warnings:
-    st.warning(warning)
-ranges = _ranges(url, version, scenario)
-if (note := tie_note(plan, ranges)) is not None:
-    tie_slot.info(note, icon=":material/balance:")
-swings = _sensitivity(url, version, scenario)
+gaps = plan.measurement_plan
+if gaps is not None and gaps.no_data:
+    # No data backs any option: the verdict and the sweeps first, what was found folded away,
+    # and no ranges or sensitivity of options nothing backs.
+    measurement.draw_verdict(gaps)
+    measurement.draw_sweeps(gaps)
+    with st.expander("What the stored data has (none of it answers this scenario)"):
+        st.write(plan.recommendation.reason)
+        st.dataframe(options_table(plan), hide_index=True)
+        for warning in plan.warnings:
+            st.caption(warning)
+    ranges, swings = None, None
+else:
+    _recommendation(plan)
+    # Filled once the resampled ranges below are in: a cost tie the resampling splits.
+    tie_slot = st.empty()
+    st.subheader("Options")
+    st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
+    st.dataframe(options_table(plan), hide_index=True)
+    for warning in plan.warnings:
+        st.warning(warning)
+    if gaps is not None:
+        measurement.draw_verdict(gaps)
+        measurement.draw_sweeps(gaps)
+    ranges = _ranges(url, version, scenario)
+    if (note := tie_note(plan, ranges)) is not None:
+        tie_slot.info(note, icon=":material/balance:")
+    swings = _sensitivity(url, version, scenario)
 st.subheader("Take it away")
 _downloads(plan, scenario, ranges, swings)
 _report(url, version, plan, ranges, swings)

@@ -134,6 +134,9 @@ def test_runs_page_upload_stores_good_files_and_rejects_bad_ones(store_url: str)
     at.file_uploader(key="upload_files").set_value(
         [("c8.json", good, "application/json"), ("broken.json", b'{"date": ', "application/json")]
     )
+    # The file names no GPU and no TP: the form says them, else the run is refused (item 8).
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(1)
     at.button[0].click().run()  # the form's Import button
     assert not at.exception
     outcomes = _table(at, "upload_outcomes_table")
@@ -404,6 +407,10 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     at.selectbox(key="fact_Engine").set_value("vllm")
     at.text_input(key="fact_model").set_value("meta-llama/Llama-3.1-70B-Instruct")
     at.number_input(key="fact_concurrency").set_value(8)
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(1)
+    # llmperf's per-request records give no output tok/s: stored only when asked to be.
+    at.checkbox(key="upload_store_unplannable").check()
     at.button[0].click().run()
     assert not at.exception
     outcomes = _table(at, "upload_outcomes_table")
@@ -433,3 +440,27 @@ def test_plan_page_builds_the_pdf_report_on_request(store_url: str) -> None:
     assert content[:5] == b"%PDF-" and len(content) > 20_000
     labels = [getattr(b, "label", None) for b in at.get("download_button")]
     assert "Download the PDF report" in labels
+
+
+def test_runs_page_refuses_a_run_without_a_gpu_and_says_which_field_to_fill(
+    store_url: str,
+) -> None:
+    # The labelling bug of issue 13: GPU "(from file)" on a file naming none stored the run
+    # without a GPU, silently unplannable.
+    engine = make_engine(store_url)
+    before = run_lists.count_runs(engine)
+    at = _page("ui/runs.py")
+    good = (FIXTURES / "vllm-cpu-real" / "c8.json").read_bytes()
+    at.file_uploader(key="upload_files").set_value([("c8.json", good, "application/json")])
+    at.number_input(key="fact_tp").set_value(1)
+    at.button[0].click().run()
+    assert not at.exception
+    (note,) = [w.value for w in at.warning if "c8.json" in w.value]
+    assert "not stored" in note and "no GPU" in note and "(from file)" in note
+    assert "TP" not in note.split("no GPU")[1]  # TP was given: only the GPU is asked for
+    assert run_lists.count_runs(engine) == before
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.button[0].click().run()
+    assert not [w for w in at.warning if "c8.json" in w.value]
+    assert run_lists.count_runs(engine) == before + 1
+    engine.dispose()
