@@ -86,7 +86,8 @@ def make_plan(
         preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
     )
     measurements = plan_measurements(scenario, options, curves)
-    if rec.choice is None and warnings and not (measurements and measurements.no_data):
+    no_data = measurements is not None and measurements.no_data
+    if rec.choice is None and rec.flagged is None and warnings and not no_data:
         # Nothing fits: what was never considered (too far a workload, no data) belongs in the
         # answer, not only in the warnings.
         rec = replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
