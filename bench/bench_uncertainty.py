@@ -16,10 +16,10 @@ sys.path.insert(0, str(ROOT))
 from measurements.demo.runs import demo_runs  # noqa: E402
 from planner.capacity import make_plan  # noqa: E402
 from planner.curves import curve_from_run  # noqa: E402
+from planner.draws import Draws  # noqa: E402
 from planner.prices import load_catalog_csv  # noqa: E402
 from planner.scenario import load_scenario  # noqa: E402
 from planner.sensitivity import sensitivity  # noqa: E402
-from planner.draws import Draws  # noqa: E402
 from planner.uncertainty import ranges_of  # noqa: E402
 
 SCENARIOS = ROOT / "docs" / "scenarios"
