@@ -73,12 +73,7 @@ def make_plan(
     warnings.extend(note for p in price_by_gpu.values() for note in costs.price_warnings(p))
     options.sort(key=_sort_key)
     budget = scenario.budget.monthly_usd if scenario.budget else None
-    used = tuple(
-        entry
-        for p in price_by_gpu.values()
-        for entry in (p.entry, p.reserved_entry)
-        if entry is not None
-    )
+    used = tuple(e for p in price_by_gpu.values() for e in (p.entry, p.reserved_entry) if e)
     rec = recommend(
         options,
         budget,
