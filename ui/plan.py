@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from errors import CapplanError
 from planner.capacity import Plan
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
@@ -19,9 +20,11 @@ from reports.export import (
 )
 from ui import charts, plan_form
 from ui import resources as res
+from ui.background import Later
 from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+POLL_S = 0.3  # how often the page looks whether the ranges are in
 
 
 def _load_saved(url: str, name: str) -> None:
@@ -87,11 +90,12 @@ def _scenario_file(url: str) -> None:
         st.rerun()
 
 
-def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
+def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
     st.subheader("How sure is this?")
-    ranges = res.guarded(lambda: res.ranges_for(scenario, url, version))
-    if ranges is None:
+    if isinstance(found, CapplanError):
+        st.error(str(found))
         return None
+    ranges = found
     st.caption(
         f"{ranges.samples} re-plans on fits perturbed by their own held-out error; the "
         f"recommendation changes in {ranges.choice_change_share:.0%} of them. {ranges.method}"
@@ -103,11 +107,12 @@ def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
     return ranges
 
 
-def _sensitivity(url: str, version: int, scenario: Scenario) -> list[SensitivityRow] | None:
+def _sensitivity(found: list[SensitivityRow] | CapplanError) -> list[SensitivityRow] | None:
     st.subheader("What moves the answer")
-    rows = res.guarded(lambda: res.sensitivity_for(scenario, url, version))
-    if rows is None:
+    if isinstance(found, CapplanError):
+        st.error(str(found))
         return None
+    rows = found
     st.caption(
         "Each input moved 10% down and up (counts by one), the plan made again: the change in "
         "the recommended option's monthly cost. Whole nodes make small moves show as 0% or a "
@@ -117,22 +122,34 @@ def _sensitivity(url: str, version: int, scenario: Scenario) -> list[Sensitivity
     return rows
 
 
-def _downloads(
-    plan: Plan,
-    scenario: Scenario,
-    ranges: PlanRanges | None,
-    swings: list[SensitivityRow] | None,
-) -> None:
+def _waiting(later: Later) -> None:
+    """While the ranges and the sensitivity are computed (off the script thread): say so, look
+    again every POLL_S, and draw the page again when they are in (from the kept results)."""
+
+    @st.fragment(run_every=POLL_S)
+    def poll() -> None:
+        if later.done():
+            st.rerun(scope="app")
+        st.subheader("How sure is this?")
+        st.caption("Re-planning on sampled fits for the cost ranges and what moves the answer...")
+
+    poll()
+
+
+def _downloads(plan: Plan, scenario: Scenario, later: Later) -> None:
+    """The exports, each built when its button is pressed (waiting for the ranges if need be)."""
     stem = scenario.name.replace(" ", "_")
     yaml_file, xlsx, csv, document = st.columns(4)
     yaml_file.download_button(
         "Scenario as YAML", scenario_to_yaml(scenario), f"{stem}.yaml", "application/yaml"
     )
-    xlsx.download_button("Plan as XLSX", plan_to_xlsx(plan, ranges, swings), f"{stem}.xlsx", XLSX)
-    csv.download_button("Plan as CSV", plan_to_csv(plan), f"{stem}.csv", "text/csv")
+    xlsx.download_button(
+        "Plan as XLSX", lambda: plan_to_xlsx(plan, *later.values()), f"{stem}.xlsx", XLSX
+    )
+    csv.download_button("Plan as CSV", lambda: plan_to_csv(plan), f"{stem}.csv", "text/csv")
     document.download_button(
         "Plan as JSON",
-        plan_json(plan, ranges, swings),
+        lambda: plan_json(plan, *later.values()),
         f"{stem}.json",
         "application/json",
     )
@@ -147,13 +164,7 @@ REPORT_FORMATS = {
 }
 
 
-def _report(
-    url: str,
-    version: int,
-    plan: Plan,
-    ranges: PlanRanges | None,
-    swings: list[SensitivityRow] | None,
-) -> None:
+def _report(url: str, version: int, plan: Plan, later: Later) -> None:
     """Build the capacity report on request (a PDF takes seconds), then offer it for download."""
     left, right = st.columns([3, 1])
     label = left.selectbox("Capacity report", list(REPORT_FORMATS), key="plan_report_format")
@@ -161,7 +172,7 @@ def _report(
     key = (scenario_to_yaml(plan.scenario), version, fmt)
     if right.button("Build report", key="plan_report_build"):
         with st.spinner(f"Building the {fmt.upper()} report..."):
-            content = res.guarded(lambda: res.report_bytes(plan, ranges, swings, url, fmt))
+            content = res.guarded(lambda: res.report_bytes(plan, *later.values(), url, fmt))
         if content is not None:
             st.session_state["plan_report"] = (key, content)
     built = st.session_state.get("plan_report")
@@ -212,11 +223,19 @@ st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
 st.dataframe(options_table(plan), hide_index=True)
 for warning in plan.warnings:
     st.warning(warning)
-ranges = _ranges(url, version, scenario)
-if (note := tie_note(plan, ranges)) is not None:
-    tie_slot.info(note, icon=":material/balance:")
-swings = _sensitivity(url, version, scenario)
+# The ranges and sensitivity follow the plan without holding it up (ui/background.py).
+later = res.later_for(scenario, url, version)
+if later.done():
+    found_ranges, found_swings = later.results()
+    with st.container(key="plan_ranges"):
+        ranges = _ranges(found_ranges)
+    if (note := tie_note(plan, ranges)) is not None:
+        tie_slot.info(note, icon=":material/balance:")
+    with st.container(key="plan_sensitivity"):
+        _sensitivity(found_swings)
+else:
+    _waiting(later)
 st.subheader("Take it away")
-_downloads(plan, scenario, ranges, swings)
-_report(url, version, plan, ranges, swings)
+_downloads(plan, scenario, later)
+_report(url, version, plan, later)
 _save(url, scenario)

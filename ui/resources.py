@@ -5,7 +5,7 @@ store version that every write bumps, and the write actions (uploads, deletes, p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import streamlit as st
@@ -26,9 +26,10 @@ from planner.curves import LoadCurve
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
-from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import PlanRanges, plan_ranges
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
 from reports.formats import render_report
+from ui import background
 from ui.tables import curves_for, price_entries_from_rows, workload_key
 from workflows import history, planning
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
@@ -182,31 +183,29 @@ def price_catalog(url: str, version: int) -> list[PriceEntry]:
     return planning.price_catalog(store_engine(url))
 
 
-@st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: scenario_to_yaml})
-def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
-    """The capacity plan for a scenario over the stored curves (those of its model: the same
-    plan as over all) and the price catalog."""
+@st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: background.unnamed})
+def _plan(scenario: Scenario, url: str, version: int) -> Plan:
     return make_plan(scenario, scenario_curves(scenario, url, version), price_catalog(url, version))
 
 
-@st.cache_data(
-    show_spinner="Re-planning on sampled fits for the cost ranges...",
-    hash_funcs={Scenario: scenario_to_yaml},
-)
-def ranges_for(scenario: Scenario, url: str, version: int) -> PlanRanges:
-    """P10/P50/P90 nodes and cost per option (planner.uncertainty, default sample count)."""
-    curves = scenario_curves(scenario, url, version)
-    return plan_ranges(scenario, curves, price_catalog(url, version))
+def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
+    """The capacity plan for a scenario over the stored curves (those of its model: the same
+    plan as over all) and the price catalog; kept by the scenario without its name, so a
+    rename plans nothing (the plan carries the scenario as given)."""
+    plan = _plan(scenario, url, version)
+    return plan if plan.scenario == scenario else replace(plan, scenario=scenario)
 
 
-@st.cache_data(
-    show_spinner="Moving each input down and up to see what moves the answer...",
-    hash_funcs={Scenario: scenario_to_yaml},
-)
-def sensitivity_for(scenario: Scenario, url: str, version: int) -> list[SensitivityRow]:
-    """Each input moved 10% down and up (planner.sensitivity), biggest effect first."""
-    curves = scenario_curves(scenario, url, version)
-    return sensitivity(scenario, curves, price_catalog(url, version))
+def later_for(scenario: Scenario, url: str, version: int) -> background.Later:
+    """P10/P50/P90 nodes and cost per option (planner.uncertainty, default sample count) and
+    each input moved 10% down and up (planner.sensitivity), computed off the script thread."""
+    return background.ranges_and_sensitivity(
+        scenario,
+        url,
+        version,
+        lambda: scenario_curves(scenario, url, version),
+        lambda: price_catalog(url, version),
+    )
 
 
 def report_bytes(
