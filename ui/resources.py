@@ -39,7 +39,8 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class _Counter:
-    value: int = 0
+    value: int = 0  # runs and prices: what plans read
+    scenarios: int = 0  # saved scenarios and recorded plans: what no plan reads
 
 
 def db_url() -> str:
@@ -77,6 +78,11 @@ def store_version(url: str) -> int:
 def bump_version(url: str) -> None:
     """Mark the store changed (after a write) so every cached loader reloads."""
     _counter(url).value += 1
+
+
+def _bump_scenarios(url: str) -> None:
+    """Mark the saved scenarios changed: their lists reload; curves, fits and plans stay."""
+    _counter(url).scenarios += 1
 
 
 def guarded(action: Callable[[], T]) -> T | None:
@@ -220,9 +226,13 @@ def report_bytes(
     return render_report(planning.report_of(store_engine(url), plan, ranges, swings), fmt)
 
 
-@st.cache_data(show_spinner=False)
 def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
     """The scenarios saved in the store, by name."""
+    return _saved_scenarios(url, version, _counter(url).scenarios)
+
+
+@st.cache_data(show_spinner=False)
+def _saved_scenarios(url: str, version: int, saved: int) -> list[ScenarioRecord]:
     return scenarios.list_scenarios(store_engine(url))
 
 
@@ -302,7 +312,7 @@ def restore_shipped_prices(url: str) -> int:
 def save_scenario(url: str, scenario: Scenario) -> ScenarioRecord:
     """Save a scenario as YAML under its name (replacing one with the same name)."""
     record = scenarios.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 
@@ -315,30 +325,34 @@ def load_scenario(url: str, name: str) -> Scenario:
 # ---------------------------------------------------------------- scenarios page (part R3)
 
 
-@st.cache_data(show_spinner=False)
 def plan_history(url: str, version: int, name: str) -> list[scenarios.PlanRecord]:
     """The recorded plans of a saved scenario, newest first."""
+    return _plan_history(url, version, _counter(url).scenarios, name)
+
+
+@st.cache_data(show_spinner=False)
+def _plan_history(url: str, version: int, saved: int, name: str) -> list[scenarios.PlanRecord]:
     return scenarios.plan_history(store_engine(url), name)
 
 
 def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
     """Rename a saved scenario (InputError when the new name is taken)."""
     record = history.rename_scenario(store_engine(url), old, new)
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 
 def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
     """Copy a saved scenario under a new name."""
     record = history.clone_scenario(store_engine(url), name, new_name)
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 
 def delete_scenario(url: str, name: str) -> bool:
     """Delete a saved scenario (its recorded plans stay, for audit)."""
     deleted = scenarios.delete_scenario(store_engine(url), name)
-    bump_version(url)
+    _bump_scenarios(url)
     return deleted
 
 
@@ -349,7 +363,7 @@ def record_plan_now(url: str, name: str) -> scenarios.PlanRecord:
     plan = plan_for(scenario, url, version)
     curves = scenario_curves(scenario, url, version)
     record = history.record_plan(store_engine(url), name, plan, curves=curves)
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 

@@ -97,6 +97,22 @@ def test_the_plan_carries_the_name_it_was_asked_for(store_url: str) -> None:
     assert res.plan_for(second, store_url, version).scenario.name == "second"
 
 
+def test_scenario_writes_keep_the_plans_and_show_in_the_lists(store_url: str) -> None:
+    version = res.store_version(store_url)
+
+    def names() -> list[str]:
+        return [r.name for r in res.saved_scenarios(store_url, version)]
+
+    res.save_scenario(store_url, scenario_from_dict(_raw("kept"), "test"))
+    assert "kept" in names()
+    res.rename_scenario(store_url, "kept", "renamed")
+    assert "renamed" in names() and "kept" not in names()
+    res.record_plan_now(store_url, "renamed")
+    assert len(res.plan_history(store_url, version, "renamed")) == 1
+    # No run or price changed: the curves, fits and plans cached for this version stay.
+    assert res.store_version(store_url) == version
+
+
 def _raw(name: str) -> dict[str, object]:
     return {
         "name": name,
