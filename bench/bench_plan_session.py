@@ -216,6 +216,7 @@ def time_change(page: Page, log: RunLog, change: Change) -> dict[str, Any]:
     if settled is None or ranges is None:
         raise TimeoutError(f"{change.label}: the page did not settle in {deadline - start:.0f} s")
     app_idle(page)  # a later fragment run must not overlap the next change
+    print(f"  {change.label}: settled {settled:.2f} s, ranges {ranges:.2f} s", file=sys.stderr)
     return {"kind": change.kind, "label": change.label, "settled_s": settled, "ranges_s": ranges}
 
 
@@ -269,6 +270,7 @@ def session(db_url: str, workdir: Path, chromium: str) -> dict[str, Any]:
         ),
     ):
         first = first_plan_page(page, app.url)
+        print(f"  first Plan page {first:.2f} s", file=sys.stderr)
         _wait_companions(page)
         changes = [time_change(page, log, change) for change in SESSION]
         page.reload()

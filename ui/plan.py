@@ -24,7 +24,7 @@ from ui.background import Later
 from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-POLL_S = 0.3  # how often the page looks whether the ranges are in
+POLL_S = 1.0  # how often the page looks whether the ranges are in (each look costs the worker)
 
 
 def _load_saved(url: str, name: str) -> None:
