@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -237,7 +238,7 @@ def first_plan_page(page: Page, base: str) -> float:
 def summary(values: list[float]) -> dict[str, float]:
     """p50, p95 (nearest rank over few values: the second largest of 20) and max, seconds."""
     ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(0.95 * len(ordered) + 0.5) - 1))
+    rank = max(0, math.ceil(0.95 * len(ordered)) - 1)
     return {
         "n": len(ordered),
         "p50": round(statistics.median(ordered), 2),
@@ -313,7 +314,14 @@ def main() -> None:
     parser.add_argument("--scale-runs", type=int, default=10_000)
     parser.add_argument("--scale-samples", type=int, default=200_000)
     parser.add_argument("--out", help="write the JSON here")
+    parser.add_argument("--summarize", help="print the tables of a JSON written by --out")
     args = parser.parse_args()
+    if args.summarize:
+        found = json.loads(Path(args.summarize).read_text(encoding="utf-8"))
+        for store in ("demo", "scale"):
+            if store in found:
+                tables(store, found[store])
+        return
     chromium = chromium_path()
     if chromium is None:
         sys.exit("no chromium: apt-get install chromium (or set CAPPLAN_CHROMIUM)")
