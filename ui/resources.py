@@ -123,7 +123,9 @@ def stored_run(url: str, version: int, run_id: int) -> StoredRun:
     return run_reads.get_run(store_engine(url), run_id)
 
 
-@st.cache_data(show_spinner="Building curves...", max_entries=32)
+# cache_resource, not cache_data: the curves are frozen, and a copy of a model's 2,000 curves
+# (the 10,000-run store) took about a second to unpickle on every run of the Plan page.
+@st.cache_resource(show_spinner="Building curves...", max_entries=32)
 def load_curves(
     url: str,
     version: int,
@@ -132,7 +134,7 @@ def load_curves(
 ) -> list[LoadCurve]:
     """One LoadCurve per stored run that has concurrency levels, of the stored model names in
     `models` and the (ISL, OSL) `workload` when given (runs read a chunk at a time: the curves
-    are kept, the RunFiles are not)."""
+    are kept, the RunFiles are not). Shared by every session: never modify the list."""
     return planning.load_curves(store_engine(url), models, workload)
 
 
