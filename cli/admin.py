@@ -129,7 +129,7 @@ def app_cmd(
     command = [
         sys.executable,
         "-m",
-        "streamlit",
+        "ui.serve",  # streamlit's command line, the pages' imports loaded first
         "run",
         str(APP_SCRIPT),
         "--server.port",

@@ -21,9 +21,11 @@ from reports.export import (
 )
 from ui import charts, measurement, plan_form
 from ui import resources as res
+from ui.background import Later
 from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+POLL_S = 1.0  # how often the page looks whether the ranges are in (each look costs the worker)
 
 
 def _load_saved(url: str, name: str) -> None:
@@ -110,11 +112,12 @@ def _scenario_file(url: str) -> None:
         st.rerun()
 
 
-def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
+def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
     st.subheader("How sure is this?")
-    ranges = res.guarded(lambda: res.ranges_for(scenario, url, version))
-    if ranges is None:
+    if isinstance(found, CapplanError):
+        st.error(str(found))
         return None
+    ranges = found
     st.caption(
         f"{ranges.samples} error samples per option, the same ones the plan's fleet was sized "
         f"over (at {ranges.confidence:.0%} confidence); the recommendation changes in "
@@ -127,11 +130,12 @@ def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
     return ranges
 
 
-def _sensitivity(url: str, version: int, scenario: Scenario) -> list[SensitivityRow] | None:
+def _sensitivity(found: list[SensitivityRow] | CapplanError) -> list[SensitivityRow] | None:
     st.subheader("What moves the answer")
-    rows = res.guarded(lambda: res.sensitivity_for(scenario, url, version))
-    if rows is None:
+    if isinstance(found, CapplanError):
+        st.error(str(found))
         return None
+    rows = found
     st.caption(
         "Each input moved 10% down and up (counts by one), the plan made again: the change in "
         "the recommended option's monthly cost. Whole nodes make small moves show as 0% or a "
@@ -141,22 +145,34 @@ def _sensitivity(url: str, version: int, scenario: Scenario) -> list[Sensitivity
     return rows
 
 
-def _downloads(
-    plan: Plan,
-    scenario: Scenario,
-    ranges: PlanRanges | None,
-    swings: list[SensitivityRow] | None,
-) -> None:
+def _waiting(later: Later) -> None:
+    """While the ranges and the sensitivity are computed (off the script thread): say so, look
+    again every POLL_S, and draw the page again when they are in (from the kept results)."""
+
+    @st.fragment(run_every=POLL_S)
+    def poll() -> None:
+        if later.done():
+            st.rerun(scope="app")
+        st.subheader("How sure is this?")
+        st.caption("Reading the cost ranges and re-planning what moves the answer...")
+
+    poll()
+
+
+def _downloads(plan: Plan, scenario: Scenario, later: Later) -> None:
+    """The exports, each built when its button is pressed (waiting for the ranges if need be)."""
     stem = scenario.name.replace(" ", "_")
     yaml_file, xlsx, csv, document = st.columns(4)
     yaml_file.download_button(
         "Scenario as YAML", scenario_to_yaml(scenario), f"{stem}.yaml", "application/yaml"
     )
-    xlsx.download_button("Plan as XLSX", plan_to_xlsx(plan, ranges, swings), f"{stem}.xlsx", XLSX)
-    csv.download_button("Plan as CSV", plan_to_csv(plan), f"{stem}.csv", "text/csv")
+    xlsx.download_button(
+        "Plan as XLSX", lambda: plan_to_xlsx(plan, *later.values()), f"{stem}.xlsx", XLSX
+    )
+    csv.download_button("Plan as CSV", lambda: plan_to_csv(plan), f"{stem}.csv", "text/csv")
     document.download_button(
         "Plan as JSON",
-        plan_json(plan, ranges, swings),
+        lambda: plan_json(plan, *later.values()),
         f"{stem}.json",
         "application/json",
     )
@@ -171,13 +187,7 @@ REPORT_FORMATS = {
 }
 
 
-def _report(
-    url: str,
-    version: int,
-    plan: Plan,
-    ranges: PlanRanges | None,
-    swings: list[SensitivityRow] | None,
-) -> None:
+def _report(url: str, version: int, plan: Plan, later: Later) -> None:
     """Build the capacity report on request (a PDF takes seconds), then offer it for download."""
     left, right = st.columns([3, 1])
     label = left.selectbox("Capacity report", list(REPORT_FORMATS), key="plan_report_format")
@@ -185,7 +195,7 @@ def _report(
     key = (scenario_to_yaml(plan.scenario), version, fmt)
     if right.button("Build report", key="plan_report_build"):
         with st.spinner(f"Building the {fmt.upper()} report..."):
-            content = res.guarded(lambda: res.report_bytes(plan, ranges, swings, url, fmt))
+            content = res.guarded(lambda: res.report_bytes(plan, *later.values(), url, fmt))
         if content is not None:
             st.session_state["plan_report"] = (key, content)
     built = st.session_state.get("plan_report")
@@ -229,6 +239,8 @@ plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
 gaps = plan.measurement_plan
+# The ranges and sensitivity follow the plan without holding it up (ui/background.py).
+later = res.later_for(scenario, url, version)
 if gaps is not None and gaps.no_data:
     # No data backs any option: the verdict and the sweeps first, what was found folded away,
     # and no ranges or sensitivity of options nothing backs.
@@ -239,7 +251,6 @@ if gaps is not None and gaps.no_data:
         st.dataframe(options_table(plan), hide_index=True)
         for warning in plan.warnings:
             st.caption(warning)
-    ranges, swings = None, None
 else:
     _recommendation(plan)
     # Filled once the resampled ranges below are in: a cost tie the resampling splits.
@@ -252,11 +263,17 @@ else:
     if gaps is not None:
         measurement.draw_verdict(gaps)
         measurement.draw_sweeps(gaps)
-    ranges = _ranges(url, version, scenario)
-    if (note := tie_note(plan, ranges)) is not None:
-        tie_slot.info(note, icon=":material/balance:")
-    swings = _sensitivity(url, version, scenario)
+    if later.done():
+        found_ranges, found_swings = later.results()
+        with st.container(key="plan_ranges"):
+            ranges = _ranges(found_ranges)
+        if (note := tie_note(plan, ranges)) is not None:
+            tie_slot.info(note, icon=":material/balance:")
+        with st.container(key="plan_sensitivity"):
+            _sensitivity(found_swings)
+    else:
+        _waiting(later)
 st.subheader("Take it away")
-_downloads(plan, scenario, ranges, swings)
-_report(url, version, plan, ranges, swings)
+_downloads(plan, scenario, later)
+_report(url, version, plan, later)
 _save(url, scenario)

@@ -5,7 +5,7 @@ store version that every write bumps, and the write actions (uploads, deletes, p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import streamlit as st
@@ -26,9 +26,10 @@ from planner.curves import LoadCurve
 from planner.fit import CurveFit, fit_curve
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
-from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import PlanRanges, plan_ranges
+from planner.sensitivity import SensitivityRow
+from planner.uncertainty import PlanRanges
 from reports.formats import render_report
+from ui import background
 from ui.tables import curves_for, price_entries_from_rows, workload_key
 from workflows import history, planning
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
@@ -38,7 +39,8 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class _Counter:
-    value: int = 0
+    value: int = 0  # runs and prices: what plans read
+    scenarios: int = 0  # saved scenarios and recorded plans: what no plan reads
 
 
 def db_url() -> str:
@@ -76,6 +78,11 @@ def store_version(url: str) -> int:
 def bump_version(url: str) -> None:
     """Mark the store changed (after a write) so every cached loader reloads."""
     _counter(url).value += 1
+
+
+def _bump_scenarios(url: str) -> None:
+    """Mark the saved scenarios changed: their lists reload; curves, fits and plans stay."""
+    _counter(url).scenarios += 1
 
 
 def guarded(action: Callable[[], T]) -> T | None:
@@ -116,7 +123,9 @@ def stored_run(url: str, version: int, run_id: int) -> StoredRun:
     return run_reads.get_run(store_engine(url), run_id)
 
 
-@st.cache_data(show_spinner="Building curves...", max_entries=32)
+# cache_resource, not cache_data: the curves are frozen, and a copy of a model's 2,000 curves
+# (the 10,000-run store) took about a second to unpickle on every run of the Plan page.
+@st.cache_resource(show_spinner="Building curves...", max_entries=32)
 def load_curves(
     url: str,
     version: int,
@@ -125,7 +134,7 @@ def load_curves(
 ) -> list[LoadCurve]:
     """One LoadCurve per stored run that has concurrency levels, of the stored model names in
     `models` and the (ISL, OSL) `workload` when given (runs read a chunk at a time: the curves
-    are kept, the RunFiles are not)."""
+    are kept, the RunFiles are not). Shared by every session: never modify the list."""
     return planning.load_curves(store_engine(url), models, workload)
 
 
@@ -182,31 +191,31 @@ def price_catalog(url: str, version: int) -> list[PriceEntry]:
     return planning.price_catalog(store_engine(url))
 
 
-@st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: scenario_to_yaml})
-def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
-    """The capacity plan for a scenario over the stored curves (those of its model: the same
-    plan as over all) and the price catalog."""
+@st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: background.unnamed})
+def _plan(scenario: Scenario, url: str, version: int) -> Plan:
     return make_plan(scenario, scenario_curves(scenario, url, version), price_catalog(url, version))
 
 
-@st.cache_data(
-    show_spinner="Re-planning on sampled fits for the cost ranges...",
-    hash_funcs={Scenario: scenario_to_yaml},
-)
-def ranges_for(scenario: Scenario, url: str, version: int) -> PlanRanges:
-    """P10/P50/P90 nodes and cost per option (planner.uncertainty, default sample count)."""
-    curves = scenario_curves(scenario, url, version)
-    return plan_ranges(scenario, curves, price_catalog(url, version))
+def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
+    """The capacity plan for a scenario over the stored curves (those of its model: the same
+    plan as over all) and the price catalog; kept by the scenario without its name, so a
+    rename plans nothing (the plan carries the scenario as given)."""
+    plan = _plan(scenario, url, version)
+    return plan if plan.scenario == scenario else replace(plan, scenario=scenario)
 
 
-@st.cache_data(
-    show_spinner="Moving each input down and up to see what moves the answer...",
-    hash_funcs={Scenario: scenario_to_yaml},
-)
-def sensitivity_for(scenario: Scenario, url: str, version: int) -> list[SensitivityRow]:
-    """Each input moved 10% down and up (planner.sensitivity), biggest effect first."""
-    curves = scenario_curves(scenario, url, version)
-    return sensitivity(scenario, curves, price_catalog(url, version))
+def later_for(scenario: Scenario, url: str, version: int) -> background.Later:
+    """P10/P50/P90 nodes and cost per option from the plan's own error samples
+    (planner.uncertainty) and each input moved 10% down and up (planner.sensitivity), computed
+    off the script thread."""
+    return background.ranges_and_sensitivity(
+        scenario,
+        url,
+        version,
+        curves=lambda: scenario_curves(scenario, url, version),
+        prices=lambda: price_catalog(url, version),
+        plan=lambda: plan_for(scenario, url, version),
+    )
 
 
 def report_bytes(
@@ -221,9 +230,13 @@ def report_bytes(
     return render_report(planning.report_of(store_engine(url), plan, ranges, swings), fmt)
 
 
-@st.cache_data(show_spinner=False)
 def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
     """The scenarios saved in the store, by name."""
+    return _saved_scenarios(url, version, _counter(url).scenarios)
+
+
+@st.cache_data(show_spinner=False)
+def _saved_scenarios(url: str, version: int, saved: int) -> list[ScenarioRecord]:
     return scenarios.list_scenarios(store_engine(url))
 
 
@@ -306,7 +319,7 @@ def restore_shipped_prices(url: str) -> int:
 def save_scenario(url: str, scenario: Scenario) -> ScenarioRecord:
     """Save a scenario as YAML under its name (replacing one with the same name)."""
     record = scenarios.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 
@@ -319,30 +332,34 @@ def load_scenario(url: str, name: str) -> Scenario:
 # ---------------------------------------------------------------- scenarios page (part R3)
 
 
-@st.cache_data(show_spinner=False)
 def plan_history(url: str, version: int, name: str) -> list[scenarios.PlanRecord]:
     """The recorded plans of a saved scenario, newest first."""
+    return _plan_history(url, version, _counter(url).scenarios, name)
+
+
+@st.cache_data(show_spinner=False)
+def _plan_history(url: str, version: int, saved: int, name: str) -> list[scenarios.PlanRecord]:
     return scenarios.plan_history(store_engine(url), name)
 
 
 def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
     """Rename a saved scenario (InputError when the new name is taken)."""
     record = history.rename_scenario(store_engine(url), old, new)
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 
 def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
     """Copy a saved scenario under a new name."""
     record = history.clone_scenario(store_engine(url), name, new_name)
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 
 def delete_scenario(url: str, name: str) -> bool:
     """Delete a saved scenario (its recorded plans stay, for audit)."""
     deleted = scenarios.delete_scenario(store_engine(url), name)
-    bump_version(url)
+    _bump_scenarios(url)
     return deleted
 
 
@@ -353,7 +370,7 @@ def record_plan_now(url: str, name: str) -> scenarios.PlanRecord:
     plan = plan_for(scenario, url, version)
     curves = scenario_curves(scenario, url, version)
     record = history.record_plan(store_engine(url), name, plan, curves=curves)
-    bump_version(url)
+    _bump_scenarios(url)
     return record
 
 

@@ -20,6 +20,7 @@ from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMLIT = ROOT / ".venv" / "bin" / "streamlit"
+PYTHON = ROOT / ".venv" / "bin" / "python"
 # Streamlit imports plotly, pandas and the planner before it answers: 5 s here, far more on a
 # loaded 2-core CI box.
 STARTUP_TIMEOUT_S = 180.0
@@ -108,7 +109,9 @@ def running_app(
     if prepare is not None:
         prepare(db_url)
     command = [
-        str(STREAMLIT),
+        str(PYTHON),
+        "-m",
+        "ui.serve",  # as `capplan app` does: streamlit run, the pages' imports loaded first
         "run",
         str(ROOT / "app.py"),
         "--server.headless",

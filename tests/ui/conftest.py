@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import streamlit as st
+from streamlit.testing.v1 import AppTest
 
 from tests.stores import Stores
+from ui import background
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
 FIXTURES = ROOT / "tests" / "fixtures"
 # The first run of a page builds curves and fits every stored run: well over AppTest's 3 s default.
 RUN_TIMEOUT_S = 60
+POLL_S = 0.05
+
+
+def settled(at: AppTest) -> AppTest:
+    """Wait until the Plan page's ranges and sensitivity are in (ui/background.py computes them
+    off the script thread; AppTest does not rerun the fragment that looks for them), then run the
+    page again, so it draws them. Asserts nothing failed."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not background.idle() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 @pytest.fixture

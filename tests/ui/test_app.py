@@ -19,7 +19,7 @@ from db.prices import list_prices
 from measurements.demo.runs import demo_runs
 from planner.prices import catalog_version, load_catalog_csv
 from tests.stores import Stores
-from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S
+from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S, settled
 
 PAGES = {
     "ui/plan.py": "Plan capacity",
@@ -212,7 +212,7 @@ def test_plan_page_recommends_the_cheapest_option_that_meets_the_sla(store_url: 
 
 
 def test_plan_page_shows_cost_ranges_and_what_moves_the_answer(store_url: str) -> None:
-    at = _page("ui/plan.py")
+    at = settled(_page("ui/plan.py"))
     options = _table(at, "options_table")
     ranges = _table(at, "ranges_table").set_index("option")
     choice = _recommended(options)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import scenarios
 from db.engine import make_engine
-from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S
+from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S, settled
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
 TP2 = "tensorrt-llm on H200-SXM-141GB (TP 2, fp8)"
@@ -57,7 +57,7 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     at.selectbox(key="plan_saved").set_value("agent-platform").run()
     at.button(key="plan_load").click().run()
     # At 97% confidence TensorRT-LLM TP 2 and TP 4 both need 3 nodes.
-    at.slider(key="plan_confidence").set_value(0.97).run()
+    settled(at.slider(key="plan_confidence").set_value(0.97).run())
     assert not at.exception, [e.value for e in at.exception]
     assert at.success[0].value.startswith(TP2)
     (note,) = [i.value for i in at.info if "cost the same" in i.value]

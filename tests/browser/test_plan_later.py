@@ -1,0 +1,39 @@
+"""The Plan page in a real browser: the ranges and the sensitivity chart follow the plan, and a
+scenario rename keeps the plan and its ranges (nothing is computed again)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.app_server import RunningApp
+from tests.browser.pages import (
+    PAGE_TIMEOUT_MS,
+    app_idle,
+    keyed,
+    open_page,
+    recommendation,
+    type_into,
+)
+
+pytestmark = pytest.mark.browser
+
+WAITING = "Reading the cost ranges and re-planning"
+
+
+def test_ranges_follow_the_plan_and_a_rename_keeps_both(app: RunningApp, page: Page) -> None:
+    open_page(page, app.url, "plan")
+    for section in ("plan_ranges", "plan_sensitivity"):
+        chart = keyed(page, section).get_by_test_id("stPlotlyChart")
+        expect(chart).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    expect(page.get_by_text(WAITING)).to_have_count(0)
+    before = recommendation(page).inner_text()
+    type_into(page, "plan_name", "renamed-in-browser")
+    save = page.get_by_role("button", name="Save scenario as 'renamed-in-browser'")
+    expect(save).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    # Drawn at once from the kept results: no wait for re-planned ranges.
+    expect(page.get_by_text(WAITING)).to_have_count(0)
+    expect(keyed(page, "plan_ranges").get_by_test_id("stPlotlyChart")).to_be_visible()
+    assert recommendation(page).inner_text() == before
