@@ -9,22 +9,68 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
 from dataclasses import asdict
 
+from planner.brief import flag_gist, tie_sentence
 from planner.capacity import Plan
 from planner.families import family_formula
 from planner.fit import CurveFit, FitResult
+from planner.names import option_name
 from planner.options import Option, RejectedOption, SizedOption
 from planner.predict import predict
 from planner.scenario import PricingMode, Scaling, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
-from planner.uncertainty import TIE_USD, OptionRange, PlanRanges
+from planner.sla import MEASURED_RANGE
+from planner.uncertainty import OptionRange, PlanRanges
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
 PLAN_SCHEMA = "capplan-plan/1"
 _FIT_SLOTS = ("throughput", "ttft_p50", "ttft_p99", "tpot", "e2e_p99")
+
+
+# The options table a person reads first: (header with unit, what it holds); every other column
+# is in options_table (the app's "details", the exports).
+OPTION_LEAD_COLUMNS = (
+    "Option",
+    "Meets SLA",
+    "Nodes",
+    "GPUs",
+    "Cost ($/month)",
+    "Cost per 1M output tokens ($)",
+    "Limited by",
+)
+RECOMMENDED_MARK = "\u2605 "  # a star before the recommended option's name
+
+
+def options_lead_table(plan: Plan) -> list[dict[str, Cell]]:
+    """The seven columns a person decides on, human headers with units (OPTION_LEAD_COLUMNS);
+    counts are whole numbers, names the proper ones, the recommended option starred."""
+    choice = plan.recommendation.choice
+    return [_lead_row(option, option is choice) for option in plan.options]
+
+
+def _lead_row(option: Option, recommended: bool) -> dict[str, Cell]:
+    sized = option if isinstance(option, SizedOption) else None
+    name = option_name(option.key)
+    if sized is None:
+        limit = flag_gist(option.reason) if isinstance(option, RejectedOption) else None
+    else:
+        limit = _binding_words(sized.binding_constraint)
+    values: tuple[Cell, ...] = (
+        f"{RECOMMENDED_MARK}{name}" if recommended else name,
+        "yes" if option.meets_sla else "no",
+        sized.nodes if sized else None,
+        sized.gpus if sized else None,
+        _finite(round(sized.total_monthly_cost_usd)) if sized else None,
+        _finite(round(sized.usd_per_million_output_tokens, 2)) if sized else None,
+        limit,
+    )
+    return dict(zip(OPTION_LEAD_COLUMNS, values, strict=True))
+
+
+def _binding_words(binding: str) -> str:
+    return "highest measured concurrency" if binding == MEASURED_RANGE else binding
 
 
 def options_table(plan: Plan) -> list[dict[str, Cell]]:
@@ -37,6 +83,7 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
     s = option if isinstance(option, SizedOption) else None
     return {
         "recommended": recommended,
+        "option": option_name(option.key),
         "engine": option.engine,
         "gpu": option.gpu,
         "tp": option.tp,
@@ -140,7 +187,7 @@ def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
         nodes, cost = option.nodes, option.total_monthly_cost_usd
         rows.append(
             {
-                "option": option.title,
+                "option": option_name(option.key),
                 "nodes_planned": option.point_nodes,
                 "nodes_p10": nodes.p10 if nodes else None,
                 "nodes_p50": nodes.p50 if nodes else None,
@@ -157,30 +204,9 @@ def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
 
 def tie_note(plan: Plan, ranges: PlanRanges | None) -> str | None:
     """Plain words when the choice costs the same as another option (within TIE_USD) and the
-    resampled plans split the win between them; None otherwise."""
-    choice = plan.recommendation.choice
-    if choice is None or ranges is None:
-        return None
-    cost = choice.total_monthly_cost_usd
-    tied = [
-        o
-        for o in plan.options
-        if o is not choice
-        and isinstance(o, SizedOption)
-        and abs(o.total_monthly_cost_usd - cost) <= TIE_USD
-    ]
-    shares = {option.key: option.win_share for option in ranges.options}
-    if not any(shares.get(o.key, 0.0) > 0 for o in tied):
-        return None
-    titles = [choice.title(), *(o.title() for o in tied)]
-    won = [f"{shares.get(o.key, 0.0):.0%}" for o in (choice, *tied)]
-    rest = [f"{title} {share}" for title, share in zip(titles[1:], won[1:], strict=True)]
-    split = _and([f"{titles[0]} won {won[0]}", *rest])
-    return f"{_and(titles)} cost the same (${cost:,.0f}/month); in resampling {split} of the time."
-
-
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    resampled plans split the win between them ('vLLM TP2 and TP4 cost the same; resampling
+    picks either (TP2 55%, TP4 45%).'); None otherwise."""
+    return tie_sentence(plan, ranges)
 
 
 def sensitivity_rows(rows: list[SensitivityRow]) -> list[dict[str, Cell]]:

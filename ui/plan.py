@@ -10,14 +10,8 @@ from planner.capacity import Plan
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
-from reports.export import (
-    options_table,
-    plan_to_csv,
-    plan_to_xlsx,
-    range_rows,
-    tie_note,
-)
-from ui import charts, plan_form
+from reports.export import plan_to_csv, plan_to_xlsx, range_rows
+from ui import charts, plan_answer, plan_form
 from ui import resources as res
 from workflows.planning import plan_json
 
@@ -43,35 +37,6 @@ def _saved_scenarios(url: str, version: int) -> None:
 
 def _planned(url: str, version: int, scenario: Scenario) -> Plan | None:
     return res.guarded(lambda: res.plan_for(scenario, url, version))
-
-
-def _recommendation(plan: Plan) -> None:
-    rec = plan.recommendation
-    if rec.choice is None:
-        st.error(rec.reason)
-        return
-    st.success(rec.reason)
-    if rec.binding_text:
-        st.caption(f"What limits it: {rec.binding_text}")
-    for sentence in rec.factors_applied:
-        st.info(sentence)
-    cost, nodes, margin = st.columns(3)
-    cost.metric("Monthly cost ($/month)", f"${rec.choice.total_monthly_cost_usd or 0:,.0f}")
-    nodes.metric(
-        "Nodes (8-GPU)" if plan.scenario.options.gpus_per_node == 8 else "Nodes",
-        f"{rec.choice.nodes}",
-        f"{rec.choice.replicas} replicas",
-        delta_color="off",
-    )
-    if rec.margin_usd is not None and rec.runner_up is not None:
-        overridden = rec.overridden_cheapest is not None
-        label = "Premium over the cheapest" if overridden else "Margin over runner-up"
-        margin.metric(
-            f"{label} ($/month)",
-            f"${rec.margin_usd:,.0f}",
-            f"{rec.margin_pct or 0:.1f}% vs {rec.runner_up.title()}",
-            delta_color="off",
-        )
 
 
 def _scenario_file(url: str) -> None:
@@ -204,17 +169,17 @@ if scenario is None:
 plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
-_recommendation(plan)
-# Filled once the resampled ranges below are in: a cost tie the resampling splits.
+plan_answer.recommendation(plan)
+# Filled once the resampled ranges below are in: a cost tie the resampling splits, or a pick
+# that changes often.
 tie_slot = st.empty()
 st.subheader("Options")
 st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
-st.dataframe(options_table(plan), hide_index=True)
-for warning in plan.warnings:
-    st.warning(warning)
+plan_answer.options(plan)
+plan_answer.warnings(plan)
 ranges = _ranges(url, version, scenario)
-if (note := tie_note(plan, ranges)) is not None:
-    tie_slot.info(note, icon=":material/balance:")
+if (note := plan_answer.stability_note(plan, ranges)) is not None:
+    tie_slot.info(plan_answer.md(note), icon=":material/balance:")
 swings = _sensitivity(url, version, scenario)
 st.subheader("Take it away")
 _downloads(plan, scenario, ranges, swings)
