@@ -57,7 +57,7 @@ def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
     second = tie_sentence(plan, ranges) or unstable_sentence(plan, ranges)
     bullets = list(_choice_bullets(plan, choice, ranges, comparison=second is None))
     if second is None:
-        second = _margin_sentence(plan)
+        second = margin_sentence(plan)
     headline = first if second is None else f"{first} {second}"
     return Brief(headline, tuple(bullets), sound=True)
 
@@ -76,7 +76,8 @@ def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
     )
 
 
-def _margin_sentence(plan: Plan) -> str | None:
+def margin_sentence(plan: Plan) -> str | None:
+    """How the choice compares with the runner-up (or the cheaper option a factor passed over)."""
     rec = plan.recommendation
     runner = rec.runner_up
     if runner is None or rec.choice is None:
@@ -188,10 +189,16 @@ def _choice_bullets(
             f"{usd(rec.runner_up.total_monthly_cost_usd)}/month."
         )
     bullets.extend(_sentence(text) for text in rec.factors_applied)
-    caveats = list(dict.fromkeys(flag_gist(flag) for flag in group_flags(choice.flags)))
+    caveats = caveat_line(choice)
     if caveats:
-        bullets.append(f"Data caveats: {'; '.join(caveats)} (details under the options table).")
+        bullets.append(caveats)
     return bullets
+
+
+def caveat_line(option: SizedOption) -> str | None:
+    """'Data caveats: a; b.' from the option's flags, each kind once, each cut to its gist."""
+    caveats = list(dict.fromkeys(flag_gist(flag) for flag in group_flags(option.flags)))
+    return f"Data caveats: {'; '.join(caveats)}." if caveats else None
 
 
 def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:

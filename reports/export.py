@@ -386,7 +386,7 @@ def _curve_rows(option: Option) -> list[list[Cell]]:
         tpot = None if point is None else (point.p99_tpot_ms or point.tpot_ms or point.p50_tpot_ms)
         rows.append(
             [
-                option.title(),
+                option_name(option.key),
                 option.curve.run_id,
                 prediction.concurrency,
                 "yes" if point is not None else "no",
