@@ -210,21 +210,30 @@ def _left_out(choice: SizedOption | None) -> str:
 
 
 def source_flags(options: Sequence[Option]) -> tuple[SourceFlags, ...]:
-    """Each source's flags once, with the options that use it (not once per option)."""
-    groups: dict[tuple[int | None, str], tuple[list[str], list[str], str]] = {}
+    """Each source's flags once (a data set such as 'aiconfigurator-silicon-sample', however
+    many runs and options it backs), with the options built on it."""
+    groups: dict[str, tuple[list[str], list[str], list[str], list[int]]] = {}
     for option in options:
         curve = option.curve
-        source = _source(option)
-        key = (curve.run_id, curve.provenance)
-        names, flags, _ = groups.setdefault(key, ([], [], source))
+        label = curve.label or (f"run {curve.run_id}" if curve.run_id is not None else "unnamed")
+        names, kinds, flags, runs = groups.setdefault(label, ([], [], [], []))
         names.append(option_name(option.key))
+        kinds.append(provenance_word(curve.provenance))
         flags.extend([*curve.flags, *check_curve(curve).flags])
+        runs.extend([] if curve.run_id is None else [curve.run_id])
     return tuple(
         SourceFlags(
-            source=source,
-            kind=provenance_word(provenance),
+            source=_runs_text(label, runs),
+            kind=", ".join(dict.fromkeys(kinds)),
             options=tuple(dict.fromkeys(names)),
             flags=tuple(dict.fromkeys(flag_gist(f) for f in group_flags(flags))),
         )
-        for (_, provenance), (names, flags, source) in groups.items()
+        for label, (names, kinds, flags, runs) in groups.items()
     )
+
+
+def _runs_text(label: str, runs: list[int]) -> str:
+    ids = sorted(set(runs))
+    if not ids or label == f"run {ids[0]}":
+        return label
+    return f"{label} (run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})"
