@@ -26,6 +26,8 @@ from reports.formats import REPORT_FORMATS
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
     from collections.abc import Iterable
 
+    from rich.table import Table
+
     from db.engine import Engine
     from db.run_reads import StoredRun
     from hardware.prices import PriceEntry
@@ -82,49 +84,58 @@ def plan_cmd(
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
-    from rich.table import Table  # noqa: PLC0415
+    from planner.brief import group_warnings, recommendation_brief, rejected_lines  # noqa: PLC0415
 
-    from planner.options import RejectedOption  # noqa: PLC0415
-    from reports.export import options_table  # noqa: PLC0415
-
-    rec = plan.recommendation
-    lines = [rec.reason, *([rec.binding_text] if rec.binding_text else [])]
-    for line in lines:
-        out.print(line, markup=False, highlight=False)
-    choice = rec.choice
-    if choice is not None:
-        out.print(_money_line(choice), markup=False, highlight=False)
-    for flag in (*rec.factors_applied, *(choice.flags if choice else ())):
-        out.print(f"  - {flag}", markup=False, highlight=False)
-    for warning in plan.warnings:
+    brief = recommendation_brief(plan, ranges)
+    _say(brief.headline)
+    choice = plan.recommendation.choice
+    for line in (*brief.bullets, *([_money_line(choice)] if choice else ())):
+        _say(f"  - {line}")
+    for warning in group_warnings(plan.warnings):
         err.print(f"warning: {warning}", markup=False, highlight=False)
-    by_key = {r.key: r for r in ranges.options} if ranges else {}
-    columns = [title for title, _ in _PLAN_COLUMNS]
+    out.print(_plan_table(plan, ranges))
     if ranges:
-        columns += ["nodes P10/P50/P90", "$/month P10/P50/P90"]
-    table = Table(*columns)
-    for option, row in zip(plan.options, options_table(plan), strict=True):
-        cells = [_cell(row[key]) for _, key in _PLAN_COLUMNS]
-        if ranges:
-            cells += _range_cells(by_key.get(option.key))
-        table.add_row(*cells)
-    out.print(table)
-    if ranges:
-        out.print(
-            f"Ranges: {ranges.samples} bootstrap samples; the recommendation changes in "
-            f"{ranges.choice_change_share:.0%} of them. {ranges.method}",
-            markup=False,
-            highlight=False,
-        )
-    for option in plan.options:
-        if isinstance(option, RejectedOption) and option.reason:
-            out.print(
-                f"not an option: {option.title()}: {option.reason}",
-                markup=False,
-                highlight=False,
-            )
+        _say(f"Ranges: {ranges.samples} bootstrap samples. {ranges.method}")
+    if choice is None:
+        return _sensitivity_if(swings)
+    for line in rejected_lines(plan.options):
+        _say(f"not an option: {line}")
+    return _sensitivity_if(swings)
+
+
+def _sensitivity_if(swings: list[SensitivityRow] | None) -> None:
     if swings is not None:
         _print_sensitivity(swings)
+
+
+def _say(text: str) -> None:
+    out.print(text, markup=False, highlight=False)
+
+
+def _plan_table(plan: Plan, ranges: PlanRanges | None) -> Table:
+    """The decision columns in 100 terminal columns; --json and --export carry the rest."""
+    from rich import box  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    from planner.names import engine_tp, gpu_name  # noqa: PLC0415
+    from reports.export import options_lead_table  # noqa: PLC0415
+
+    by_key = {r.key: r for r in ranges.options} if ranges else {}
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for title in ("", "option", "GPU", "SLA", "nodes", "GPUs", "$/month", "$/1M"):
+        table.add_column(title, no_wrap=True, justify="right" if "$" in title else "left")
+    table.add_column("limited by", ratio=1)
+    if ranges:
+        table.add_column("P10-P90 $", no_wrap=True, justify="right")
+    choice = plan.recommendation.choice
+    for option, row in zip(plan.options, options_lead_table(plan), strict=True):
+        values = list(row.values())
+        name = engine_tp(option.engine, option.tp).replace(" (TP not stated)", " TP?")
+        cells = ["*" if option is choice else "", name, gpu_name(option.gpu)]
+        cells += [_cell(v) for v in values[1:-1]]
+        cells.append(_cell(values[-1]).replace("highest measured concurrency", "end of data"))
+        table.add_row(*cells, *([_range_cell(by_key.get(option.key))] if ranges else []))
+    return table
 
 
 def _money_line(option: SizedOption) -> str:
@@ -146,14 +157,11 @@ def _money_line(option: SizedOption) -> str:
     return "; ".join(parts) + "."
 
 
-def _range_cells(found: OptionRange | None) -> list[str]:
-    if found is None or found.nodes is None or found.total_monthly_cost_usd is None:
-        return ["-", "-"]
-    nodes, cost = found.nodes, found.total_monthly_cost_usd
-    return [
-        f"{nodes.p10:.0f} / {nodes.p50:.0f} / {nodes.p90:.0f}",
-        f"{cost.p10:,.0f} / {cost.p50:,.0f} / {cost.p90:,.0f}",
-    ]
+def _range_cell(found: OptionRange | None) -> str:
+    if found is None or found.total_monthly_cost_usd is None:
+        return "-"
+    cost = found.total_monthly_cost_usd
+    return f"{cost.p10 / 1000:,.0f}k-{cost.p90 / 1000:,.0f}k"
 
 
 def _print_sensitivity(swings: list[SensitivityRow]) -> None:
@@ -268,7 +276,9 @@ def report_cmd(
     if as_json:
         print_json(summary)
         return
-    _print_report_line(summary, basis.matches)
+    from planner.names import option_name  # noqa: PLC0415
+
+    _print_report_line(summary, option_name(choice.key) if choice else None, basis.matches)
 
 
 def _recorded_basis(engine: Engine, record: int) -> _ReportBasis:
@@ -306,41 +316,24 @@ def _write_report(out_path: Path, content: bytes) -> None:
         fail(InputError(message, field="--out", value=str(out_path)))
 
 
-def _print_report_line(summary: dict[str, object], matches: bool | None) -> None:
+def _print_report_line(summary: dict[str, object], name: str | None, matches: bool | None) -> None:
     """The one line `capplan report` prints: where, how big, what it recommends."""
     audit = ""
     if matches is not None:
         audit = "; matches the record" if matches else "; DIFFERS from the record"
     out.print(
         f"wrote {summary['format']} report to {summary['out']} ({summary['bytes']:,} bytes); "
-        f"recommended: {summary['recommended'] or 'nothing meets the SLA'}{audit}",
+        f"recommended: {name or 'nothing meets the SLA'}{audit}",
         markup=False,
         highlight=False,
     )
 
 
-# The terminal shows the decision columns; --json and --export carry every column.
-_PLAN_COLUMNS = (
-    ("", "recommended"),
-    ("engine", "engine"),
-    ("GPU", "gpu"),
-    ("TP", "tp"),
-    ("data", "provenance"),
-    ("SLA", "meets_sla"),
-    ("streams/replica", "concurrency_per_replica"),
-    ("limited by", "binding_constraint"),
-    ("tok/s/replica", "output_tok_s_per_replica"),
-    ("replicas", "replicas"),
-    ("GPUs", "gpus"),
-    ("nodes", "nodes"),
-    ("$/month", "total_monthly_cost_usd"),
-    ("$/1M tok", "usd_per_million_output_tokens"),
-)
-
-
 def _cell(value: object) -> str:
     if value is None:
         return "-"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,d}"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

@@ -72,7 +72,7 @@ def test_comparing_two_scenarios_shows_both_columns_and_one_chart(saved: list[st
     results = _frame(at, "binding_constraint").set_index("scenario")
     assert list(results.index) == saved
     agent = results.loc["agent-platform"]
-    assert agent["recommended"] == "tensorrt-llm on H200-SXM-141GB (TP 2, fp8)"
+    assert agent["recommended"] == "TensorRT-LLM TP2 on H200 SXM 141GB (FP8)"
     assert (agent["nodes"], agent["usd_per_month"]) == (3, pytest.approx(61320.0))
     assert results.loc["seed-article-h100", "nodes"] == 3
     assert results.loc["seed-article-h100", "usd_per_month"] == pytest.approx(51686.753, rel=1e-6)

@@ -1,0 +1,43 @@
+"""`capplan plan`'s terminal output: the recommendation first in plain words, a table that fits
+in 100 columns with one line per sized option, proper names and whole counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from cli.common import out
+from tests.stores import Stores
+
+SCENARIO = Path(__file__).resolve().parents[2] / "docs" / "scenarios" / "agent-platform.yaml"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo_db(stores: Stores) -> str:
+    url = stores.empty("plan-table")
+    result = runner.invoke(app, ["demo-data", "--db", url, "--json"])
+    assert result.exit_code == 0, result.output
+    return url
+
+
+def test_plan_table_fits_in_100_columns_one_line_per_option(
+    demo_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(out, "_width", 100)
+    result = runner.invoke(app, ["plan", str(SCENARIO), "--db", demo_db, "--samples", "10"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert lines[0].startswith("Run TensorRT-LLM TP2 on 3 8-GPU nodes of H200 SXM 141GB")
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("option"))
+    for word in ("GPU", "SLA", "nodes", "GPUs", "$/month", "$/1M", "limited by", "P10-P90"):
+        assert word in lines[header], word
+    rows = lines[header + 2 : header + 13]  # the 11 options that meet the SLA, one line each
+    assert rows[0].startswith("*  TensorRT-LLM TP2  H200 SXM 141GB  yes  3 ")
+    assert all(" yes " in row and "$" not in row.split()[0] for row in rows)
+    assert not any("3.00" in row or "tensorrt-llm" in row or "H200-SXM" in row for row in rows)
+    assert "61,320" in rows[0] and "TTFT p99 <= 1000 ms" in rows[0]
