@@ -118,7 +118,7 @@ def _plan_table(plan: Plan, ranges: PlanRanges | None) -> Table:
     from rich.table import Table  # noqa: PLC0415
 
     from planner.names import engine_tp, gpu_name  # noqa: PLC0415
-    from reports.export import options_lead_table  # noqa: PLC0415
+    from reports.lead_table import options_lead_table  # noqa: PLC0415
 
     by_key = {r.key: r for r in ranges.options} if ranges else {}
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)

@@ -11,7 +11,7 @@ import io
 import math
 from dataclasses import asdict
 
-from planner.brief import flag_gist, tie_sentence
+from planner.brief import tie_sentence
 from planner.capacity import Plan
 from planner.families import family_formula
 from planner.fit import CurveFit, FitResult
@@ -20,57 +20,12 @@ from planner.options import Option, RejectedOption, SizedOption
 from planner.predict import predict
 from planner.scenario import PricingMode, Scaling, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
-from planner.sla import MEASURED_RANGE
 from planner.uncertainty import OptionRange, PlanRanges
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
 PLAN_SCHEMA = "capplan-plan/1"
 _FIT_SLOTS = ("throughput", "ttft_p50", "ttft_p99", "tpot", "e2e_p99")
-
-
-# The options table a person reads first: (header with unit, what it holds); every other column
-# is in options_table (the app's "details", the exports).
-OPTION_LEAD_COLUMNS = (
-    "Option",
-    "Meets SLA",
-    "Nodes",
-    "GPUs",
-    "Cost ($/month)",
-    "Cost per 1M output tokens ($)",
-    "Limited by",
-)
-RECOMMENDED_MARK = "\u2605 "  # a star before the recommended option's name
-
-
-def options_lead_table(plan: Plan) -> list[dict[str, Cell]]:
-    """The seven columns a person decides on, human headers with units (OPTION_LEAD_COLUMNS);
-    counts are whole numbers, names the proper ones, the recommended option starred."""
-    choice = plan.recommendation.choice
-    return [_lead_row(option, option is choice) for option in plan.options]
-
-
-def _lead_row(option: Option, recommended: bool) -> dict[str, Cell]:
-    sized = option if isinstance(option, SizedOption) else None
-    name = option_name(option.key)
-    if sized is None:
-        limit = flag_gist(option.reason) if isinstance(option, RejectedOption) else None
-    else:
-        limit = _binding_words(sized.binding_constraint)
-    values: tuple[Cell, ...] = (
-        f"{RECOMMENDED_MARK}{name}" if recommended else name,
-        "yes" if option.meets_sla else "no",
-        sized.nodes if sized else None,
-        sized.gpus if sized else None,
-        _finite(round(sized.total_monthly_cost_usd)) if sized else None,
-        _finite(round(sized.usd_per_million_output_tokens, 2)) if sized else None,
-        limit,
-    )
-    return dict(zip(OPTION_LEAD_COLUMNS, values, strict=True))
-
-
-def _binding_words(binding: str) -> str:
-    return "highest measured concurrency" if binding == MEASURED_RANGE else binding
 
 
 def options_table(plan: Plan) -> list[dict[str, Cell]]:

@@ -14,7 +14,8 @@ import plotly.io as pio
 from planner.brief import group_warnings, rejected_lines
 from planner.names import gpu_name
 from reports.charts import report_figures
-from reports.export import OPTION_LEAD_COLUMNS, Cell, options_lead_table
+from reports.export import Cell
+from reports.lead_table import OPTION_LEAD_COLUMNS, options_lead_table
 from reports.model import Report
 from reports.page_one import page_one, source_flags
 from reports.render import Table, report_tables

@@ -10,7 +10,8 @@ from planner.brief import group_warnings, recommendation_brief, tie_sentence, un
 from planner.capacity import Plan
 from planner.names import option_name
 from planner.uncertainty import PlanRanges
-from reports.export import options_lead_table, options_table
+from reports.export import options_table
+from reports.lead_table import options_lead_table
 
 LEAD_FORMAT = {
     "Cost ($/month)": st.column_config.NumberColumn(format="$%,.0f"),
