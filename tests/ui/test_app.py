@@ -287,6 +287,7 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
     at = _page("ui/plan.py")
     at.text_input(key="plan_name").set_value("agent platform").run()
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(250.0).run()
+    at.selectbox(key="plan_price_quote_H200-SXM-141GB").set_value("type a price").run()
     at.number_input(key="plan_price_H200-SXM-141GB").set_value(4.25).run()
     at.selectbox(key="plan_profile_shape").set_value("working day").run()
     at.radio(key="plan_scaling").set_value("autoscale").run()
@@ -317,9 +318,11 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
 def test_plan_page_prices_default_to_the_catalog_and_take_an_override(store_url: str) -> None:
     defaults = {e.gpu: e.usd_per_gpu_hour for e in load_catalog_csv() if e.is_default}
     at = _page("ui/plan.py")
-    assert at.number_input(key="plan_price_H100-SXM-80GB").value == defaults["H100-SXM-80GB"]
+    picked = at.selectbox(key="plan_price_quote_H100-SXM-80GB").value
+    assert picked is not None and picked.startswith("Nebius | ")  # the catalog default row
     options = _table(at, "options_table")
     assert set(options["price_source"].str.startswith("catalog default")) == {True}
+    at.selectbox(key="plan_price_quote_H100-SXM-80GB").set_value("type a price").run()
     at.number_input(key="plan_price_H100-SXM-80GB").set_value(1.75).run()
     options = _table(at, "options_table")
     h100 = options[options["gpu"] == "H100-SXM-80GB"]
