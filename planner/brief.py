@@ -303,7 +303,7 @@ def group_flags(flags: Sequence[str]) -> list[str]:
     """A curve's or an option's flags without restatements and repeats that differ only in their
     numbers (one line per kind of flag, the first instance kept, with a count)."""
     kept: dict[str, tuple[str, int]] = {}
-    for flag in flags:
+    for flag in dict.fromkeys(flags):  # the same flag twice is one flag
         if any(marker in flag for marker in _RESTATED):
             continue
         shape = _NUMBERS.sub("#", flag)
