@@ -47,8 +47,9 @@ def plan_cmd(
     samples: Annotated[
         int | None,
         typer.Option(
-            help="Bootstrap samples for the P10/P50/P90 node and cost ranges (0: no ranges; "
-            "default: about a second's worth).",
+            help="Error samples per option: the plan's fleet is the one at the scenario's "
+            "sizing_confidence, P10/P50/P90 come from the same samples (0: no ranges shown; "
+            "default: 400).",
             min=0,
         ),
     ] = None,
@@ -70,10 +71,10 @@ def plan_cmd(
             InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
         )
     engine = open_engine(db)
-    planned = guard(lambda: planning.plan_scenario(engine, scenario))
+    planned = guard(lambda: planning.plan_scenario(engine, scenario, samples))
     plan, curves, prices = planned.plan, planned.curves, planned.prices
     ranges, swings = guard(
-        lambda: planning.ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
+        lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
     )
     if export is not None:
         guard(lambda: _write_export(plan, export, ranges, swings))
@@ -95,7 +96,7 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
         err.print(f"warning: {warning}", markup=False, highlight=False)
     out.print(_plan_table(plan, ranges))
     if ranges:
-        _say(f"Ranges: {ranges.samples} bootstrap samples. {ranges.method}")
+        _say(f"Ranges: {ranges.samples} error samples per option. {ranges.method}")
     if choice is None:
         return _sensitivity_if(swings)
     for line in rejected_lines(plan.options):
@@ -201,7 +202,7 @@ RecordOption = Annotated[
 ]
 ReportSamplesOption = Annotated[
     int | None,
-    typer.Option(help="Bootstrap samples for the cost ranges (0: none; default: auto).", min=0),
+    typer.Option(help="Error samples per option (0: no ranges shown; default: 400).", min=0),
 ]
 ReportSensitivityOption = Annotated[
     bool, typer.Option("--sensitivity/--no-sensitivity", help="Include the sensitivity view.")
@@ -254,9 +255,10 @@ def report_cmd(
     curves, metas = guard(lambda: planning.curves_and_metas(basis.stored))
     plan = basis.plan
     if plan is None:
-        plan = guard(lambda: make_plan(scenario, curves, prices))
+        draws = planning.draws_for(samples)
+        plan = guard(lambda: make_plan(scenario, curves, prices, draws=draws))
     ranges, swings = guard(
-        lambda: planning.ranges_and_swings(scenario, curves, prices, samples, with_sensitivity)
+        lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
     )
     report = planning.report_of(engine, plan, ranges, swings, metas)
     if basis.title is not None:

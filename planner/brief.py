@@ -30,17 +30,13 @@ class Brief:
 
 
 def sizing_confidence(plan: Plan) -> float | None:
-    """The probability the planned fleet meets the SLA (options.sizing_confidence; None until
-    the scenario carries it)."""
-    value = getattr(plan.scenario.options, "sizing_confidence", None)
-    return float(value) if isinstance(value, int | float) else None
+    """The probability the planned fleet meets the SLA (options.sizing_confidence)."""
+    return plan.scenario.options.sizing_confidence
 
 
 def expected_cost(option: SizedOption) -> float | None:
-    """The option's expected (mean) monthly cost over the uncertainty model, when the plan
-    carries one (None otherwise)."""
-    value = getattr(option, "expected_monthly_cost_usd", None)
-    return float(value) if isinstance(value, int | float) else None
+    """The option's expected (mean) monthly cost over the error samples that meet the SLA."""
+    return option.expected_monthly_cost_usd
 
 
 def usd(value: float) -> str:
@@ -217,6 +213,8 @@ def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
 
 def _nothing_brief(plan: Plan) -> Brief:
     rec = plan.recommendation
+    if rec.flagged is not None:
+        return _flagged_brief(rec.flagged)
     sized = sorted(
         (o for o in plan.options if isinstance(o, SizedOption)),
         key=lambda o: o.total_monthly_cost_usd,
@@ -236,6 +234,17 @@ def _nothing_brief(plan: Plan) -> Brief:
     if rec.binding_text:
         bullets.insert(0, rec.binding_text)
     return Brief("No option meets the SLA.", tuple(bullets), sound=False)
+
+
+def _flagged_brief(flagged: SizedOption) -> Brief:
+    """Nothing sound meets the SLA; say what would on data with concerns, and why not to buy."""
+    headline = (
+        "Nothing measured soundly meets the SLA. Only on data with concerns would "
+        f"{option_name(flagged.key)} meet it ({usd(flagged.total_monthly_cost_usd)}/month)."
+    )
+    concerns = [f"Concern: {_lower_first(flag_gist(text))}." for text in flagged.concerns]
+    advice = "Measure this deployment (capplan probe) before buying on it."
+    return Brief(headline, (*dict.fromkeys(concerns), advice), sound=False)
 
 
 def rejected_lines(options: Sequence[Option]) -> list[str]:

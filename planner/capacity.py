@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from errors import PlanningError
 from planner.costs import CostModel, cost_model_for
 from planner.curves import LoadCurve, canonical_model
+from planner.draws import Draws
 from planner.fit import CurveFit
 from planner.options import Option, SizedOption
 from planner.prices import PriceEntry, catalog_version, scenario_price
@@ -33,6 +34,7 @@ class Plan:
     warnings: tuple[str, ...]
     catalog_version: str
     prices_used: tuple[PriceEntry, ...]
+    draws: Draws = field(default_factory=Draws)  # the error samples every option was sized over
 
 
 def make_plan(
@@ -42,13 +44,15 @@ def make_plan(
     *,
     fitter: Callable[[LoadCurve], CurveFit] | None = None,
     cost_model: CostModel | None = None,
+    draws: Draws | None = None,
 ) -> Plan:
     """Size and price every candidate for the scenario and recommend the cheapest that fits.
 
     Each chosen curve's output tok/s is corrected by the shared shape of its sibling curves
     (planner.shapes, said in its flags). `fitter` replaces that fit (a bootstrap passes a cheap
     refit that keeps the point plan's shape; see planner.uncertainty). `cost_model` replaces
-    the one the scenario's pricing_mode names (planner.costs).
+    the one the scenario's pricing_mode names (planner.costs). `draws` sets the error samples
+    every option is sized over (planner.draws; default: Draws()).
     """
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
@@ -58,8 +62,9 @@ def make_plan(
     }
     fit = fitter or shaped_fitter(curves, [c.curve for c in candidates])
     costs = cost_model or cost_model_for(scenario.options)
+    drawn = draws or Draws()
     options = [
-        size_option(scenario, c, Pricing(costs, price_by_gpu[c.gpu]), fit(c.curve))
+        size_option(scenario, c, Pricing(costs, price_by_gpu[c.gpu]), fit(c.curve), drawn)
         for c in candidates
     ]
     warnings.extend(note for p in price_by_gpu.values() for note in costs.price_warnings(p))
@@ -88,6 +93,7 @@ def make_plan(
         warnings=tuple(warnings),
         catalog_version=catalog_version(tuple(prices)),
         prices_used=used,
+        draws=drawn,
     )
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from planner.hourly import HOURS_PER_DAY
 from planner.prices import ScenarioPrice
-from planner.scenario import HOURS_PER_DAY, OptionsSpec, PricingMode
+from planner.scenario import OptionsSpec, PricingMode
 
 SECONDS_PER_HOUR = 3600.0
 ON_DEMAND = "on-demand"  # cost line names of rented GPUs

@@ -78,14 +78,28 @@ class FitResult:
         xs = np.asarray(x, dtype=np.float64)
         y = self.eval(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            factor = shape_factor(self.shape, xs)
-            jac = FAMILIES[self.family].jac(xs, *self.params) * factor[:, None]
-            cov = np.asarray(self.covariance, dtype=np.float64)
-            param_var = np.einsum("ij,jk,ik->i", jac, cov, jac)
-            spread = np.sqrt(np.maximum(param_var, 0.0) + (self.noise_rel() * y) ** 2)
+            spread = np.sqrt(self._param_var(xs) + (self.noise_rel() * y) ** 2)
             lo = np.where(np.isfinite(y), np.maximum(y - z * spread, 0.0), y)
             hi = np.where(np.isfinite(y), y + z * spread, y)
         return lo, hi
+
+    def rel_spread(self, x: Array | Sequence[float]) -> Array:
+        """Relative sigma of the true value at x: the delta-method parameter spread and the
+        held-out error, over the fitted value (the spread `eval_band` widens by z)."""
+        xs = np.asarray(x, dtype=np.float64)
+        y = self.eval(xs)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            rel = np.sqrt(self._param_var(xs) / y**2 + self.noise_rel() ** 2)
+        return np.asarray(np.where(np.isfinite(rel), rel, self.noise_rel()), dtype=np.float64)
+
+    def _param_var(self, xs: Array) -> Array:
+        """Variance of the fitted value from the parameter covariance (delta method)."""
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            factor = shape_factor(self.shape, xs)
+            jac = FAMILIES[self.family].jac(xs, *self.params) * factor[:, None]
+            cov = np.asarray(self.covariance, dtype=np.float64)
+            var = np.einsum("ij,jk,ik->i", jac, cov, jac)
+        return np.asarray(np.maximum(var, 0.0), dtype=np.float64)
 
     def noise_rel(self) -> float:
         """Relative sigma of a held-out point: from LOO MAPE, else the residual sigma."""

@@ -15,7 +15,8 @@ import numpy as np
 from planner.costs import SECONDS_PER_HOUR, Counts, Fleet, FleetCost, Packing
 from planner.curves import LoadCurve
 from planner.families import Array
-from planner.scenario import HOURS_PER_DAY, DemandSpec, OptionsSpec, Scenario
+from planner.hourly import HOURS_PER_DAY
+from planner.scenario import DemandSpec, OptionsSpec, Scaling, Scenario
 
 _BISECTIONS = 24
 _MAX_DOUBLINGS = 60
@@ -167,16 +168,44 @@ def peak_demand(scenario: Scenario, c_star: float, t_lo: float) -> tuple[int, fl
         peak_tok_s = demand.amount * t_lo / c_star
         serving = _ceil(demand.amount / (c_star * u))
     else:
-        if demand.kind == "peak_requests_per_s":
-            peak_tok_s = demand.amount * scenario.workload.osl
-        else:
-            peak_tok_s = demand.amount / seconds * demand.peak_to_average
+        peak_tok_s = _peak_tok_s(scenario)
         serving = _ceil(peak_tok_s / (t_lo * u))
     if demand.kind == "monthly_output_tokens":
         monthly_tokens = demand.amount
     else:
         monthly_tokens = peak_tok_s / demand.peak_to_average * seconds
     return max(serving, 1), peak_tok_s, monthly_tokens
+
+
+def sample_fleets(scenario: Scenario, c_star: Array, t: Array) -> tuple[Counts, Counts]:
+    """Replicas per hour (samples x 24) and the static fleet's replicas (per sample) at each
+    sample's streams c_star and output tok/s t per replica: peak_demand's serving replicas plus
+    the spares, autoscaled as autoscaled_replicas does, for every sample at once."""
+    demand, opts = scenario.demand, scenario.options
+    u = opts.target_utilization
+    if demand.kind == "peak_concurrent_streams":
+        peak, load = demand.amount, c_star * u
+    else:
+        peak, load = _peak_tok_s(scenario), t * u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        serving = np.maximum(np.ceil(peak / load - 1e-9), 1).astype(np.int64)
+    static = serving + opts.redundancy_replicas
+    if opts.scaling is not Scaling.AUTOSCALE:
+        return np.repeat(static[:, None], HOURS_PER_DAY, axis=1).astype(np.int64), static
+    weights = demand_shape(demand).weights
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hourly = np.maximum(np.ceil(peak * weights[None, :] / load[:, None] - 1e-9), 0)
+    hourly = np.maximum(hourly + opts.redundancy_replicas, opts.floor_replicas())
+    return hourly.astype(np.int64), static
+
+
+def _peak_tok_s(scenario: Scenario) -> float:
+    """Peak output tok/s of a demand given in requests/s or monthly tokens."""
+    demand, opts = scenario.demand, scenario.options
+    if demand.kind == "peak_requests_per_s":
+        return demand.amount * scenario.workload.osl
+    seconds = opts.hours_per_month * SECONDS_PER_HOUR
+    return demand.amount / seconds * demand.peak_to_average
 
 
 def serving_to_demand(scenario: Scenario, serving: int, c_star: float, t_lo: float) -> float:

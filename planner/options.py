@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.confidence import Spread
 from planner.costs import ON_DEMAND, RESERVED, OptionCost
 from planner.curves import LoadCurve
 from planner.fit import CurveFit
@@ -83,6 +84,23 @@ class _OptionBase(Keyed):
         """Short display name (see OptionKey.title)."""
         return self.key.title()
 
+    @property
+    def concerns(self) -> tuple[str, ...]:
+        """Why its data cannot carry a recommendation (empty: sound): above a physical ceiling
+        of the stated hardware, a workload the source did not state, a simulated engine."""
+        key = self.curve.key
+        found = []
+        if self.above_ceiling:
+            found.append(
+                "its data is above the physical ceiling of the hardware it states (the GPU "
+                "count, precision or model it names is likely wrong)"
+            )
+        if key.isl is None or key.osl is None:
+            found.append("its source did not state the workload (ISL/OSL) it measured")
+        if any(flag.startswith("SIMULATED") for flag in self.curve.flags):
+            found.append("it was measured on a simulated engine, not real hardware")
+        return tuple(found)
+
 
 @dataclass(frozen=True, slots=True)
 class RejectedOption(_OptionBase):
@@ -103,7 +121,8 @@ class SizedOption(_OptionBase):
 
     concurrency_per_replica: float
     binding_constraint: str  # what stops more streams per replica
-    output_tok_s_per_replica: float  # lower band at concurrency_per_replica
+    output_tok_s_per_replica: float  # at concurrency_per_replica, in the sample sized at
+    # the sizing confidence (planner.draws)
     scaling: Scaling
     hourly_replicas: tuple[int, ...]  # hour 0-23, replicas running (peak = `replicas`)
     startup: Startup | None  # an autoscaled fleet's scale-up lead time (None: static)
@@ -111,6 +130,19 @@ class SizedOption(_OptionBase):
     budget_usd: float | None  # the scenario's monthly budget (None: none given)
     budget_capacity: float | None  # demand the budget serves, in budget_capacity_unit
     notes: tuple[str, ...]
+    spread: Spread  # the fleet every error sample needs; this option is the one at confidence
+
+    @property
+    def confidence(self) -> float:
+        """The probability that this fleet meets the SLA at the planned demand (the scenario's
+        sizing_confidence; the share of error samples its fleet covers)."""
+        return self.spread.confidence
+
+    @property
+    def expected_monthly_cost_usd(self) -> float:
+        """Mean total monthly cost over the error samples that meet the SLA."""
+        expected = self.spread.expected_total_usd
+        return self.total_monthly_cost_usd if expected is None else expected
 
     @property
     def meets_sla(self) -> bool:

@@ -44,6 +44,9 @@ class Recommendation:
     factors_applied: tuple[str, ...] = ()
     overridden_cheapest: SizedOption | None = None
     preference_tolerance_pct: float = DEFAULT_PREFERENCE_TOLERANCE_PCT
+    # Nothing sound meets the SLA (and budget): the cheapest option that would, on data with
+    # concerns (SizedOption.concerns); never the choice.
+    flagged: SizedOption | None = None
 
 
 def recommend(
@@ -62,20 +65,20 @@ def recommend(
         reason = _nothing_fits(options, meeting, budget)
         binding = _budget_binding(meeting, budget)
         return Recommendation(None, None, reason, None, None, binding, (), None, tolerance)
-    sound = [o for o in affordable if not o.above_ceiling]
-    cheapest = _choose(sound or affordable)
-    choice, decision = _apply_preference(sound or affordable, cheapest, factors, tolerance)
-    if sound and len(sound) < len(affordable):
-        passed = [o for o in affordable if o.above_ceiling and _cost(o) < _cost(choice)]
-        if passed:
-            note = (
-                f"passed over {passed[0].title()} (${_cost(passed[0]):,.0f}/month): its data "
-                "is above the physical ceiling of the hardware it states, so the GPU count, "
-                "precision or model it names is likely wrong"
-            )
-            decision = f"{decision}; {note}" if decision else note
+    sound = [o for o in affordable if not o.concerns]
+    if not sound:
+        return _only_flagged(affordable, budget, tolerance)
+    cheapest = _choose(sound)
+    choice, decision = _apply_preference(sound, cheapest, factors, tolerance)
+    passed = [o for o in affordable if o.concerns and _cost(o) < _cost(choice)]
+    if passed:
+        note = (
+            f"passed over {passed[0].title()} (${_cost(passed[0]):,.0f}/month): "
+            f"{'; '.join(passed[0].concerns)}"
+        )
+        decision = f"{decision}; {note}" if decision else note
     overridden = cheapest if choice is not cheapest else None
-    others = [o for o in (sound or affordable) if o is not choice]
+    others = [o for o in sound if o is not choice]
     runner_up = overridden or (others[0] if others else None)
     notes = (*([decision] if decision else []), *factor_notes(choice, factors))
     margin = pct = None
@@ -94,6 +97,22 @@ def recommend(
     return Recommendation(
         choice, runner_up, reason, margin, pct, binding, notes, overridden, tolerance
     )
+
+
+def _only_flagged(
+    affordable: list[SizedOption], budget: float | None, tolerance: float
+) -> Recommendation:
+    """Nothing sound meets the SLA: no choice; the cheapest flagged option is named, with why."""
+    flagged = _choose(affordable)
+    others = [o.title() for o in affordable if o is not flagged]
+    also = f" (also {', '.join(others[:3])}{', ...' if len(others) > 3 else ''})" if others else ""
+    reason = (
+        f"Nothing measured soundly meets the SLA{' within the budget' if budget else ''}. "
+        f"Only on data with concerns would {flagged.title()} meet it, {flagged.replicas} "
+        f"replicas at ${_cost(flagged):,.0f}/month{also}: {'; '.join(flagged.concerns)}. "
+        "Measure this deployment (capplan probe) before buying on it."
+    )
+    return Recommendation(None, None, reason, None, None, None, (), None, tolerance, flagged)
 
 
 # --- binding constraint in plain words --------------------------------------------------------

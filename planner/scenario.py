@@ -5,7 +5,6 @@ The CLI and the app read and write the same file; unknown keys are refused, neve
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from errors import ScenarioError
 from hardware.gpus import gpu_catalog
 from planner.curves import canonical_engine, canonical_gpu
+from planner.hourly import profile_peak_to_average, same_ratio
 from planner.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec, UniqueKeyLoader
 from planner.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.sla_targets import SLA_TARGETS
@@ -26,7 +26,6 @@ DEMAND_KINDS: tuple[DemandKind, ...] = (
     "peak_concurrent_streams",
     "monthly_output_tokens",
 )
-HOURS_PER_DAY = 24
 DEMAND_UNITS: dict[DemandKind, str] = {
     "peak_requests_per_s": "requests/s at peak",
     "peak_concurrent_streams": "concurrent streams at peak",
@@ -91,7 +90,7 @@ class DemandSpec(_Spec):
             return raw
         ratio = profile_peak_to_average(raw["hourly_profile"])
         given = raw.get("peak_to_average")
-        if given is not None and not _same(given, ratio):
+        if given is not None and not same_ratio(given, ratio):
             raise ValueError(
                 "give demand.hourly_profile or demand.peak_to_average, not both: the profile "
                 f"implies peak_to_average {ratio:.4g}, the scenario says {given!r}"
@@ -129,26 +128,6 @@ class DemandSpec(_Spec):
     def unit(self) -> str:
         """Human unit of `amount`."""
         return DEMAND_UNITS[self.kind]
-
-
-def profile_peak_to_average(profile: object) -> float:
-    """max / mean of a 24-hour profile; ValueError naming demand.hourly_profile when unusable."""
-    if not isinstance(profile, (list, tuple)) or len(profile) != HOURS_PER_DAY:
-        count = len(profile) if isinstance(profile, (list, tuple)) else "not a list"
-        raise ValueError(f"demand.hourly_profile needs 24 hourly weights, got {count}")
-    try:
-        weights = [float(weight) for weight in profile]
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"demand.hourly_profile weights must be numbers: {profile!r}") from exc
-    if any(not math.isfinite(w) or w < 0 for w in weights) or max(weights) <= 0:
-        raise ValueError(
-            f"demand.hourly_profile weights must be finite, >= 0, and not all 0; got {weights!r}"
-        )
-    return max(weights) / (sum(weights) / HOURS_PER_DAY)
-
-
-def _same(given: object, ratio: float) -> bool:
-    return isinstance(given, (int, float)) and math.isclose(float(given), ratio, rel_tol=1e-6)
 
 
 class SlaSpec(_Spec):
@@ -238,6 +217,13 @@ class OptionsSpec(_Spec):
     pricing_mode: PricingMode = Field(
         PricingMode.ON_DEMAND,
         description="mix: reserved GPUs for the always-on baseline, on-demand for the rest",
+    )
+    sizing_confidence: float = Field(
+        0.9,
+        ge=0.5,
+        le=0.99,
+        description="Probability the planned fleet meets the SLA at the planned demand, given "
+        "the fits' held-out error (0.5: the expected fleet)",
     )
 
     def floor_replicas(self) -> int:

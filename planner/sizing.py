@@ -1,6 +1,9 @@
-"""One candidate -> one option: SLA targets pick the concurrency per replica (never beyond the
-measured range, conservative side of every band); demand and utilisation pick replicas;
-replicas pack whole nodes; the scenario's CostModel (planner.costs) turns the fleet into money.
+"""One candidate -> one option: in every error sample of its fits (planner.draws) the SLA
+targets pick the concurrency per replica (never beyond the measured range), demand and
+utilisation pick replicas, replicas pack whole nodes and the scenario's CostModel
+(planner.costs) turns the fleet into money; the option is the sample at the scenario's sizing
+confidence (the fleet that meets the SLA in that share of the samples), with the rest kept as
+its Spread (planner.confidence).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import TypedDict
 
 import numpy as np
 
+from planner.confidence import MISSED, SampleFleet, Spread
 from planner.costs import (
     SECONDS_PER_HOUR,
     CostModel,
@@ -21,6 +25,8 @@ from planner.costs import (
     node_month_usd,
 )
 from planner.curves import LoadCurve
+from planner.draws import Draws, quantile_index
+from planner.families import Array
 from planner.fit import CurveFit
 from planner.fleet import (
     AutoscaleCostAt,
@@ -28,20 +34,24 @@ from planner.fleet import (
     Shape,
     Startup,
     autoscale_notes,
-    autoscaled_replicas,
     budget_scale,
     demand_shape,
     peak_demand,
+    sample_fleets,
     serving_to_demand,
     startup_time,
 )
+from planner.hourly import HOURS_PER_DAY
 from planner.options import Option, OptionKey, RejectedOption, SizedOption
 from planner.prices import ScenarioPrice
-from planner.scenario import HOURS_PER_DAY, Scaling, Scenario
+from planner.scenario import Scaling, Scenario
 from planner.selection import Candidate
 from planner.sla import (
+    SampledGrid,
+    SlaCheck,
     binding_constraint,
     never_holds_text,
+    sampled_grid,
     sla_checks,
     stream_cap,
     throughput_grid,
@@ -61,12 +71,15 @@ class Pricing:
 
 
 def size_option(
-    scenario: Scenario, candidate: Candidate, pricing: Pricing, fit: CurveFit
+    scenario: Scenario, candidate: Candidate, pricing: Pricing, fit: CurveFit, draws: Draws
 ) -> Option:
-    """The candidate sized and priced for the scenario, or rejected with the reason."""
+    """The candidate sized and priced for the scenario at its sizing confidence, or rejected
+    with the reason."""
     cap, cap_text = stream_cap(scenario, candidate)
-    grid, throughput_lo = throughput_grid(fit, cap)
-    checks = sla_checks(scenario, fit, grid, throughput_lo)
+    grid = throughput_grid(fit, cap)
+    key = _key(candidate)
+    at = sampled_grid(scenario, fit, grid, draws.normals(key.title()))
+    checks = sla_checks(at)
     flags = [*candidate.flags, *fit.curve.flags, *fit.flags]
     for check in checks:
         flags.extend(check.flags)
@@ -89,16 +102,13 @@ def size_option(
     if unverifiable:
         reason = "; ".join(f"cannot verify {c.text}: {c.why_unverifiable}" for c in unverifiable)
         return base.rejected(reason, tuple(c.name for c in unverifiable))
-    ok = np.ones(grid.size, dtype=bool)
-    for check in checks:
-        ok &= check.holds()
-    if not ok.any():
-        failing = [c for c in checks if not c.holds().any()] or checks
-        reason = "; ".join(never_holds_text(c, grid) for c in failing)
-        return base.rejected(reason, tuple(c.name for c in failing))
-    index = int(np.flatnonzero(ok)[-1])
-    binding = binding_constraint(checks, index, grid.size, cap_text)
-    return base.sized(float(grid[index]), float(throughput_lo[index]), binding)
+    return base.at_confidence(at, checks, cap_text)
+
+
+def _key(candidate: Candidate) -> OptionKey:
+    return OptionKey(
+        candidate.engine, candidate.gpu, candidate.tp, candidate.curve.key.precision or None
+    )
 
 
 class _Shared(TypedDict):
@@ -128,9 +138,7 @@ class _Base:
     def _shared(self) -> _Shared:
         candidate = self.candidate
         return {
-            "key": OptionKey(
-                candidate.engine, candidate.gpu, candidate.tp, candidate.curve.key.precision or None
-            ),
+            "key": _key(candidate),
             "curve": candidate.curve,
             "fit": self.fit,
             "gpus_per_replica": candidate.gpus_per_replica,
@@ -150,22 +158,89 @@ class _Base:
             failed_targets=failed,
         )
 
-    def sized(self, c_star: float, t_lo: float, binding: str) -> Option:
+    def at_confidence(
+        self, at: SampledGrid, checks: list[SlaCheck], cap_text: str | None
+    ) -> Option:
+        """Size every error sample; the option is the sample at the sizing confidence."""
+        ok = np.ones_like(at.t, dtype=bool)
+        for check in checks:
+            ok &= check.holds()
+        size = at.grid.size
+        index = size - 1 - np.argmax(ok[:, ::-1], axis=1)  # highest concurrency that holds
+        rows = np.arange(len(ok))
+        t = at.t[rows, index]
+        met = ok.any(axis=1) & np.isfinite(t) & (t > 0)
+        c_star = at.grid[index]
+        spread = self._spread(c_star, t, met)
+        streams = self.scenario.demand.kind == "peak_concurrent_streams"
+        capacity = np.where(met, c_star if streams else t, 0.0)
+        row = 1 + quantile_index(capacity[1:], spread.confidence)  # row 0: the fitted curve
+        if not met[row]:
+            return self._missed(checks, at.grid, ok, spread)
+        binding = binding_constraint(checks, (row, int(index[row])), size, cap_text)
+        return self.sized(float(at.grid[index[row]]), float(t[row]), binding, spread)
+
+    def _missed(self, checks: list[SlaCheck], grid: Array, ok: Array, spread: Spread) -> Option:
+        """Rejected: the SLA is met in fewer samples than the sizing confidence asks."""
+        central = [c for c in checks if not c.holds()[0].any()]
+        if central:
+            reason = "; ".join(never_holds_text(c, grid) for c in central)
+            return self.rejected(reason, tuple(c.name for c in central))
+        missed = ~ok[1:].any(axis=1)
+        failing = [c for c in checks if (~c.holds()[1:].any(axis=1) & missed).any()] or checks
+        reason = (
+            f"meets the SLA in {spread.feasible_share:.0%} of the samples of its fits' error, "
+            f"fewer than the {spread.confidence:.0%} sizing confidence asks "
+            f"({' and '.join(c.text for c in failing)} fails at every measured concurrency "
+            "in the rest)"
+        )
+        return self.rejected(reason, tuple(c.name for c in failing))
+
+    def _spread(self, c_star: Array, t: Array, met: Array) -> Spread:
+        """The fleet each sample (rows 1..) needs, samples sharing a fleet sharing its bill."""
+        ops = self._ops_cost()[0]
+        packing = self._packing(startup_time(self.candidate.curve, self.scenario.options))
+        hourly, static = sample_fleets(self.scenario, c_star[1:], t[1:])
+        autoscaled = self.scenario.options.scaling is Scaling.AUTOSCALE
+        if autoscaled:
+            slots: dict[tuple[int, ...], int] = {}
+            rows = [(*r, p) for r, p in zip(hourly.tolist(), static.tolist(), strict=True)]
+            inverse = np.array([slots.setdefault(row, len(slots)) for row in rows])
+            unique = list(slots)
+        else:  # a static fleet is its peak all day: one number says it
+            peaks, inverse = np.unique(static, return_inverse=True)
+            unique = [(p,) * HOURS_PER_DAY + (p,) for p in peaks.tolist()]
+        found = []
+        for row in unique:
+            fleet = self.pricing.bill(Fleet(packing, np.asarray(row[:-1], np.int64)))
+            static_row = np.full(HOURS_PER_DAY, row[-1], np.int64)
+            static_fleet = self.pricing.bill(Fleet(packing, static_row)) if autoscaled else fleet
+            found.append(SampleFleet(row[:-1], fleet, static_fleet, fleet.total_usd + ops))
+        chosen = np.where(met[1:], inverse.reshape(-1), MISSED)
+        return Spread(
+            self.scenario.options.sizing_confidence,
+            tuple(found),
+            tuple(int(i) for i in chosen),
+            self.scenario.options.gpus_per_node // self.candidate.gpus_per_replica,
+            self.candidate.gpus_per_replica,
+        )
+
+    def sized(self, c_star: float, t_lo: float, binding: str, spread: Spread) -> Option:
         """Replicas, nodes and cost at concurrency c_star with throughput t_lo per replica."""
-        if t_lo <= 0:
-            return self.rejected(f"throughput lower band is 0 at {c_star:g} streams", ())
         sc = self.scenario
         opts = sc.options
         serving, peak_tok_s, monthly_tokens = peak_demand(sc, c_star, t_lo)
         startup = startup_time(self.candidate.curve, opts)
         spec, peak_load = self._fleet_spec(c_star, t_lo, peak_tok_s, startup)
         shape = demand_shape(sc.demand)
-        static_hourly = np.full(HOURS_PER_DAY, serving + opts.redundancy_replicas, np.int64)
+        # The same arithmetic as every sample's fleet (planner.fleet.sample_fleets).
+        hours, peak = sample_fleets(sc, np.array([c_star]), np.array([t_lo]))
+        static_hourly = np.full(HOURS_PER_DAY, peak[0], np.int64)
         static = self.pricing.bill(Fleet(spec.packing, static_hourly))
         autoscaled = opts.scaling is Scaling.AUTOSCALE
         hourly, bill = static_hourly, static
         if autoscaled:
-            hourly = autoscaled_replicas(spec, peak_load, shape.weights, opts)
+            hourly = hours[0]
             bill = self.pricing.bill(Fleet(spec.packing, hourly))
         ops, ops_note = self._ops_cost()
         reserved_price = self.pricing.price.reserved_usd_per_gpu_hour
@@ -186,6 +261,7 @@ class _Base:
             budget_usd=budget,
             budget_capacity=self._budget_capacity(budget, ops, (c_star, t_lo), (spec, peak_load)),
             notes=(),
+            spread=spread,
         )
         notes = self._notes(option, (serving, peak_tok_s), shape, startup)
         notes.extend(note for note in (ops_note, self._memory_note(binding)) if note)
@@ -201,7 +277,8 @@ class _Base:
         notes = [
             f"{option.concurrency_per_replica:g} concurrent streams per replica at "
             f"{option.output_tok_s_per_replica:,.0f} output tok/s "
-            f"(lower band); peak demand {peak_tok_s:,.0f} output tok/s at "
+            f"(the fits' error sample at {option.confidence:.0%} confidence); peak demand "
+            f"{peak_tok_s:,.0f} output tok/s at "
             f"{opts.target_utilization:.0%} target utilisation needs {serving} replica(s) "
             f"+ {opts.redundancy_replicas} spare",
             f"{option.replicas} replica(s) x {option.gpus_per_replica} GPU(s), "
@@ -228,7 +305,13 @@ class _Base:
         """The option's fleet facts, and the peak load in the unit one replica's share uses."""
         opts = self.scenario.options
         streams = self.scenario.demand.kind == "peak_concurrent_streams"
-        packing = Packing(
+        load = (c_star if streams else t_lo) * opts.target_utilization
+        peak_load = self.scenario.demand.amount if streams else peak_tok_s
+        return FleetSpec(load, self._packing(startup)), peak_load
+
+    def _packing(self, startup: Startup) -> Packing:
+        opts = self.scenario.options
+        return Packing(
             gpu=self.candidate.gpu,
             gpus_per_replica=self.candidate.gpus_per_replica,
             gpus_per_node=opts.gpus_per_node,
@@ -236,8 +319,6 @@ class _Base:
             startup_s=startup.seconds,
             hours_per_month=opts.hours_per_month,
         )
-        load = (c_star if streams else t_lo) * opts.target_utilization
-        return FleetSpec(load, packing), self.scenario.demand.amount if streams else peak_tok_s
 
     def _memory_note(self, binding: str) -> str | None:
         memory = self.candidate.max_streams_memory

@@ -1,5 +1,6 @@
-"""SLA targets checked over a concurrency grid, on the conservative side of every fitted band,
-and the streams-per-replica caps (the scenario's, KV-cache memory) that end the grid.
+"""SLA targets checked over a concurrency grid in every error sample of the fits (planner.draws:
+row 0 the fitted curve, then one row per sample), and the streams-per-replica caps (the
+scenario's, KV-cache memory) that end the grid.
 
 A target the curve never measured cannot be verified; it is never silently passed.
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.curves import LoadCurve
+from planner.draws import SLOTS, derived_sigma
 from planner.families import Array
 from planner.fit import CurveFit, FitResult, series, series_attr
 from planner.projection import PROJECTED
@@ -27,7 +29,8 @@ ESTIMATED_PROVENANCE = frozenset({PROJECTED, ADJUSTED})
 
 @dataclass(frozen=True, slots=True)
 class SlaCheck:
-    """One SLA target evaluated over the concurrency grid (values None: cannot verify)."""
+    """One SLA target evaluated over the grid in every sample: values[row, grid index]
+    (None: cannot verify)."""
 
     target: SlaTarget
     text: str
@@ -42,22 +45,53 @@ class SlaCheck:
         return self.target.field
 
     def holds(self) -> Array:
-        """Per grid point: the target holds (False where the value is unknown)."""
+        """Per sample and grid point: the target holds (False where the value is unknown)."""
         if self.values is None:
-            return np.zeros(0, dtype=bool)
+            return np.zeros((0, 0), dtype=bool)
         with np.errstate(invalid="ignore"):
             ok = self.values <= self.limit if self.target.upper else self.values >= self.limit
         return np.asarray(ok & np.isfinite(self.values), dtype=bool)
 
 
 @dataclass(frozen=True, slots=True)
-class _Grid:
-    """What every check of one option reads: the scenario, the fit, the grid and T's lower band."""
+class SampledGrid:
+    """What every check of one option reads: the scenario, the fit, the grid, the error draws
+    (planner.draws.Draws.normals: row 0 zeros) and the output tok/s they give, t[row, i]."""
 
     scenario: Scenario
     fit: CurveFit
     grid: Array
-    t_lo: Array
+    z: Array
+    t: Array
+
+    def values(self, slot: str, result: FitResult | None, attr: str | None) -> Array:
+        """One series in every sample over the grid: the fit times exp(sigma z), unknown (NaN)
+        outside the range it was measured over; the measured values at exact levels (moved only
+        by a derived curve's estimate error) where there is no fit."""
+        return sampled_series(self.fit, self.grid, self.z, (slot, result, attr))
+
+
+def sampled_series(
+    fit: CurveFit, grid: Array, z: Array, series_of: tuple[str, FitResult | None, str | None]
+) -> Array:
+    """See SampledGrid.values; `series_of` is (slot in planner.draws.SLOTS, fit, attribute)."""
+    slot, result, attr = series_of
+    column = z[:, SLOTS.index(slot)][:, None]
+    derived = derived_sigma(fit.curve.provenance)
+    if result is not None:
+        central = result.eval(grid)
+        rel = np.sqrt(result.rel_spread(grid) ** 2 + derived**2)
+        inside = (grid >= result.x_min - 1e-9) & (grid <= result.x_max + 1e-9)
+        central = np.where(inside, central, np.nan)
+    else:
+        measured: dict[float, float] = {}
+        if attr is not None:
+            xs, ys = series(fit.curve.points, attr)
+            measured = dict(zip(xs.tolist(), ys.tolist(), strict=True))
+        central = np.array([measured.get(float(c), np.nan) for c in grid], dtype=np.float64)
+        rel = np.full(grid.size, derived)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(central[None, :] * np.exp(column * rel[None, :]), dtype=np.float64)
 
 
 def target_text(name: str, limit: float) -> str:
@@ -65,35 +99,37 @@ def target_text(name: str, limit: float) -> str:
     return SLA_TARGET_BY_FIELD[name].text(limit)
 
 
-def throughput_grid(fit: CurveFit, cap: float | None = None) -> tuple[Array, Array]:
-    """Concurrencies to search (fine grid inside the measured range, at most `cap`) and T's
-    lower band there."""
-    c, t = series(fit.curve.points, "output_tok_s")
+def throughput_grid(fit: CurveFit, cap: float | None = None) -> Array:
+    """Concurrencies to search: a fine grid inside the measured range, at most `cap`."""
+    c, _ = series(fit.curve.points, "output_tok_s")
     if cap is not None:
-        c, t = c[c <= cap], t[c <= cap]
-    if c.size == 0:
-        return c, t
-    if fit.throughput is None:
-        return c, t  # too few points to fit: only the measured levels can be trusted
+        c = c[c <= cap]
+    if c.size == 0 or fit.throughput is None:
+        return c  # too few points to fit: only the measured levels can be trusted
     low, high = float(c.min()), float(c.max())
     if cap is not None:
         high = cap
     step = 0.5 if high - low < 32 else 1.0
     grid = np.unique(np.concatenate([np.arange(math.ceil(low), high + 1e-9, step), [low, high]]))
-    grid = grid[(grid >= low) & (grid <= high)]
-    return grid, fit.throughput.eval_band(grid)[0]
+    return grid[(grid >= low) & (grid <= high)]
 
 
-def sla_checks(scenario: Scenario, fit: CurveFit, grid: Array, t_lo: Array) -> list[SlaCheck]:
-    """Every SLA target of the scenario evaluated over the grid."""
-    at = _Grid(scenario, fit, grid, t_lo)
+def sampled_grid(scenario: Scenario, fit: CurveFit, grid: Array, z: Array) -> SampledGrid:
+    """The grid with the output tok/s of every error sample."""
+    t = sampled_series(fit, grid, z, ("throughput", fit.throughput, "output_tok_s"))
+    return SampledGrid(scenario, fit, grid, z, t)
+
+
+def sla_checks(at: SampledGrid) -> list[SlaCheck]:
+    """Every SLA target of the scenario evaluated over the grid in every sample."""
+    scenario = at.scenario
     return [
         _check(at, SLA_TARGET_BY_FIELD[name], limit)
         for name, limit in scenario.sla.targets().items()
     ]
 
 
-def _check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
+def _check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
     """One target over the grid, the way its registry row says it is checked."""
     if target.check is CheckKind.STREAM_SPEED:
         return _stream_check(at, target, limit)
@@ -104,13 +140,13 @@ def _check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
     return _latency_check(at, target, limit, (target.fit_slot, target.statistic))
 
 
-def _stream_check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
-    """Slowest user's speed: 1000 / TPOT p99 (upper band) where measured, and never above the
-    mean per-stream speed T(c)/c (lower band)."""
+def _stream_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
+    """Slowest user's speed: 1000 / TPOT p99 where measured, and never above the mean
+    per-stream speed T(c)/c."""
     fit, grid, text = at.fit, at.grid, target.text(limit)
-    mean_speed = at.t_lo / np.where(grid > 0, grid, np.nan)
+    mean_speed = at.t / np.where(grid > 0, grid, np.nan)[None, :]
     if fit.tpot_stat == "p99":
-        slowest = 1000.0 / _upper(fit.tpot, fit, series_attr("tpot", "p99"), grid)
+        slowest = 1000.0 / at.values("tpot", fit.tpot, series_attr("tpot", "p99"))
         return SlaCheck(target, text, limit, np.fmin(mean_speed, slowest), None, ())
     flag = (
         f"{text} checked on the mean per-stream speed T(c)/c: no TPOT p99 was measured, so "
@@ -119,7 +155,9 @@ def _stream_check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
     return SlaCheck(target, text, limit, mean_speed, None, (flag,))
 
 
-def _latency_check(at: _Grid, target: SlaTarget, limit: float, series: tuple[str, str]) -> SlaCheck:
+def _latency_check(
+    at: SampledGrid, target: SlaTarget, limit: float, series: tuple[str, str]
+) -> SlaCheck:
     """`target` checked on one fitted latency series: (CurveFit slot, wanted statistic)."""
     fit, text = at.fit, target.text(limit)
     slot, wanted = series
@@ -136,14 +174,13 @@ def _latency_check(at: _Grid, target: SlaTarget, limit: float, series: tuple[str
         flags = (f"{text} checked against values whose statistic the source did not state",)
     result = {"ttft_p50": fit.ttft_p50, "ttft_p99": fit.ttft_p99, "tpot": fit.tpot}[slot]
     attr = series_attr(slot, stat)
-    values = _upper(result, fit, attr, at.grid)
-    return SlaCheck(target, text, limit, values, None, flags)
+    return SlaCheck(target, text, limit, at.values(slot, result, attr), None, flags)
 
 
-def _e2e_check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
+def _e2e_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
     fit, text = at.fit, target.text(limit)
     if any(point.p99_e2e_ms is not None for point in fit.curve.points):
-        values = _upper(fit.e2e_p99, fit, "p99_e2e_ms", at.grid)
+        values = at.values("e2e_p99", fit.e2e_p99, "p99_e2e_ms")
         return SlaCheck(target, text, limit, values, None, ())
     ttft = _latency_check(at, target, limit, ("ttft_p99", "p99"))
     tpot = _latency_check(at, target, limit, ("tpot", "p99"))
@@ -155,23 +192,10 @@ def _e2e_check(at: _Grid, target: SlaTarget, limit: float) -> SlaCheck:
     return SlaCheck(target, text, limit, estimate, None, (flag, *ttft.flags, *tpot.flags))
 
 
-def _upper(result: FitResult | None, fit: CurveFit, attr: str | None, grid: Array) -> Array:
-    """Upper band of a latency over the grid, unknown (NaN) outside the range that series was
-    measured over; measured values at exact levels when not fitted."""
-    if result is not None:
-        upper = result.eval_band(grid)[1]
-        inside = (grid >= result.x_min - 1e-9) & (grid <= result.x_max + 1e-9)
-        return np.where(inside, upper, np.nan)
-    measured: dict[float, float] = {}
-    if attr is not None:
-        xs, ys = series(fit.curve.points, attr)
-        measured = dict(zip(xs.tolist(), ys.tolist(), strict=True))
-    return np.array([measured.get(float(c), np.nan) for c in grid], dtype=np.float64)
-
-
-def never_holds_text(check: SlaCheck, grid: Array) -> str:
-    """Why a target fails everywhere, with its best conservative value."""
-    values = check.values if check.values is not None else np.zeros(0)
+def never_holds_text(check: SlaCheck, grid: Array, row: int = 0) -> str:
+    """Why a target fails everywhere in sample `row` (0: the fitted curve), with its best
+    value there."""
+    values = check.values[row] if check.values is not None else np.zeros(0)
     finite = np.isfinite(values)
     if not finite.any():
         return f"{check.text} cannot be checked at any measured concurrency"
@@ -179,24 +203,27 @@ def never_holds_text(check: SlaCheck, grid: Array) -> str:
     unit = check.target.unit
     return (
         f"{check.text} fails at every measured concurrency (best {values[best_index]:,.1f} "
-        f"{unit} on the conservative side, at {grid[best_index]:g} streams)"
+        f"{unit} {'on the fitted curve' if row == 0 else 'in that sample'}, at "
+        f"{grid[best_index]:g} streams)"
     )
 
 
 def binding_constraint(
-    checks: list[SlaCheck], index: int, size: int, cap_text: str | None = None
+    checks: list[SlaCheck], at: tuple[int, int], size: int, cap_text: str | None = None
 ) -> str:
-    """The target that fails just above c* ('measured range' when c* is the top of the data,
-    `cap_text` when a streams-per-replica cap (scenario or memory) stopped the search)."""
+    """The target that fails just above c* in sample at = (row, grid index) ('measured range'
+    when c* is the top of the data, `cap_text` when a streams-per-replica cap (scenario or
+    memory) stopped the search)."""
+    row, index = at
     if index == size - 1:
         return MEASURED_RANGE if cap_text is None else cap_text
-    failing = [_why_fails(c, index) for c in checks if not c.holds()[index + 1]]
+    failing = [_why_fails(c, row, index) for c in checks if not c.holds()[row, index + 1]]
     return " and ".join(failing) if failing else MEASURED_RANGE
 
 
-def _why_fails(check: SlaCheck, index: int) -> str:
+def _why_fails(check: SlaCheck, row: int, index: int) -> str:
     """The target, or that its metric was not measured beyond the chosen concurrency."""
-    if check.values is not None and not np.isfinite(check.values[index + 1]):
+    if check.values is not None and not np.isfinite(check.values[row, index + 1]):
         return f"{check.target.label} not measured above this concurrency"
     return check.text
 

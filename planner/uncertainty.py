@@ -1,87 +1,49 @@
-"""P10/P50/P90 of each option's nodes, GPUs, replicas and monthly cost, from the fit uncertainty.
-
-A parametric bootstrap over the candidates' curves: perturb the measurements by their held-out
-error, plan again, and count how the answer moves (see `plan_ranges`).
+"""P10/P50/P90 of each option's nodes, GPUs, replicas and monthly cost, the expected cost, and
+how often the recommendation changes, all read from the error samples every option was sized
+over (planner.draws, planner.confidence): the same samples that put the plan's fleet at its
+sizing confidence, so the headline sits at the quantile it names.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from errors import PlanningError
 from planner.capacity import Plan, make_plan
-from planner.curves import CurvePoint, LoadCurve, canonical_model
-from planner.fit import MAPE_TO_SIGMA, CurveFit, FitResult, fit_curve, series_attr
+from planner.confidence import Percentiles
+from planner.curves import LoadCurve
+from planner.draws import METHOD, SAMPLES, Draws
+from planner.fit import CurveFit, FitResult, series_attr
 from planner.options import Keyed, Option, OptionKey, RejectedOption, SizedOption
 from planner.prices import PriceEntry
+from planner.recommend import COST_TIE_PCT, recommend
 from planner.scenario import Scenario
 
-# Each sample refits every sized option's curve with its own family (no family selection, no
-# leave-one-out), about 1 ms per curve on 2 cores (bench/bench_uncertainty.py). The default
-# sample count spends about REFIT_BUDGET refits per call (about 1 s): many samples for a few
-# options, never fewer than MIN_SAMPLES.
-REFIT_BUDGET = 1200
 # Two options whose monthly costs differ by no more than this are tied (not a changed choice).
 TIE_USD = 1.0
-MIN_SAMPLES = 8
-MAX_SAMPLES = 200
-PERCENTILES = (10.0, 50.0, 90.0)
-# Every CurvePoint attribute a plan can read; the order fixes the random stream (reproducible).
-METRICS = (
-    "output_tok_s",
-    "p50_ttft_ms",
-    "p99_ttft_ms",
-    "ttft_ms",
-    "p50_tpot_ms",
-    "p99_tpot_ms",
-    "tpot_ms",
-    "p99_e2e_ms",
-)
-METHOD = (
-    "parametric bootstrap: each sample replaces the candidates' measured values by their fit "
-    "times lognormal noise whose sigma is the held-out (leave-one-out) error of that metric's fit, "
-    "then sizes and prices every option again; a projected or workload-adjusted curve also "
-    "takes one shared error draw per metric, sized by how far such estimates were off in "
-    "validation; percentiles are over the samples where the option meets the SLA. The planned "
-    "value can sit off P50: the plan sizes on the conservative side of each band and in whole "
-    "nodes, so symmetric noise moves node counts unevenly"
-)
-# Validated error of curves the planner derives rather than measures (MAPE %, README): the
-# cross-GPU projection (bench/bench_projection.py, TPOT 5.4-6.1%) and the workload adjustment
-# within its 2x limit (bench/bench_workload_adjust.py, worst bucket 15-16% for tok/s and TPOT).
-DERIVED_MAPE_PCT = {"projected": 6.1, "adjusted": 16.0}
-
-
-@dataclass(frozen=True, slots=True)
-class Percentiles:
-    """P10, P50 and P90 of one quantity over the bootstrap samples (observed sample values)."""
-
-    p10: float
-    p50: float
-    p90: float
 
 
 @dataclass(frozen=True, slots=True)
 class OptionRange(Keyed):
-    """One option's point plan and its spread over the samples (None: never met the SLA)."""
+    """One option's planned fleet and its spread over the samples (None: never met the SLA;
+    inf in a percentile: that share of the samples miss the SLA)."""
 
     key: OptionKey
     point_nodes: int | None
     point_gpus: int | None
     point_replicas: int | None
     point_total_monthly_cost_usd: float | None
+    expected_total_monthly_cost_usd: float | None  # mean over the samples that meet the SLA
     nodes: Percentiles | None
     gpus: Percentiles | None
     replicas: Percentiles | None
     total_monthly_cost_usd: Percentiles | None
-    sampled: bool  # False: rejected by the point plan, so not re-sampled (no range)
+    sampled: bool  # False: rejected by the plan at its confidence (no range)
     feasible_share: float  # samples in which the option met the SLA
     win_share: float  # samples in which it was the recommended option
-    noise_rel: tuple[tuple[str, float], ...]  # metric -> relative sigma used to perturb it
+    noise_rel: tuple[tuple[str, float], ...]  # metric -> relative sigma of its held-out error
 
     @property
     def title(self) -> str:
@@ -91,42 +53,20 @@ class OptionRange(Keyed):
 
 @dataclass(frozen=True, slots=True)
 class PlanRanges:
-    """Ranges per option (point plan order) and how stable the recommendation is."""
+    """Ranges per option (plan order) and how stable the recommendation is."""
 
     samples: int
     seed: int
     noise_scale: float
+    confidence: float  # the plan's sizing confidence
     options: tuple[OptionRange, ...]
     point_choice: OptionKey | None
-    choice_change_share: float  # samples whose recommendation differs from the point plan's
+    choice_change_share: float  # samples whose recommendation differs from the plan's
     no_choice_share: float  # samples in which nothing met the SLA (and budget)
     method: str
     flags: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Sample:
-    """What one bootstrap plan said, per option."""
-
-    sized: dict[OptionKey, tuple[int, int, int, float]]  # nodes, GPUs, replicas, total cost
-    choice: OptionKey | None
-    # The choice and every option costing the same (within TIE_USD): a tie is not a change.
-    winners: frozenset[OptionKey]
-
-
-# Why a parametric bootstrap: the plan is a step function of the fits (whole replicas, whole
-# nodes, an SLA-picked concurrency), so propagating parameter covariances analytically does not
-# work; re-planning on perturbed data does, and needs only the public planner. The noise of each
-# metric is its fit's held-out error (leave-one-out MAPE turned into a sigma), the honest size of
-# the error on a point the fit has not seen. It is centred on the fitted value (the textbook
-# parametric bootstrap): centred on the measured value, each sample would carry the measurement's
-# own scatter plus the added noise, widening every refitted band and pushing node counts up (on
-# agent-platform, vllm H200 TP 4: P50 7 nodes vs 5 planned). So `noise_scale=0` gives one value
-# per option, the plan on the fitted curves. Only curves of the candidates' engine x GPU x TP x
-# precision are perturbed; every other curve stays in each sample unchanged (selection depends on
-# them: a measured curve blocks a projection), and each chosen curve is refitted with its own
-# family (fit_curve(like=...)), which is what a sample costs. Values without a fit are kept as
-# measured (said in `flags`).
 def plan_ranges(
     scenario: Scenario,
     curves: Sequence[LoadCurve],
@@ -136,71 +76,120 @@ def plan_ranges(
     seed: int = 0,
     noise_scale: float = 1.0,
 ) -> PlanRanges:
-    """Node, GPU, replica and cost percentiles per option, and how often each option wins
-    (the method is in the comment above). Options the point plan rejects are not re-sampled (no
-    range, `sampled` False); `samples=None` picks `default_samples`; the same seed gives the
-    same ranges."""
-    point = make_plan(scenario, curves, prices)
-    # Only the scenario model's curves can back an option (planner.selection drops the rest
-    # first): drawing noise for the others would only shift the random stream.
-    wanted = canonical_model(scenario.model)
-    curves = [curve for curve in curves if canonical_model(curve.key.model) == wanted]
-    sized = [o for o in point.options if _size(o) is not None]
-    count = default_samples(len(sized)) if samples is None else samples
-    _check(count, noise_scale)
-    sigmas = {_group(o): _noise(o.fit, noise_scale) for o in sized}
-    centres = _centres(sized)
-    rng = np.random.default_rng(seed)
-    likes = {_group(o): o.fit for o in sized}
+    """The ranges of the plan made with `samples` error samples (None: planner.draws.SAMPLES)
+    from `seed`, the noise scaled by `noise_scale` (0: every sample is the fitted curve)."""
+    draws = Draws(SAMPLES if samples is None else samples, seed, noise_scale)
+    return ranges_of(make_plan(scenario, curves, prices, draws=draws))
 
-    def refit(curve: LoadCurve) -> CurveFit:
-        curve = _derived_error(curve, noise_scale, rng)
-        like = likes.get(_curve_group(curve))
-        return fit_curve(curve) if like is None else fit_curve(curve, like=like)
 
-    drawn = [
-        _sample(make_plan(scenario, _perturbed(curves, sigmas, centres, rng), prices, fitter=refit))
-        for _ in range(count)
-    ]
-    point_choice = _choice_key(point)
+def ranges_of(plan: Plan) -> PlanRanges:
+    """The ranges of a plan from the samples its options were sized over (plan.draws): no
+    re-plan, so cheap."""
+    draws = plan.draws
+    sized = [o for o in plan.options if isinstance(o, SizedOption)]
+    choices = _sample_choices(plan, sized, draws.samples)
+    point_choice = plan.recommendation.choice.key if plan.recommendation.choice else None
     return PlanRanges(
-        samples=count,
-        seed=seed,
-        noise_scale=noise_scale,
-        options=tuple(_option_range(o, drawn, sigmas.get(_group(o))) for o in point.options),
+        samples=draws.samples,
+        seed=draws.seed,
+        noise_scale=draws.noise_scale,
+        confidence=plan.scenario.options.sizing_confidence,
+        options=tuple(_option_range(o, choices, draws.noise_scale) for o in plan.options),
         point_choice=point_choice,
-        choice_change_share=_share(drawn, lambda s: point_choice not in s.winners),
-        no_choice_share=_share(drawn, lambda s: s.choice is None),
-        method=METHOD,
-        flags=tuple(_flags(point.options, sigmas, {_curve_group(c) for c in curves})),
+        choice_change_share=_share(choices, lambda won: _changed(point_choice, won)),
+        no_choice_share=_share(choices, lambda won: not won),
+        method=METHOD.format(samples=draws.samples),
+        flags=tuple(_flags(plan.options)),
     )
 
 
-def default_samples(sized_options: int) -> int:
-    """Samples for about REFIT_BUDGET curve refits, within MIN_SAMPLES..MAX_SAMPLES."""
-    per_sample = max(sized_options, 1)
-    return min(max(REFIT_BUDGET // per_sample, MIN_SAMPLES), MAX_SAMPLES)
+def _sample_choices(
+    plan: Plan, sized: list[SizedOption], samples: int
+) -> list[frozenset[OptionKey]]:
+    """Per sample: the recommended option and every option costing the same (a tie is not a
+    change); empty when nothing sound meets the SLA (and budget) in that sample. Only options
+    that could win are handed to `recommend`: sound, affordable and within the preference
+    tolerance of that sample's cheapest, so samples alike in those share one call."""
+    scenario = plan.scenario
+    budget = scenario.budget.monthly_usd if scenario.budget else None
+    tolerance = scenario.factors.preference_tolerance_pct
+    if not sized:
+        return [frozenset()] * samples
+    costs = np.column_stack([o.spread.costs() for o in sized])
+    usable = np.isfinite(costs) & np.array([not o.concerns for o in sized])[None, :]
+    if budget is not None:
+        usable &= costs <= budget
+    cheapest = np.where(usable, costs, np.inf).min(axis=1)
+    window = cheapest * (1 + (max(tolerance, COST_TIE_PCT) + 1) / 100) + TIE_USD
+    usable &= costs <= window[:, None]
+    variants: dict[tuple[int, int], SizedOption] = {}
+    memo: dict[tuple[tuple[int, int], ...], frozenset[OptionKey]] = {}
+    out = []
+    for s in range(samples):
+        combo = tuple((i, o.spread.sample_fleet[s]) for i, o in enumerate(sized) if usable[s, i])
+        won = memo.get(combo)
+        if won is None:
+            met = [_variant(variants, i, sized[i], fleet) for i, fleet in combo]
+            rec = recommend(
+                met, budget, factors=scenario.factors, preference_tolerance_pct=tolerance
+            )
+            won = memo[combo] = _winners(rec.choice, met)
+        out.append(won)
+    return out
 
 
-def _check(samples: int, noise_scale: float) -> None:
-    if samples < 1:
-        raise PlanningError(f"samples must be at least 1, got {samples!r}")
-    if not (math.isfinite(noise_scale) and noise_scale >= 0):
-        raise PlanningError(
-            f"noise_scale must be a finite number >= 0 (1 = the fits' own held-out error), "
-            f"got {noise_scale!r}"
-        )
+def _changed(point: OptionKey | None, won: frozenset[OptionKey]) -> bool:
+    """A sample changes the pick when the plan's choice is not among its winners (or, when the
+    plan has none, when the sample has one)."""
+    return bool(won) if point is None else point not in won
 
 
-def _group(option: Option) -> OptionKey:
-    return option.key
+def _variant(
+    variants: dict[tuple[int, int], SizedOption], index: int, option: SizedOption, fleet: int
+) -> SizedOption:
+    """The option with the fleet one sample needs."""
+    key = (index, fleet)
+    if key not in variants:
+        found = option.spread.fleets[fleet]
+        cost = replace(option.cost, fleet=found.fleet, static_fleet=found.static_fleet)
+        variants[key] = replace(option, hourly_replicas=found.hourly_replicas, cost=cost)
+    return variants[key]
 
 
-def _curve_group(curve: LoadCurve) -> OptionKey:
-    return OptionKey.of_curve(curve)
+def _winners(choice: SizedOption | None, met: list[SizedOption]) -> frozenset[OptionKey]:
+    if choice is None:
+        return frozenset()
+    cost = choice.total_monthly_cost_usd
+    tied = {o.key for o in met if abs(o.total_monthly_cost_usd - cost) <= TIE_USD}
+    return frozenset(tied | {choice.key})
 
 
-def _fits_by_metric(fit: CurveFit) -> dict[str, FitResult]:
+def _option_range(option: Option, choices: list[frozenset[OptionKey]], scale: float) -> OptionRange:
+    key = option.key
+    sized = option if isinstance(option, SizedOption) else None
+    ranges = sized.spread.percentiles() if sized else {}
+    wins = sum(1 / len(won) for won in choices if key in won)
+    return OptionRange(
+        key=key,
+        point_nodes=sized.nodes if sized else None,
+        point_gpus=sized.gpus if sized else None,
+        point_replicas=sized.replicas if sized else None,
+        point_total_monthly_cost_usd=sized.total_monthly_cost_usd if sized else None,
+        expected_total_monthly_cost_usd=sized.spread.expected_total_usd if sized else None,
+        nodes=ranges.get("nodes"),
+        gpus=ranges.get("gpus"),
+        replicas=ranges.get("replicas"),
+        total_monthly_cost_usd=ranges.get("total_monthly_cost_usd"),
+        sampled=sized is not None,
+        feasible_share=sized.spread.feasible_share if sized else 0.0,
+        win_share=wins / len(choices) if choices else 0.0,
+        noise_rel=tuple(
+            (metric, scale * result.noise_rel()) for metric, result in _fits(option.fit).items()
+        ),
+    )
+
+
+def _fits(fit: CurveFit) -> dict[str, FitResult]:
     """The fit made from each CurvePoint attribute."""
     slots: tuple[tuple[FitResult | None, str | None], ...] = (
         (fit.throughput, "output_tok_s"),
@@ -212,161 +201,36 @@ def _fits_by_metric(fit: CurveFit) -> dict[str, FitResult]:
     return {attr: result for result, attr in slots if result and attr}
 
 
-def _noise(fit: CurveFit, scale: float) -> dict[str, float]:
-    """Relative sigma per CurvePoint attribute: the held-out error of the fit made from it."""
-    return {attr: scale * result.noise_rel() for attr, result in _fits_by_metric(fit).items()}
+_ATTRS = (
+    "output_tok_s",
+    "p50_ttft_ms",
+    "p99_ttft_ms",
+    "ttft_ms",
+    "p50_tpot_ms",
+    "p99_tpot_ms",
+    "tpot_ms",
+    "p99_e2e_ms",
+)
 
 
-def _perturbed(
-    curves: Sequence[LoadCurve],
-    sigmas: dict[OptionKey, dict[str, float]],
-    centres: dict[int, tuple[CurvePoint, ...]],
-    rng: np.random.Generator,
-) -> list[LoadCurve]:
-    """The candidates' groups perturbed around their centres (draws in input order)."""
-    out = []
-    for curve in curves:
-        sigma = sigmas.get(_curve_group(curve))
-        if sigma is None:
-            out.append(curve)
-            continue
-        z = rng.standard_normal((len(curve.points), len(METRICS)))
-        scale = np.array([sigma.get(metric, 0.0) for metric in METRICS])
-        factors = np.exp(z * scale)
-        centred = centres.get(id(curve), curve.points)
-        points = tuple(_scaled(p, row) for p, row in zip(centred, factors.tolist(), strict=True))
-        out.append(replace(curve, points=points))
-    return out
+def _share(
+    choices: list[frozenset[OptionKey]], test: Callable[[frozenset[OptionKey]], bool]
+) -> float:
+    return sum(1 for won in choices if test(won)) / len(choices) if choices else 0.0
 
 
-def _centres(options: Sequence[Option]) -> dict[int, tuple[CurvePoint, ...]]:
-    """Each sized option's own curve with every fitted value replaced by the fit (by curve id)."""
-    out: dict[int, tuple[CurvePoint, ...]] = {}
-    for option in options:
-        fits = _fits_by_metric(option.fit)
-        out[id(option.curve)] = tuple(_fitted(p, fits) for p in option.curve.points)
-    return out
-
-
-def _fitted(point: CurvePoint, fits: dict[str, FitResult]) -> CurvePoint:
-    changes = {}
-    for metric, result in fits.items():
-        value = getattr(point, metric)
-        fitted = float(result.eval([point.concurrency])[0]) if value is not None else math.nan
-        if math.isfinite(fitted) and fitted > 0:
-            changes[metric] = fitted
-    return replace(point, **changes) if changes else point
-
-
-def _derived_error(curve: LoadCurve, scale: float, rng: np.random.Generator) -> LoadCurve:
-    """A projected or adjusted curve times one lognormal draw per metric (its estimate's error
-    is systematic: the whole curve is off together); measured curves come back unchanged."""
-    mape = DERIVED_MAPE_PCT.get(curve.provenance)
-    if mape is None or scale == 0:
-        return curve
-    sigma = scale * MAPE_TO_SIGMA * mape / 100.0
-    factors = np.exp(rng.standard_normal(len(METRICS)) * sigma).tolist()
-    return replace(curve, points=tuple(_scaled(p, factors) for p in curve.points))
-
-
-def _scaled(point: CurvePoint, factors: list[float]) -> CurvePoint:
-    changes = {
-        metric: value * factor
-        for metric, factor in zip(METRICS, factors, strict=True)
-        if (value := getattr(point, metric)) is not None and factor != 1.0
-    }
-    return replace(point, **changes) if changes else point
-
-
-def _sample(plan: Plan) -> _Sample:
-    sized = {o.key: size for o in plan.options if (size := _size(o)) is not None}
-    choice = _choice_key(plan)
-    if choice is None or choice not in sized:
-        return _Sample(sized, choice, frozenset(() if choice is None else (choice,)))
-    cost = sized[choice][3]
-    tied = {key for key, size in sized.items() if abs(size[3] - cost) <= TIE_USD}
-    return _Sample(sized, choice, frozenset(tied | {choice}))
-
-
-def _size(option: Option) -> tuple[int, int, int, float] | None:
-    """(nodes, GPUs, replicas, total cost) of an option that meets the SLA, else None."""
-    if not isinstance(option, SizedOption):
-        return None
-    return option.nodes, option.gpus, option.replicas, option.total_monthly_cost_usd
-
-
-def _choice_key(plan: Plan) -> OptionKey | None:
-    choice = plan.recommendation.choice
-    return choice.key if choice is not None else None
-
-
-def _option_range(
-    option: Option, drawn: list[_Sample], sigma: dict[str, float] | None
-) -> OptionRange:
-    key = option.key
-    sigma = sigma or {}
-    rows = [s.sized[key] for s in drawn if key in s.sized]
-    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
-    size = _size(option)
-    return OptionRange(
-        key=key,
-        point_nodes=size[0] if size else None,
-        point_gpus=size[1] if size else None,
-        point_replicas=size[2] if size else None,
-        point_total_monthly_cost_usd=size[3] if size else None,
-        nodes=_percentiles(columns[0]),
-        gpus=_percentiles(columns[1]),
-        replicas=_percentiles(columns[2]),
-        total_monthly_cost_usd=_percentiles(columns[3]),
-        sampled=size is not None,
-        feasible_share=len(rows) / len(drawn),
-        win_share=sum(1 / len(s.winners) for s in drawn if key in s.winners) / len(drawn),
-        noise_rel=tuple((m, sigma[m]) for m in METRICS if m in sigma),
-    )
-
-
-def _reason(option: Option) -> str | None:
-    return option.reason if isinstance(option, RejectedOption) else None
-
-
-def _percentiles(values: Sequence[float]) -> Percentiles | None:
-    """Observed sample values at P10/P50/P90 (a node count stays a whole number)."""
-    if not values:
-        return None
-    p10, p50, p90 = np.percentile(
-        np.asarray(values, dtype=np.float64), PERCENTILES, method="inverted_cdf"
-    )
-    return Percentiles(float(p10), float(p50), float(p90))
-
-
-def _share(drawn: list[_Sample], test: Callable[[_Sample], bool]) -> float:
-    return sum(1 for s in drawn if test(s)) / len(drawn)
-
-
-def _flags(
-    options: Sequence[Option], sigmas: dict[OptionKey, dict[str, float]], groups: set[OptionKey]
-) -> list[str]:
-    """Say which options or measured values were not perturbed, and why."""
+def _flags(options: Sequence[Option]) -> list[str]:
+    """Say which options or measured values carry no sampled error, and why."""
     flags = []
     for option in options:
-        if _group(option) not in sigmas:
-            flags.append(
-                f"{option.title()}: rejected by the point plan ({_reason(option)}), "
-                "so not re-sampled"
-            )
+        if isinstance(option, RejectedOption):
+            flags.append(f"{option.title()}: rejected by the plan ({option.reason}), so no range")
             continue
-        if _group(option) not in groups:
-            flags.append(
-                f"{option.title()}: its curve is derived from other curves (no measured curve of "
-                "its own), so its range shows no fit uncertainty"
-            )
-            continue
-        sigma = sigmas[_group(option)]
+        fitted = _fits(option.fit)
         fixed = [
-            metric
-            for metric in METRICS
-            if metric not in sigma
-            and any(getattr(p, metric) is not None for p in option.curve.points)
+            attr
+            for attr in _ATTRS
+            if attr not in fitted and any(getattr(p, attr) is not None for p in option.curve.points)
         ]
         if fixed:
             flags.append(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.scenario import HOURS_PER_DAY, Scenario
+from planner.hourly import HOURS_PER_DAY
+from planner.scenario import Scenario
 
 FLAT = "flat (peak-to-average ratio only)"
 # A working-day shape: quiet nights, a morning ramp, a busy afternoon (relative weights).

@@ -19,10 +19,11 @@ from db.prices import list_prices
 from db.run_reads import StoredRun
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, canonical_model, curve_from_run
+from planner.draws import Draws
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario
 from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import PlanRanges, plan_ranges
+from planner.uncertainty import PlanRanges, ranges_of
 from reports.export import plan_to_csv, plan_to_dict, ranges_to_dict, sensitivity_rows
 from reports.model import Report, RunMeta, build_report, run_meta
 
@@ -119,24 +120,31 @@ def curves_and_metas(stored: Iterable[StoredRun]) -> tuple[list[LoadCurve], list
     return curves, metas
 
 
-def plan_scenario(engine: Engine, scenario: Scenario) -> Planned:
-    """The plan of a scenario over the stored curves of its model and the price catalog."""
+def plan_scenario(engine: Engine, scenario: Scenario, samples: int | None = None) -> Planned:
+    """The plan of a scenario over the stored curves of its model and the price catalog, its
+    options sized over `samples` error samples each (None or 0: planner.draws.SAMPLES)."""
     prices = price_catalog(engine)
     curves = scenario_curves(engine, scenario)
-    return Planned(make_plan(scenario, curves, prices), tuple(curves), tuple(prices))
+    plan = make_plan(scenario, curves, prices, draws=draws_for(samples))
+    return Planned(plan, tuple(curves), tuple(prices))
+
+
+def draws_for(samples: int | None) -> Draws | None:
+    """The error samples a `--samples` value asks for (None or 0: the default)."""
+    return Draws(samples=samples) if samples else None
 
 
 def ranges_and_swings(
-    scenario: Scenario,
+    plan: Plan,
     curves: Sequence[LoadCurve],
     prices: Sequence[PriceEntry],
     samples: int | None,
     with_sensitivity: bool,
 ) -> tuple[PlanRanges | None, list[SensitivityRow] | None]:
-    """The cost ranges (none when samples is 0; None: the default count) and, when asked, the
-    sensitivity rows."""
-    ranges = None if samples == 0 else plan_ranges(scenario, curves, prices, samples=samples)
-    swings = sensitivity(scenario, curves, prices) if with_sensitivity else None
+    """The plan's cost ranges from its own samples (none when samples is 0) and, when asked,
+    the sensitivity rows."""
+    ranges = None if samples == 0 else ranges_of(plan)
+    swings = sensitivity(plan.scenario, curves, prices) if with_sensitivity else None
     return ranges, swings
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu
+from planner.options import Option
 from planner.scenario import Scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,3 +130,15 @@ def silicon_curves() -> list[LoadCurve]:
             )
         )
     return curves
+
+
+def trusted(options: Sequence[Option]) -> list[Option]:
+    """The options with their data taken at its word (workload stated as the seed scenario's
+    1000/500, nothing above a ceiling): for tests of how `recommend` chooses among options whose
+    data it would otherwise refuse to recommend on (SizedOption.concerns)."""
+    out: list[Option] = []
+    for option in options:
+        key = dataclasses.replace(option.curve.key, isl=1000, osl=500)
+        curve = dataclasses.replace(option.curve, key=key)
+        out.append(dataclasses.replace(option, curve=curve, above_ceiling=False))
+    return out

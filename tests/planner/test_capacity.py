@@ -12,14 +12,18 @@ import pytest
 from errors import PlanningError
 from planner.capacity import make_plan
 from planner.curves import CurveKey, CurvePoint, LoadCurve
+from planner.draws import Draws
 from planner.options import Option, RejectedOption, SizedOption
 from planner.prices import load_catalog_csv
+from planner.recommend import recommend
 from planner.selection import select_curves
 
-from .builders import SEED_VLLM, scenario, seed_curve, seed_curves, silicon_curves
+from .builders import SEED_VLLM, scenario, seed_curve, seed_curves, silicon_curves, trusted
 
 CATALOG = load_catalog_csv()
 SILICON = silicon_curves()
+# Every sample is the fitted curve itself: the plan's grid search, checked by hand on the fits.
+FITTED = Draws(samples=1, noise_scale=0.0)
 
 
 def _by_engine(options: tuple[Option, ...]) -> dict[str, Option]:
@@ -37,8 +41,11 @@ def test_seed_article_trtllm_needs_fewer_replicas_and_is_recommended_with_a_marg
     # The seed's ~27% throughput edge shows up per replica as well.
     assert trt.output_tok_s_per_replica is not None and vllm.output_tok_s_per_replica is not None
     assert trt.output_tok_s_per_replica / vllm.output_tok_s_per_replica > 1.2
-    rec = plan.recommendation
-    assert rec.choice is trt and rec.runner_up is vllm
+    # The seed's table is above one H100's ceilings and states no workload: never the choice.
+    assert plan.recommendation.choice is None and plan.recommendation.flagged is trt
+    rec = recommend(trusted(plan.options), None)  # taken at its word, TensorRT-LLM wins
+    assert rec.choice is not None and rec.runner_up is not None
+    assert (rec.choice.engine, rec.runner_up.engine) == ("tensorrt-llm", "vllm")
     assert rec.margin_usd == pytest.approx(
         (vllm.replicas - trt.replicas) * 2.95 * 730 - trt.ops_cost_usd
     )
@@ -51,24 +58,44 @@ def test_seed_article_on_8_gpu_nodes_ties_on_cost_and_keeps_the_smaller_fleet() 
     plan = make_plan(scenario(), seed_curves(), CATALOG)
     options = _by_engine(plan.options)
     assert options["vllm"].nodes == options["tensorrt-llm"].nodes == 1
-    assert plan.recommendation.choice is options["tensorrt-llm"]
-    assert "same cost as the runner-up" in plan.recommendation.reason
+    rec = recommend(trusted(plan.options), None)
+    assert rec.choice is not None and rec.choice.key == options["tensorrt-llm"].key
+    assert "same cost as the runner-up" in rec.reason
 
 
 def test_the_stream_speed_target_holds_at_the_chosen_concurrency_and_fails_just_above() -> None:
-    plan = make_plan(scenario(), seed_curves(), CATALOG)
+    plan = make_plan(scenario(), seed_curves(), CATALOG, draws=FITTED)
     for option in plan.options:
         fit = option.fit.throughput
         assert fit is not None and option.concurrency_per_replica is not None
         c = option.concurrency_per_replica
-        lo_here = float(fit.eval_band([c])[0][0])
-        lo_next = float(fit.eval_band([c + 0.5])[0][0])
-        assert lo_here / c >= 40 > lo_next / (c + 0.5)
-        assert option.output_tok_s_per_replica == pytest.approx(lo_here)
+        here = float(fit.eval([c])[0])
+        above = float(fit.eval([c + 1])[0])  # the grid's next step (1 stream over 32 levels)
+        assert here / c >= 40 > above / (c + 1)
+        assert option.output_tok_s_per_replica == pytest.approx(here)
+
+
+def test_the_seed_articles_own_arithmetic_at_confidence_one_half() -> None:
+    # The article: 10,000 output tok/s around the clock, every user >= 44 tok/s, no headroom and
+    # no spares; vLLM reads 2,840 tok/s at 64 streams (44.4 tok/s each), so 10,000 / 2,840 ->
+    # 4 replicas; TensorRT-LLM holds 44 tok/s past 64 streams (3,620 / 64 = 56.6) -> 3.
+    sc = scenario(
+        sla={"min_stream_tok_s": 44},
+        options={
+            "gpus_per_node": 1,
+            "target_utilization": 1.0,
+            "redundancy_replicas": 0,
+            "sizing_confidence": 0.5,
+        },
+    )
+    options = _by_engine(make_plan(sc, seed_curves(), CATALOG).options)
+    vllm, trt = options["vllm"], options["tensorrt-llm"]
+    assert isinstance(vllm, SizedOption) and isinstance(trt, SizedOption)
+    assert (vllm.replicas, trt.replicas) == (4, 3)
 
 
 def _check_sla_at_c_star(option: Option, sla: dict[str, float], osl: int) -> None:
-    """Independently re-evaluate every SLA target at c* on the conservative side of the bands."""
+    """Independently re-evaluate every SLA target at c* on the fitted curves."""
     c = option.concurrency_per_replica
     assert c is not None
     fit = option.fit
@@ -76,7 +103,7 @@ def _check_sla_at_c_star(option: Option, sla: dict[str, float], osl: int) -> Non
     assert min(measured) <= c <= max(measured)
     tol = 1e-9
     assert fit.throughput is not None
-    t_lo = float(fit.throughput.eval_band([c])[0][0])
+    t_lo = float(fit.throughput.eval([c])[0])
     if "min_stream_tok_s" in sla:
         assert t_lo / c >= sla["min_stream_tok_s"] - tol
     for target, result in (
@@ -86,10 +113,10 @@ def _check_sla_at_c_star(option: Option, sla: dict[str, float], osl: int) -> Non
     ):
         if target in sla:
             assert result is not None
-            assert float(result.eval_band([c])[1][0]) <= sla[target] + tol
+            assert float(result.eval([c])[0]) <= sla[target] + tol
     if "e2e_p99_ms" in sla:
         assert fit.ttft_p99 is not None and fit.tpot is not None
-        e2e = fit.ttft_p99.eval_band([c])[1][0] + (osl - 1) * fit.tpot.eval_band([c])[1][0]
+        e2e = fit.ttft_p99.eval([c])[0] + (osl - 1) * fit.tpot.eval([c])[0]
         assert e2e <= sla["e2e_p99_ms"] + tol
 
 
@@ -123,7 +150,7 @@ def test_every_plan_meets_its_sla_at_the_load_it_predicts() -> None:
             candidates={"gpus": ["H100-SXM-80GB", "H200-SXM-141GB"]},
             options={"target_utilization": rng.uniform(0.5, 1.0), "redundancy_replicas": 1},
         )
-        for option in make_plan(sc, SILICON, CATALOG).options:
+        for option in make_plan(sc, SILICON, CATALOG, draws=FITTED).options:
             if option.meets_sla:
                 _check_sla_at_c_star(option, sla, osl)
                 checked += 1
@@ -286,7 +313,7 @@ def test_loose_sla_stops_at_the_top_of_the_measured_range() -> None:
         assert option.binding_constraint == "measured range"
     assert (
         "up to 128 streams per replica (limited by its highest measured concurrency)"
-        in plan.recommendation.reason
+        in recommend(trusted(plan.options), None).reason
     )
 
 

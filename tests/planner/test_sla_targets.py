@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from planner.capacity import make_plan
 from planner.prices import load_catalog_csv
-from planner.recommend import binding_in_words
+from planner.recommend import binding_in_words, recommend
 from planner.scenario import SlaSpec
 from planner.sla import target_text
 from planner.sla_targets import SLA_TARGET_BY_FIELD, SLA_TARGETS, CheckKind, Direction
 
-from .builders import scenario, seed_curves
+from .builders import scenario, seed_curves, trusted
 
 
 def test_the_scenario_has_one_sla_field_per_registry_row_in_its_order() -> None:
@@ -40,7 +40,7 @@ def test_target_text_is_label_operator_limit_unit() -> None:
 
 def test_a_binding_target_reads_in_the_registrys_plain_words() -> None:
     plan = make_plan(scenario(), seed_curves(), load_catalog_csv())
-    choice = plan.recommendation.choice
+    choice = recommend(trusted(plan.options), None).choice
     assert choice is not None and choice.binding_constraint.startswith("stream speed")
     assert (binding_in_words(choice) or "").startswith(
         f"The {SLA_TARGET_BY_FIELD['min_stream_tok_s'].plain} target"

@@ -1,19 +1,23 @@
-"""plan_ranges: percentiles of nodes and cost from the fit uncertainty, on the demo data."""
+"""The plan at its sizing confidence and its ranges, from one set of error samples (demo data)."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from errors import PlanningError
 from measurements.demo.runs import demo_runs
 from planner.capacity import make_plan
 from planner.curves import LoadCurve, curve_from_run
+from planner.draws import Draws
 from planner.fit import MAPE_TO_SIGMA
+from planner.options import SizedOption
 from planner.prices import load_catalog_csv
 from planner.scenario import load_scenario
-from planner.uncertainty import plan_ranges
+from planner.uncertainty import plan_ranges, ranges_of
 
 from .builders import ROOT
 
@@ -25,45 +29,86 @@ AGENT = load_scenario(ROOT / "docs" / "scenarios" / "agent-platform.yaml")
 SEED = load_scenario(ROOT / "docs" / "scenarios" / "seed-article-h100.yaml")
 
 
-def test_percentiles_are_ordered_and_p50_is_within_a_node_of_the_point_plan() -> None:
-    ranges = plan_ranges(SEED, CURVES, CATALOG, samples=40, seed=3)
-    assert ranges.samples == 40
-    checked = 0
+SCENARIOS = sorted((ROOT / "docs" / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.99])
+def test_every_headline_sits_at_the_quantile_it_names(path: Path, confidence: float) -> None:
+    base = load_scenario(path)
+    options = base.options.model_copy(update={"sizing_confidence": confidence})
+    sc = base.model_copy(update={"options": options})
+    plan = make_plan(sc, CURVES, CATALOG)
+    sized = [o for o in plan.options if isinstance(o, SizedOption)]
+    assert sized
+    for option in sized:
+        costs = option.spread.costs()
+        planned = option.total_monthly_cost_usd
+        # The planned fleet covers at least `confidence` of the samples, and a cheaper one
+        # would cover fewer: it is the quantile, not merely above it.
+        assert np.mean(costs <= planned + 1e-6) >= confidence
+        assert np.mean(costs < planned - 1e-6) < confidence
+        assert option.spread.met_share(planned) >= confidence
+    ranges = ranges_of(plan)
     for option in ranges.options:
-        for spread in (option.nodes, option.gpus, option.replicas, option.total_monthly_cost_usd):
-            if spread is not None:
-                assert spread.p10 <= spread.p50 <= spread.p90
-        if option.nodes is not None and option.point_nodes is not None:
-            assert abs(option.nodes.p50 - option.point_nodes) <= 1
-            assert float(option.nodes.p50).is_integer()
-            checked += 1
-    assert checked == 2
+        cost = option.total_monthly_cost_usd
+        planned_cost = option.point_total_monthly_cost_usd
+        if cost is None or planned_cost is None:
+            continue
+        assert cost.p10 <= cost.p50 <= cost.p90
+        if confidence >= 0.5:
+            assert cost.p50 <= planned_cost + 1e-6
+        if confidence >= 0.9:
+            assert cost.p90 <= planned_cost + 1e-6
+    for option in sized:
+        costs = option.spread.costs()
+        finite = costs[np.isfinite(costs)]
+        assert finite.min() - 1e-6 <= option.expected_monthly_cost_usd <= finite.max() + 1e-6
+
+
+def test_a_higher_confidence_never_plans_a_cheaper_fleet() -> None:
+    def costs(confidence: float) -> dict[str, float]:
+        options = AGENT.options.model_copy(update={"sizing_confidence": confidence})
+        plan = make_plan(AGENT.model_copy(update={"options": options}), CURVES, CATALOG)
+        return {o.title(): o.total_monthly_cost_usd for o in plan.options if o.meets_sla}
+
+    low, mid, high = costs(0.5), costs(0.9), costs(0.99)
+    assert set(high) <= set(mid) <= set(low)
+    assert all(low[t] <= mid[t] + 1e-6 for t in mid)
+    assert all(mid[t] <= high[t] + 1e-6 for t in high)
+    assert any(low[t] < high[t] for t in high), "the error samples move no fleet at all"
+
+
+def test_the_ranges_of_a_plan_need_no_new_plan_and_match_plan_ranges() -> None:
+    plan = make_plan(SEED, CURVES, CATALOG)
+    assert ranges_of(plan) == plan_ranges(SEED, CURVES, CATALOG)
 
 
 def test_every_sized_option_of_the_agent_platform_gets_ordered_ranges() -> None:
-    ranges = plan_ranges(AGENT, CURVES, CATALOG, samples=8, seed=3)
+    ranges = plan_ranges(AGENT, CURVES, CATALOG, samples=40, seed=3)
     sized = [o for o in ranges.options if o.sampled]
     assert len(sized) >= 10
     for option in sized:
         assert option.nodes is not None and option.point_nodes is not None
         assert option.nodes.p10 <= option.nodes.p50 <= option.nodes.p90
-        assert option.nodes.p10 <= option.point_nodes + 1
+        assert float(option.nodes.p50).is_integer()
+        assert option.nodes.p50 <= option.point_nodes
 
 
-def test_zero_noise_collapses_every_range_to_one_value_near_the_point_plan() -> None:
-    # Zero noise re-plans on the fitted curves: one value per option, within a node of the plan.
+def test_zero_noise_collapses_every_range_to_the_plan_itself() -> None:
     ranges = plan_ranges(SEED, CURVES, CATALOG, samples=3, noise_scale=0.0)
-    point = make_plan(SEED, CURVES, CATALOG)
+    point = make_plan(SEED, CURVES, CATALOG, draws=Draws(samples=3, noise_scale=0.0))
     assert [o.title for o in ranges.options] == [o.title() for o in point.options]
     for option, planned in zip(ranges.options, point.options, strict=True):
         if option.nodes is None or option.total_monthly_cost_usd is None:
             assert option.feasible_share == 0.0
             continue
-        assert option.nodes.p10 == option.nodes.p90
-        assert option.total_monthly_cost_usd.p10 == option.total_monthly_cost_usd.p90
-        assert planned.nodes is not None and abs(option.nodes.p50 - planned.nodes) <= 1
+        assert isinstance(planned, SizedOption)
+        assert option.nodes.p10 == option.nodes.p90 == planned.nodes
+        cost = option.total_monthly_cost_usd
+        assert cost.p10 == cost.p90 == pytest.approx(planned.total_monthly_cost_usd)
         assert option.feasible_share == 1.0
-    assert ranges.choice_change_share in (0.0, 1.0)
+    assert ranges.choice_change_share == 0.0
 
 
 def test_the_same_seed_reproduces_the_ranges() -> None:
