@@ -6,6 +6,7 @@ plus warnings and flags grouped and de-duplicated. The app, the PDF and the CLI 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,8 +41,8 @@ def expected_cost(option: SizedOption) -> float | None:
 
 
 def usd(value: float) -> str:
-    """'$61,320'."""
-    return f"${value:,.0f}"
+    """'$61,320'; an infinite percentile (that share of samples misses the SLA) in words."""
+    return f"${value:,.0f}" if math.isfinite(value) else "more than any fleet sized (SLA missed)"
 
 
 def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:

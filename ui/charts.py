@@ -152,9 +152,10 @@ def cost_range_figure(ranges: PlanRanges) -> go.Figure:
     )
     names = [option_name(o.key) for o in sized]
     costs = [o.total_monthly_cost_usd for o in sized]
+    # An infinite percentile means that share of samples misses the SLA: the bar stops at P50.
     p50 = [c.p50 for c in costs if c is not None]
-    p10 = [c.p10 for c in costs if c is not None]
-    p90 = [c.p90 for c in costs if c is not None]
+    p10 = [c.p10 if math.isfinite(c.p10) else c.p50 for c in costs if c is not None]
+    p90 = [c.p90 if math.isfinite(c.p90) else c.p50 for c in costs if c is not None]
     figure.add_trace(
         go.Scatter(
             x=p50,

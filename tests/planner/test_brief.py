@@ -18,10 +18,22 @@ from planner.names import engine_name, gpu_name, option_name, short_option_names
 from planner.options import OptionKey, SizedOption
 from planner.prices import load_catalog_csv
 from planner.uncertainty import OptionRange, Percentiles, PlanRanges
-from tests.planner.builders import scenario, seed_curves
+from tests.planner.builders import scenario, seed_curves, silicon_curves
+
+SILICON = [c for c in silicon_curves() if (c.key.isl, c.key.osl) == (1024, 1024)]
 
 
 def _plan(**overrides: object) -> Plan:
+    """The silicon sample at 1024/1024 on H100 and H200: sound data, several sized options."""
+    raw: dict[str, object] = {
+        "workload": {"isl": 1024, "osl": 1024},
+        "sla": {"ttft_p99_ms": 1000, "tpot_p99_ms": 30},
+        "candidates": {"gpus": ["H100-SXM-80GB", "H200-SXM-141GB"]},
+    }
+    return make_plan(scenario(**{**raw, **overrides}), SILICON, load_catalog_csv())
+
+
+def _seed_plan(**overrides: object) -> Plan:
     return make_plan(scenario(**overrides), seed_curves(), load_catalog_csv())
 
 
@@ -33,13 +45,15 @@ def _ranges(plan: Plan, wins: dict[OptionKey, float], change: float = 0.0) -> Pl
         rows.append(
             OptionRange(
                 key=option.key, point_nodes=None, point_gpus=None, point_replicas=None,
-                point_total_monthly_cost_usd=cost, nodes=None, gpus=None, replicas=None,
+                point_total_monthly_cost_usd=cost, expected_total_monthly_cost_usd=cost,
+                nodes=None, gpus=None, replicas=None,
                 total_monthly_cost_usd=spread, sampled=cost is not None, feasible_share=1.0,
                 win_share=wins.get(option.key, 0.0), noise_rel=(),
             )
         )  # fmt: skip
     choice = plan.recommendation.choice
-    return PlanRanges(50, 0, 1.0, tuple(rows), choice.key if choice else None, change, 0.0, "", ())
+    point = choice.key if choice else None
+    return PlanRanges(50, 0, 1.0, 0.9, tuple(rows), point, change, 0.0, "", ())
 
 
 def test_names_are_the_proper_ones() -> None:
@@ -67,10 +81,13 @@ def test_the_headline_is_at_most_two_sentences_with_whole_counts() -> None:
     assert brief.sound
     sentences = [s for s in brief.headline.split(". ") if s]
     assert 1 <= len(sentences) <= 2
-    assert brief.headline.startswith(
-        f"Run TensorRT-LLM (TP not stated) on {choice.nodes} 8-GPU node"
-    )
+    what = option_name(choice.key).split(" on ")[0]
+    assert brief.headline.startswith(f"Run {what} on {choice.nodes} 8-GPU node")
     assert f"({choice.gpus} GPUs, {choice.replicas} replicas)" in brief.headline
+    confidence = plan.scenario.options.sizing_confidence
+    assert f"meet the SLA with {confidence:.0%} confidence" in brief.headline
+    expected = f"Expected cost ${choice.expected_monthly_cost_usd:,.0f}/month"
+    assert any(b.startswith(expected) for b in brief.bullets)
     assert "tensorrt-llm" not in brief.headline and ".00" not in brief.headline
     assert any(b.startswith("What limits it:") for b in brief.bullets)
 
@@ -78,16 +95,23 @@ def test_the_headline_is_at_most_two_sentences_with_whole_counts() -> None:
 def test_a_tie_that_resampling_splits_is_said_plainly() -> None:
     plan = _plan()
     choice = plan.recommendation.choice
-    runner = plan.recommendation.runner_up
-    assert choice is not None and runner is not None
-    # Make the runner-up cost the same as the choice (one plan, two equal options).
-    same = replace(runner, cost=choice.cost)
-    tied = replace(plan, options=tuple(same if o is runner else o for o in plan.options))
+    assert choice is not None
+    family = (choice.engine, choice.gpu, choice.key.precision)
+    (sibling, *_) = [
+        o
+        for o in plan.options
+        if isinstance(o, SizedOption)
+        and o is not choice
+        and (o.engine, o.gpu, o.key.precision) == family
+    ]
+    same = replace(sibling, cost=choice.cost)  # the same engine on the same GPU, another TP
+    tied = replace(plan, options=tuple(same if o is sibling else o for o in plan.options))
     ranges = _ranges(tied, {choice.key: 0.6, same.key: 0.4})
     sentence = tie_sentence(tied, ranges)
+    a, b = f"TP{choice.tp}", f"TP{same.tp}"
     assert sentence == (
-        "TensorRT-LLM (TP not stated) and vLLM (TP not stated) cost the same; resampling picks "
-        "either (TensorRT-LLM (TP not stated) 60%, vLLM (TP not stated) 40%)."
+        f"{engine_name(choice.engine)} {a} and {b} cost the same; resampling picks either "
+        f"({a} 60%, {b} 40%)."
     )
     assert sentence in recommendation_brief(tied, ranges).headline
     assert tie_sentence(tied, _ranges(tied, {choice.key: 1.0})) is None  # never picked: no tie
@@ -107,14 +131,32 @@ def test_a_pick_that_changes_often_is_called_unsettled() -> None:
 
 def test_over_budget_is_not_said_as_nothing_meets_the_sla() -> None:
     plan = _plan(budget={"monthly_usd": 1000})
+    cheapest = min(
+        (o for o in plan.options if isinstance(o, SizedOption)),
+        key=lambda o: o.total_monthly_cost_usd,
+    )
     brief = recommendation_brief(plan)
     assert not brief.sound
-    assert brief.headline.startswith("Nothing that meets the SLA fits the $1,000/month budget")
-    assert "TensorRT-LLM (TP not stated) on H100 SXM 80GB (FP8)" in brief.headline
+    assert brief.headline == (
+        f"Nothing that meets the SLA fits the $1,000/month budget: the cheapest, "
+        f"{option_name(cheapest.key)}, costs ${cheapest.total_monthly_cost_usd:,.0f}/month."
+    )
+
+
+def test_an_answer_only_on_flagged_data_is_not_a_success() -> None:
+    plan = _seed_plan()  # the seed article's "one H100" is above the GPU's decode ceiling
+    flagged = plan.recommendation.flagged
+    assert plan.recommendation.choice is None and flagged is not None
+    brief = recommendation_brief(plan)
+    assert not brief.sound
+    assert brief.headline.startswith("Nothing measured soundly meets the SLA.")
+    assert option_name(flagged.key) in brief.headline
+    assert any("physical ceiling" in b for b in brief.bullets)
+    assert brief.bullets[-1] == "Measure this deployment (capplan probe) before buying on it."
 
 
 def test_rejected_options_are_named_with_their_tp() -> None:
-    plan = _plan(sla={"tpot_p99_ms": 30})
+    plan = _seed_plan(sla={"tpot_p99_ms": 30})
     lines = rejected_lines(plan.options)
     assert lines and all(" (TP not stated) on H100 SXM 80GB (FP8): " in line for line in lines)
 

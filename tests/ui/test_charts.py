@@ -167,12 +167,13 @@ def test_cost_range_chart_says_its_dot_is_the_p50_and_draws_the_planned_cost() -
     key = OptionKey("vllm", "H100-SXM-80GB", 2, "fp8")
     option = OptionRange(
         key=key, point_nodes=3, point_gpus=24, point_replicas=12,
-        point_total_monthly_cost_usd=51_684.0, nodes=Percentiles(3, 4, 5),
+        point_total_monthly_cost_usd=51_684.0, expected_total_monthly_cost_usd=68_000.0,
+        nodes=Percentiles(3, 4, 5),
         gpus=Percentiles(24, 32, 40), replicas=Percentiles(12, 16, 20),
         total_monthly_cost_usd=Percentiles(51_684.0, 68_912.0, 86_140.0), sampled=True,
         feasible_share=1.0, win_share=1.0, noise_rel=(),
     )  # fmt: skip
-    ranges = PlanRanges(60, 0, 1.0, (option,), key, 0.0, 0.0, "test", ())
+    ranges = PlanRanges(60, 0, 1.0, 0.9, (option,), key, 0.0, 0.0, "test", ())
     figure = cost_range_figure(ranges)
     title = figure.layout.title.text
     dot, planned = figure.data
