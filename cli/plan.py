@@ -133,8 +133,8 @@ def _plan_table(plan: Plan, ranges: PlanRanges | None) -> Table:
         values = list(row.values())
         name = engine_tp(option.engine, option.tp).replace(" (TP not stated)", " TP?")
         cells = ["*" if option is choice else "", name, gpu_name(option.gpu)]
-        cells += [_cell(v) for v in values[1:-1]]
-        cells.append(_cell(values[-1]).replace("highest measured concurrency", "end of data"))
+        cells += [str(values[1]).replace("yes, on flagged data", "flag"), *map(_cell, values[2:-1])]
+        cells.append(_cell(values[-1]).replace("end of measured data", "end of data"))
         table.add_row(*cells, *([_range_cell(by_key.get(option.key))] if ranges else []))
     return table
 

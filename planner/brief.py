@@ -185,7 +185,7 @@ def _choice_bullets(
             f"Runner-up: {option_name(rec.runner_up.key)} at "
             f"{usd(rec.runner_up.total_monthly_cost_usd)}/month."
         )
-    bullets.extend(_sentence(text) for text in rec.factors_applied)
+    bullets.extend(_sentence(proper_names(text, plan.options)) for text in rec.factors_applied)
     caveats = caveat_line(choice)
     if caveats:
         bullets.append(caveats)
@@ -198,6 +198,14 @@ def caveat_line(option: SizedOption) -> str | None:
     return f"Data caveats: {'; '.join(caveats)}." if caveats else None
 
 
+def proper_names(text: str, options: Sequence[Option]) -> str:
+    """The planner's own sentences name options by their canonical title ('tensorrt-llm on
+    H100-SXM-80GB (TP 1, fp8)'); the same sentence with the names a person reads."""
+    for option in options:
+        text = text.replace(option.title(), option_name(option.key))
+    return text
+
+
 def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
     if ranges is None:
         return None
@@ -207,7 +215,7 @@ def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
     cost = match.total_monthly_cost_usd
     changes = f"; the pick changes in {ranges.choice_change_share:.0%} of them"
     return (
-        f"Range over {ranges.samples} resampled plans: P10 {usd(cost.p10)}, P50 {usd(cost.p50)}, "
+        f"Range over {ranges.samples} error samples: P10 {usd(cost.p10)}, P50 {usd(cost.p50)}, "
         f"P90 {usd(cost.p90)} per month{changes}."
     )
 

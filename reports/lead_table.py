@@ -44,7 +44,7 @@ def _lead_row(option: Option, recommended: bool) -> dict[str, Cell]:
         limit = _binding_words(sized.binding_constraint)
     values: tuple[Cell, ...] = (
         f"{RECOMMENDED_MARK}{name}" if recommended else name,
-        "yes" if option.meets_sla else "no",
+        _meets(option),
         sized.nodes if sized else None,
         sized.gpus if sized else None,
         _finite(round(sized.total_monthly_cost_usd)) if sized else None,
@@ -54,8 +54,15 @@ def _lead_row(option: Option, recommended: bool) -> dict[str, Cell]:
     return dict(zip(OPTION_LEAD_COLUMNS, values, strict=True))
 
 
+def _meets(option: Option) -> str:
+    """'yes', 'no', or 'yes, on flagged data' (never recommended: SizedOption.concerns)."""
+    if isinstance(option, SizedOption) and option.concerns:
+        return "yes, on flagged data"
+    return "yes" if option.meets_sla else "no"
+
+
 def _binding_words(binding: str) -> str:
-    return "highest measured concurrency" if binding == MEASURED_RANGE else binding
+    return "end of measured data" if binding == MEASURED_RANGE else binding
 
 
 def _finite(value: float) -> float | None:

@@ -16,6 +16,7 @@ from planner.brief import (
     flag_gist,
     group_flags,
     margin_sentence,
+    proper_names,
     recommendation_brief,
     sizing_confidence,
     tie_sentence,
@@ -88,7 +89,8 @@ def _why(report: Report, choice: SizedOption) -> list[str]:
     """Why this option: what limits it, the runner-up, the factors, the data caveats (the
     money and the range have their own rows on the page)."""
     rec = report.plan.recommendation
-    lines = [rec.binding_text, margin_sentence(report.plan), *rec.factors_applied]
+    factors = [proper_names(text, report.plan.options) for text in rec.factors_applied]
+    lines = [rec.binding_text, margin_sentence(report.plan), *factors]
     return [line for line in (*lines, caveat_line(choice)) if line]
 
 
@@ -161,7 +163,7 @@ def _sureness(report: Report, choice: SizedOption | None) -> list[str]:
     if match is not None and match.total_monthly_cost_usd is not None:
         cost = match.total_monthly_cost_usd
         lines.append(
-            f"Over {ranges.samples} plans on resampled fits: P10 {usd(cost.p10)}, "
+            f"Over {ranges.samples} error samples of the fits: P10 {usd(cost.p10)}, "
             f"P50 {usd(cost.p50)}, P90 {usd(cost.p90)} per month."
         )
     lines.append(

@@ -190,3 +190,16 @@ def test_flags_that_differ_only_in_numbers_are_said_once() -> None:
         "(and 1 more like it)",
         "workload not stated by source",
     ]
+
+
+def test_the_lead_table_says_when_an_option_meets_the_sla_only_on_flagged_data() -> None:
+    from reports.lead_table import options_lead_table
+
+    plan = _seed_plan()
+    rows = options_lead_table(plan)
+    sized = [o for o in plan.options if isinstance(o, SizedOption)]
+    assert sized and all(o.concerns for o in sized)
+    assert [r["Meets SLA"] for r in rows[: len(sized)]] == ["yes, on flagged data"] * len(sized)
+    assert not any(str(r["Option"]).startswith("\u2605") for r in rows)  # never the choice
+    brief = recommendation_brief(_plan())
+    assert all("tensorrt-llm on" not in b and "vllm on" not in b for b in brief.bullets)
