@@ -13,9 +13,17 @@ from planner.uncertainty import PlanRanges
 from reports.export import options_table
 from reports.lead_table import options_lead_table
 
+# Widths in pixels that fit the page at 1440 px beside the sidebar, every column in view.
 LEAD_FORMAT = {
-    "Cost ($/month)": st.column_config.NumberColumn(format="$%,.0f"),
-    "Cost per 1M output tokens ($)": st.column_config.NumberColumn(format="$%.2f"),
+    "Option": st.column_config.TextColumn(width=290),
+    "Meets SLA": st.column_config.TextColumn(width=130),
+    "Nodes": st.column_config.NumberColumn(width=55),
+    "GPUs": st.column_config.NumberColumn(width=55),
+    "Cost ($/month)": st.column_config.NumberColumn(format="$%,.0f", width=105),
+    "Cost per 1M output tokens ($)": st.column_config.NumberColumn(
+        "$/1M output tokens", format="$%.2f", width=120
+    ),
+    "Limited by": st.column_config.TextColumn(width=210),
 }
 
 

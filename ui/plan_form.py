@@ -10,6 +10,7 @@ import streamlit as st
 
 from hardware.gpus import gpu_catalog
 from planner.curves import LoadCurve, canonical_engine, canonical_gpu, canonical_model
+from planner.names import engine_name, gpu_name
 from planner.prices import PriceEntry
 from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
 from planner.sla_targets import SLA_TARGETS
@@ -213,6 +214,7 @@ def _candidates_and_pricing(
         "Engines",
         engines,
         default=["vllm", "tensorrt-llm"],
+        format_func=engine_name,
         key="plan_engines",
         help="Serving software to compare; only engines with measurements for the model count.",
     )
@@ -220,6 +222,7 @@ def _candidates_and_pricing(
         "GPUs",
         gpus,
         default=list(known.default_names()),
+        format_func=gpu_name,
         key="plan_gpus",
         help="GPU types to compare; each is priced below from the catalog or as typed.",
     )

@@ -26,12 +26,13 @@ def quote_id(entry: PriceEntry) -> str:
 
 
 def quote_label(entry: PriceEntry) -> str:
-    """'RunPod H100 SXM5 (Secure Cloud) · on demand · $2.69/GPU-h · 1 GPU · as of 2026'."""
+    """'$2.69/GPU-h · RunPod H100 SXM5 (Secure Cloud) · on demand · 1 GPU · as of 2026' (the
+    price first: a narrow sidebar cuts the end)."""
     default = " · catalog default" if entry.is_default else ""
     gpus = f"{entry.gpus_per_instance} GPU{'s' if entry.gpus_per_instance != 1 else ''}"
     return (
-        f"{entry.provider} {entry.sku} · {entry.pricing_type.replace('_', ' ')} · "
-        f"${entry.usd_per_gpu_hour:,.2f}/GPU-h · {gpus} · as of {entry.as_of}{default}"
+        f"${entry.usd_per_gpu_hour:,.2f}/GPU-h · {entry.provider} {entry.sku} · "
+        f"{entry.pricing_type.replace('_', ' ')} · {gpus} · as of {entry.as_of}{default}"
     )
 
 
