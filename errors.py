@@ -8,6 +8,7 @@ CapplanError                   anything capplan raises on purpose
  |    +-- ScenarioError        a scenario YAML/dict that does not validate
  +-- StoreError                the database refused or is not at the expected revision
  +-- PlanningError             the planner cannot answer (no curve, no fit, nothing meets the SLA)
+      +-- NoDataError          no curve can back any candidate; carries what to measure
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ class StoreError(CapplanError):
 
 class PlanningError(CapplanError):
     """The planner cannot answer the question it was asked."""
+
+
+class NoDataError(PlanningError):
+    """No stored curve can back any candidate; `measurement_plan` says what to measure (a
+    planner.measurement_plan.MeasurementPlan, typed loosely: errors imports nothing)."""
+
+    def __init__(self, message: str, measurement_plan: object) -> None:
+        self.measurement_plan = measurement_plan
+        super().__init__(message)
 
 
 def _short_repr(value: object, limit: int = 80) -> str:

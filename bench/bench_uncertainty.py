@@ -1,7 +1,7 @@
-"""How long plan_ranges and sensitivity take on the demo data (every example scenario).
-
-plan_ranges re-plans once per sample; its default sample count is chosen so a call on the
-largest example stays around 1 s. Run: `python bench/bench_uncertainty.py [samples]`.
+"""How long a plan, its ranges and the sensitivity view take on the demo data (every example
+scenario). A plan sizes every option over its error samples (planner.draws); its ranges are
+read from those samples (planner.uncertainty.ranges_of: no re-plan). Run:
+`python bench/bench_uncertainty.py [samples]` (default: planner.draws.SAMPLES).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ sys.path.insert(0, str(ROOT))
 from measurements.demo.runs import demo_runs  # noqa: E402
 from planner.capacity import make_plan  # noqa: E402
 from planner.curves import curve_from_run  # noqa: E402
+from planner.draws import Draws  # noqa: E402
 from planner.prices import load_catalog_csv  # noqa: E402
 from planner.scenario import load_scenario  # noqa: E402
 from planner.sensitivity import sensitivity  # noqa: E402
-from planner.uncertainty import plan_ranges  # noqa: E402
+from planner.uncertainty import ranges_of  # noqa: E402
 
 SCENARIOS = ROOT / "docs" / "scenarios"
 
@@ -35,19 +36,20 @@ def main(samples: int | None = None) -> None:
     print(f"{len(curves)} curves, samples: {samples or 'default'}")
     for path in sorted(SCENARIOS.glob("*.yaml")):
         scenario = load_scenario(path)
+        draws = Draws(samples=samples) if samples else None
+        make_plan(scenario, curves, prices, draws=draws)  # fits cached, as in a session
         start = time.perf_counter()
-        plan = make_plan(scenario, curves, prices)
+        plan = make_plan(scenario, curves, prices, draws=draws)
         plan_ms = _ms(start)
         start = time.perf_counter()
-        ranges = plan_ranges(scenario, curves, prices, samples=samples)
+        ranges = ranges_of(plan)
         ranges_ms = _ms(start)
         start = time.perf_counter()
         rows = sensitivity(scenario, curves, prices)
         sensitivity_ms = _ms(start)
         print(
-            f"{path.name}: {len(plan.options)} options; one plan {plan_ms:.1f} ms; "
-            f"plan_ranges {ranges_ms:.0f} ms for {ranges.samples} samples "
-            f"({ranges_ms / (ranges.samples + 1):.1f} ms per plan); "
+            f"{path.name}: {len(plan.options)} options; one plan over {ranges.samples} samples "
+            f"{plan_ms:.1f} ms; ranges {ranges_ms:.0f} ms; "
             f"sensitivity {sensitivity_ms:.0f} ms ({len(rows)} inputs)"
         )
         print(

@@ -12,6 +12,7 @@ from cli.common import (
     DbOption,
     JsonOption,
     app,
+    err,
     guard,
     open_engine,
     out,
@@ -117,6 +118,13 @@ def import_cmd(
             markup=False,
             highlight=False,
         )
+        for missing in outcome.unplannable:
+            err.print(
+                f"warning: {outcome.file}: stored, but the planner cannot use it: {missing}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def _overrides(facts: dict[str, object]) -> DeploymentOverrides:
@@ -141,6 +149,7 @@ def _import_row(outcome: FileOutcome) -> dict[str, object]:
         "levels": outcome.levels,
         "samples": outcome.samples,
         "message": outcome.message,
+        "unplannable": list(outcome.unplannable),
     }
 
 

@@ -1,9 +1,9 @@
-"""`capplan plan` and `capplan report`: options, cost ranges, sensitivity, exports and the
-capacity report."""
+"""`capplan plan`: options, cost ranges, sensitivity and exports (the report: cli/report.py)."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,21 +21,18 @@ from cli.common import (
     print_json,
 )
 from errors import InputError
-from reports.formats import REPORT_FORMATS
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
-    from collections.abc import Iterable
+    from collections.abc import Callable
 
     from rich.table import Table
 
-    from db.engine import Engine
-    from db.run_reads import StoredRun
-    from hardware.prices import PriceEntry
     from planner.capacity import Plan
+    from planner.measurement_plan import MeasurementPlan
     from planner.options import SizedOption
-    from planner.scenario import Scenario
     from planner.sensitivity import SensitivityRow
     from planner.uncertainty import OptionRange, PlanRanges
+    from workflows.planning import Planned
 
 
 @app.command("plan")
@@ -71,8 +68,12 @@ def plan_cmd(
             InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
         )
     engine = open_engine(db)
-    planned = guard(lambda: planning.plan_scenario(engine, scenario, samples))
+    planned = guard(
+        lambda: _planned(lambda: planning.plan_scenario(engine, scenario, samples), as_json)
+    )
     plan, curves, prices = planned.plan, planned.curves, planned.prices
+    if samples is None and plan.measurement_plan and plan.measurement_plan.no_data:
+        samples = 0  # ranges of options no data backs say nothing
     ranges, swings = guard(
         lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
     )
@@ -81,7 +82,36 @@ def plan_cmd(
     if as_json:
         print_json(planning.plan_document(plan, ranges, swings))
         return
+    gaps = plan.measurement_plan
+    if gaps is not None and gaps.no_data:
+        _print_measurements(gaps, "")  # first: the options below are no answer
     _print_plan(plan, ranges, swings)
+    if gaps is not None and not gaps.no_data:
+        _print_measurements(gaps)
+
+
+def _planned(plan: Callable[[], Planned], as_json: bool) -> Planned:
+    """The plan; when no curve backs any candidate, what to measure (stdout) and exit 2."""
+    from errors import NoDataError  # noqa: PLC0415
+    from planner.measurement_plan import MeasurementPlan  # noqa: PLC0415
+
+    try:
+        return plan()
+    except NoDataError as exc:
+        if not isinstance(measurements := exc.measurement_plan, MeasurementPlan):
+            raise
+        if as_json:
+            print_json({"error": str(exc), "measurement_plan": dataclasses.asdict(measurements)})
+        else:
+            _print_measurements(measurements)
+        raise
+
+
+def _print_measurements(measurements: MeasurementPlan, *after: str) -> None:
+    from reports.measurement import measurement_text  # noqa: PLC0415
+
+    for line in [*measurement_text(measurements), *after]:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
@@ -145,7 +175,8 @@ def _money_line(option: SizedOption) -> str:
     parts = [
         f"Cost: compute ${option.monthly_cost_usd:,.0f}/month ({lines})",
         f"engine operations ${option.ops_cost_usd:,.2f}",
-        f"total ${option.total_monthly_cost_usd:,.0f}/month",
+        f"total ${option.total_monthly_cost_usd:,.0f}/month at {option.confidence:.0%} "
+        f"confidence (expected ${option.expected_monthly_cost_usd:,.0f})",
         f"${option.usd_per_million_output_tokens:,.2f} per 1M output tokens served",
         f"{option.gpu_hours_per_month:,.0f} GPU-hours/month",
     ]
@@ -158,11 +189,16 @@ def _money_line(option: SizedOption) -> str:
     return "; ".join(parts) + "."
 
 
+def _quantile(value: float, form: str) -> str:
+    """A percentile, or 'SLA missed' where that share of the samples misses the SLA (inf)."""
+    return form.format(value) if math.isfinite(value) else "SLA missed"
+
+
 def _range_cell(found: OptionRange | None) -> str:
     if found is None or found.total_monthly_cost_usd is None:
         return "-"
     cost = found.total_monthly_cost_usd
-    return f"{cost.p10 / 1000:,.0f}k-{cost.p90 / 1000:,.0f}k"
+    return "-".join(_quantile(v / 1000, "{:,.0f}k") for v in (cost.p10, cost.p90))
 
 
 def _print_sensitivity(swings: list[SensitivityRow]) -> None:
@@ -187,148 +223,6 @@ def _signed(value: object) -> str:
 
 
 # The options of `capplan report`.
-ReportFormatOption = Annotated[str, typer.Option("--format", help="pdf, xlsx, html, csv or json.")]
-ReportOutOption = Annotated[Path, typer.Option("--out", help="File to write the report to.")]
-ReportScenarioArgument = Annotated[
-    Path | None, typer.Argument(metavar="[SCENARIO.yaml]", help="Plan this scenario now.")
-]
-RecordOption = Annotated[
-    int | None,
-    typer.Option(
-        "--record",
-        help="Instead of a scenario: the plan record ID (Scenarios page history), re-made "
-        "from its own scenario, runs and prices for audit.",
-    ),
-]
-ReportSamplesOption = Annotated[
-    int | None,
-    typer.Option(help="Error samples per option (0: no ranges shown; default: 400).", min=0),
-]
-ReportSensitivityOption = Annotated[
-    bool, typer.Option("--sensitivity/--no-sensitivity", help="Include the sensitivity view.")
-]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _ReportBasis:
-    """What a report is made from: a scenario planned now, or a plan record re-made."""
-
-    scenario: Scenario
-    prices: list[PriceEntry]
-    stored: Iterable[StoredRun]
-    plan: Plan | None = None  # a re-made record's plan; None: plan the scenario now
-    title: str | None = None
-    matches: bool | None = None  # whether the re-made plan matches its record
-
-
-@app.command("report")
-def report_cmd(
-    fmt: ReportFormatOption,
-    out_path: ReportOutOption,
-    scenario_path: ReportScenarioArgument = None,
-    record: RecordOption = None,
-    samples: ReportSamplesOption = None,
-    with_sensitivity: ReportSensitivityOption = True,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Write the capacity report of a scenario (or of a recorded plan): PDF for finance, XLSX with
-    the data behind every chart, self-contained HTML, CSV of the options, or JSON with everything
-    to reproduce it."""
-    if fmt not in REPORT_FORMATS:
-        expected = f"expected one of {', '.join(REPORT_FORMATS)}"
-        fail(InputError(expected, field="--format", value=fmt))
-    if (scenario_path is None) == (record is None):
-        fail(InputError("give a SCENARIO.yaml or --record ID (one of them)", field="--record"))
-    from planner.capacity import make_plan  # noqa: PLC0415
-    from reports.formats import render_report  # noqa: PLC0415
-    from workflows import planning  # noqa: PLC0415
-
-    engine = open_engine(db)
-    if record is not None:
-        basis = _recorded_basis(engine, record)
-    else:
-        assert scenario_path is not None
-        basis = _scenario_basis(engine, scenario_path)
-    scenario, prices = basis.scenario, basis.prices
-    # One pass (the runs are read a chunk at a time): the curves and each run's report line.
-    curves, metas = guard(lambda: planning.curves_and_metas(basis.stored))
-    plan = basis.plan
-    if plan is None:
-        draws = planning.draws_for(samples)
-        plan = guard(lambda: make_plan(scenario, curves, prices, draws=draws))
-    ranges, swings = guard(
-        lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
-    )
-    report = planning.report_of(engine, plan, ranges, swings, metas)
-    if basis.title is not None:
-        report = dataclasses.replace(report, title=basis.title)
-    content = guard(lambda: render_report(report, fmt))
-    _write_report(out_path, content)
-    choice = plan.recommendation.choice
-    summary = {
-        "out": str(out_path),
-        "format": fmt,
-        "bytes": len(content),
-        "recommended": choice.title() if choice else None,
-        "monthly_cost_usd": choice.total_monthly_cost_usd if choice else None,
-        "record": record,
-        "matches_record": basis.matches,
-    }
-    if as_json:
-        print_json(summary)
-        return
-    from planner.names import option_name  # noqa: PLC0415
-
-    _print_report_line(summary, option_name(choice.key) if choice else None, basis.matches)
-
-
-def _recorded_basis(engine: Engine, record: int) -> _ReportBasis:
-    """A plan record re-made from its own scenario, runs and prices, titled as such."""
-    from db import run_reads  # noqa: PLC0415
-    from workflows import history  # noqa: PLC0415
-
-    regenerated = guard(lambda: history.regenerate(engine, record))
-    rec = regenerated.record
-    stored = guard(lambda: run_reads.load_runs(engine, rec.basis_run_ids))
-    title = (
-        f"Capacity plan: {rec.scenario_name} (plan record {rec.record_id} of "
-        f"{rec.created_at:%Y-%m-%d %H:%M} UTC, re-made)"
-    )
-    scenario, plan = regenerated.plan.scenario, regenerated.plan
-    return _ReportBasis(scenario, list(rec.prices_used), stored, plan, title, regenerated.matches)
-
-
-def _scenario_basis(engine: Engine, scenario_path: Path) -> _ReportBasis:
-    """A scenario file to plan now over the stored prices and its model's runs."""
-    from planner.scenario import load_scenario  # noqa: PLC0415
-    from workflows import planning  # noqa: PLC0415
-
-    scenario = guard(lambda: load_scenario(scenario_path))
-    prices = guard(lambda: planning.price_catalog(engine))
-    return _ReportBasis(scenario, prices, planning.scenario_runs(engine, scenario))
-
-
-def _write_report(out_path: Path, content: bytes) -> None:
-    """Write the rendered report; a file that cannot be written fails on --out."""
-    try:
-        out_path.write_bytes(content)
-    except OSError as exc:
-        message = f"cannot write the report: {exc.strerror}"
-        fail(InputError(message, field="--out", value=str(out_path)))
-
-
-def _print_report_line(summary: dict[str, object], name: str | None, matches: bool | None) -> None:
-    """The one line `capplan report` prints: where, how big, what it recommends."""
-    audit = ""
-    if matches is not None:
-        audit = "; matches the record" if matches else "; DIFFERS from the record"
-    out.print(
-        f"wrote {summary['format']} report to {summary['out']} ({summary['bytes']:,} bytes); "
-        f"recommended: {name or 'nothing meets the SLA'}{audit}",
-        markup=False,
-        highlight=False,
-    )
 
 
 def _cell(value: object) -> str:

@@ -36,7 +36,7 @@ def sizing_confidence(plan: Plan) -> float | None:
 
 
 def expected_cost(option: SizedOption) -> float | None:
-    """The option's expected (mean) monthly cost over the error samples that meet the SLA."""
+    """The option's expected (median fleet) monthly cost over the fits' error samples."""
     return option.expected_monthly_cost_usd
 
 

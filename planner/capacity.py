@@ -10,11 +10,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from errors import PlanningError
+from errors import NoDataError
 from planner.costs import CostModel, cost_model_for
 from planner.curves import LoadCurve, canonical_model
 from planner.draws import Draws
 from planner.fit import CurveFit
+from planner.measurement_plan import MeasurementPlan, plan_measurements
 from planner.options import Option, SizedOption
 from planner.prices import PriceEntry, catalog_version, scenario_price
 from planner.recommend import Recommendation, recommend
@@ -34,6 +35,8 @@ class Plan:
     warnings: tuple[str, ...]
     catalog_version: str
     prices_used: tuple[PriceEntry, ...]
+    # What to measure where no sound curve backs an engine x GPU pair (None: every pair has one).
+    measurement_plan: MeasurementPlan | None = None
     draws: Draws = field(default_factory=Draws)  # the error samples every option was sized over
 
 
@@ -49,14 +52,14 @@ def make_plan(
     """Size and price every candidate for the scenario and recommend the cheapest that fits.
 
     Each chosen curve's output tok/s is corrected by the shared shape of its sibling curves
-    (planner.shapes, said in its flags). `fitter` replaces that fit (a bootstrap passes a cheap
-    refit that keeps the point plan's shape; see planner.uncertainty). `cost_model` replaces
-    the one the scenario's pricing_mode names (planner.costs). `draws` sets the error samples
-    every option is sized over (planner.draws; default: Draws()).
+    (planner.shapes, said in its flags). `fitter` replaces that fit, `cost_model` the one the
+    scenario's pricing_mode names (planner.costs), `draws` the error samples every option is
+    sized over (planner.draws; default: Draws()).
     """
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
-        raise PlanningError(_no_candidate_message(scenario, curves, warnings))
+        measurements = plan_measurements(scenario, (), curves)
+        raise NoDataError(_no_candidate_message(scenario, curves, warnings), measurements)
     price_by_gpu = {
         gpu: scenario_price(scenario, prices, gpu) for gpu in sorted({c.gpu for c in candidates})
     }
@@ -70,19 +73,16 @@ def make_plan(
     warnings.extend(note for p in price_by_gpu.values() for note in costs.price_warnings(p))
     options.sort(key=_sort_key)
     budget = scenario.budget.monthly_usd if scenario.budget else None
-    used = tuple(
-        entry
-        for p in price_by_gpu.values()
-        for entry in (p.entry, p.reserved_entry)
-        if entry is not None
-    )
+    used = tuple(e for p in price_by_gpu.values() for e in (p.entry, p.reserved_entry) if e)
     rec = recommend(
         options,
         budget,
         factors=scenario.factors,
         preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
     )
-    if rec.choice is None and warnings:
+    measurements = plan_measurements(scenario, options, curves)
+    no_data = measurements is not None and measurements.no_data
+    if rec.choice is None and rec.flagged is None and warnings and not no_data:
         # Nothing fits: what was never considered (too far a workload, no data) belongs in the
         # answer, not only in the warnings.
         rec = replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
@@ -93,6 +93,7 @@ def make_plan(
         warnings=tuple(warnings),
         catalog_version=catalog_version(tuple(prices)),
         prices_used=used,
+        measurement_plan=measurements,
         draws=drawn,
     )
 

@@ -70,10 +70,11 @@ class Spread:
 
     @property
     def expected_total_usd(self) -> float | None:
-        """Mean total monthly cost over the samples that meet the SLA (None: none does)."""
-        costs = self.costs()
-        finite = costs[np.isfinite(costs)]
-        return float(finite.mean()) if finite.size else None
+        """The expected fleet's total monthly cost: the median over the samples, the fleet
+        needed as often as not (None: more than half the samples miss the SLA). A mean would
+        price no fleet one can buy, and on a skewed spread can sit above the 90% fleet."""
+        median = float(np.percentile(self.costs(), 50.0, method="inverted_cdf"))
+        return median if np.isfinite(median) else None
 
     def met_share(self, total_usd: float) -> float:
         """Share of samples whose fleet costs no more than `total_usd`: the probability that a

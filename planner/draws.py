@@ -39,8 +39,8 @@ METHOD = (
     "held-out (leave-one-out) error and parameter spread, one lognormal draw per metric for the "
     "whole curve (a projected or workload-adjusted curve also takes the validated error of that "
     "estimate); every draw is sized and priced like the plan, the plan's fleet is the draw at "
-    "the sizing confidence, and P10/P50/P90, the expected cost and how often the pick changes "
-    "are read from the same draws"
+    "the sizing confidence, and P10/P50/P90 (P50: the expected fleet) and how often the pick "
+    "changes are read from the same draws"
 )
 
 

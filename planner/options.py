@@ -140,7 +140,7 @@ class SizedOption(_OptionBase):
 
     @property
     def expected_monthly_cost_usd(self) -> float:
-        """Mean total monthly cost over the error samples that meet the SLA."""
+        """The expected (median) fleet's total monthly cost over the error samples."""
         expected = self.spread.expected_total_usd
         return self.total_monthly_cost_usd if expected is None else expected
 

@@ -260,7 +260,9 @@ def _sentence(option: SizedOption) -> str:
         f"{option.title()} meets every SLA target at up to "
         f"{option.concurrency_per_replica:g} streams per replica (limited by "
         f"{_limit_phrase(option.binding_constraint)}); "
-        f"{option.replicas} replicas on {nodes} cost ${_cost(option):,.0f}/month"
+        f"{option.replicas} replicas on {nodes} cost ${_cost(option):,.0f}/month, enough "
+        f"with {option.confidence:.0%} confidence (expected "
+        f"${option.expected_monthly_cost_usd:,.0f}/month)"
     )
 
 

@@ -154,14 +154,19 @@ def _count_unused(
     for key, entries in groups.items():
         if key[1] not in wanted and key not in sources:
             skipped[f"GPU {key[1]} not among the candidates"] += len(entries)
-    for key, match in refused.items():
-        if key in groups:
-            continue
+    # One warning per nearest workload, naming every deployment it leaves out.
+    by_reason: dict[str, dict[str, list[str]]] = {}
+    for key, match in sorted(refused.items(), key=_order):
         engine, gpu, tp, _ = key
+        if key not in groups and match.refused is not None:
+            where = by_reason.setdefault(match.refused, {}).setdefault(f"{engine} on {gpu}", [])
+            where.append(f"TP{tp or '?'}")
+    for reason, deployments in by_reason.items():
+        listed = "; ".join(f"{name} {', '.join(tps)}" for name, tps in deployments.items())
+        count = sum(len(tps) for tps in deployments.values())
         skipped[
-            f"{engine} on {gpu} TP{tp or '?'}: nearest {match.refused}; measure this workload "
-            "or choose one closer to it"
-        ] += 1
+            f"{listed}: nearest {reason}; measure this workload or choose one closer to it"
+        ] += count
 
 
 def _prefer_stated_workloads(candidates: list[Candidate], skipped: Counter[str]) -> list[Candidate]:

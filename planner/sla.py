@@ -7,6 +7,7 @@ A target the curve never measured cannot be verified; it is never silently passe
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -74,24 +75,49 @@ class SampledGrid:
 def sampled_series(
     fit: CurveFit, grid: Array, z: Array, series_of: tuple[str, FitResult | None, str | None]
 ) -> Array:
-    """See SampledGrid.values; `series_of` is (slot in planner.draws.SLOTS, fit, attribute)."""
+    """See SampledGrid.values; `series_of` is (slot in planner.draws.SLOTS, fit, attribute).
+    Cached by value (read-only result): a re-plan that moves demand, budget or a price, and
+    every side of the sensitivity view, draws the same series again."""
     slot, result, attr = series_of
-    column = z[:, SLOTS.index(slot)][:, None]
+    measured: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+    if result is None and attr is not None:
+        xs, ys = series(fit.curve.points, attr)
+        measured = (tuple(xs.tolist()), tuple(ys.tolist()))
+    column = z[:, SLOTS.index(slot)]
     derived = derived_sigma(fit.curve.provenance)
+    key = _SeriesKey(result, measured, derived, grid.tobytes(), column.tobytes())
+    return _sampled(key)
+
+
+@dataclass(frozen=True, slots=True)
+class _SeriesKey:
+    """What one sampled series is a function of (arrays as bytes, so it hashes)."""
+
+    result: FitResult | None
+    measured: tuple[tuple[float, ...], tuple[float, ...]]  # (c, value) where there is no fit
+    derived: float
+    grid: bytes
+    z: bytes
+
+
+@functools.lru_cache(maxsize=2048)
+def _sampled(key: _SeriesKey) -> Array:
+    grid = np.frombuffer(key.grid, dtype=np.float64)
+    column = np.frombuffer(key.z, dtype=np.float64)[:, None]
+    result = key.result
     if result is not None:
         central = result.eval(grid)
-        rel = np.sqrt(result.rel_spread(grid) ** 2 + derived**2)
+        rel = np.sqrt(result.rel_spread(grid) ** 2 + key.derived**2)
         inside = (grid >= result.x_min - 1e-9) & (grid <= result.x_max + 1e-9)
         central = np.where(inside, central, np.nan)
     else:
-        measured: dict[float, float] = {}
-        if attr is not None:
-            xs, ys = series(fit.curve.points, attr)
-            measured = dict(zip(xs.tolist(), ys.tolist(), strict=True))
+        measured = dict(zip(*key.measured, strict=True))
         central = np.array([measured.get(float(c), np.nan) for c in grid], dtype=np.float64)
-        rel = np.full(grid.size, derived)
+        rel = np.full(grid.size, key.derived)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(central[None, :] * np.exp(column * rel[None, :]), dtype=np.float64)
+        values = np.asarray(central[None, :] * np.exp(column * rel[None, :]), dtype=np.float64)
+    values.flags.writeable = False
+    return values
 
 
 def target_text(name: str, limit: float) -> str:

@@ -35,7 +35,7 @@ class OptionRange(Keyed):
     point_gpus: int | None
     point_replicas: int | None
     point_total_monthly_cost_usd: float | None
-    expected_total_monthly_cost_usd: float | None  # mean over the samples that meet the SLA
+    expected_total_monthly_cost_usd: float | None  # the median fleet's (planner.confidence)
     nodes: Percentiles | None
     gpus: Percentiles | None
     replicas: Percentiles | None

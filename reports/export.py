@@ -61,6 +61,8 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
         "monthly_cost_usd": _finite(s.monthly_cost_usd if s else None),
         "ops_cost_usd": _finite(s.ops_cost_usd if s else 0.0),
         "total_monthly_cost_usd": _finite(s.total_monthly_cost_usd if s else None),
+        "sizing_confidence": s.confidence if s else None,
+        "expected_monthly_cost_usd": _finite(s.expected_monthly_cost_usd if s else None),
         "monthly_output_tokens": _finite(s.monthly_output_tokens if s else None),
         "usd_per_million_output_tokens": _finite(s.usd_per_million_output_tokens if s else None),
         "budget_capacity": _finite(s.budget_capacity if s else None),
@@ -104,10 +106,14 @@ def plan_to_dict(plan: Plan) -> dict[str, object]:
                 rec.overridden_cheapest.title() if rec.overridden_cheapest else None
             ),
             "preference_tolerance_pct": rec.preference_tolerance_pct,
+            "flagged": rec.flagged.title() if rec.flagged else None,
+            "flagged_concerns": list(rec.flagged.concerns) if rec.flagged else [],
         },
+        "sizing_confidence": plan.scenario.options.sizing_confidence,
         "warnings": list(plan.warnings),
         "run_ids": [_json(run_id) for run_id in _run_ids(plan)],
         "options": [_option_dict(option, option is rec.choice) for option in plan.options],
+        "measurement_plan": _json(asdict(plan.measurement_plan)) if plan.measurement_plan else None,
     }
     return dict(document)
 

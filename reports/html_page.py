@@ -16,6 +16,7 @@ from planner.names import gpu_name
 from reports.charts import report_figures
 from reports.export import Cell
 from reports.lead_table import OPTION_LEAD_COLUMNS, options_lead_table
+from reports.measurement import measurement_section
 from reports.model import Report
 from reports.page_one import page_one, source_flags
 from reports.render import Table, report_tables
@@ -25,6 +26,7 @@ from reports.xlsx_layout import header_with_unit
 def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str] = ()) -> str:
     """One self-contained HTML page: plotly JS inlined (interactive) or the given SVG charts."""
     parts = [_head(report), _summary_html(report)]
+    parts += measurement_section(report.plan.measurement_plan)
     options = _table_html(*_options_brief(report), "options") + _rejected_html(report)
     parts.append(_section("Options", options, page_break=True))
     if interactive:

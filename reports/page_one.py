@@ -121,7 +121,7 @@ def _money(report: Report, choice: SizedOption | None) -> list[tuple[str, str]]:
         expected = expected_cost(choice)
         rows.append(
             (
-                "Expected cost (mean)",
+                "Expected cost (median fleet)",
                 f"{usd(expected)}/month, {usd(expected * MONTHS_PER_YEAR)}/year"
                 if expected is not None
                 else "not computed by this plan",

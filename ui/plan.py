@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from errors import CapplanError, NoDataError
 from planner.capacity import Plan
+from planner.measurement_plan import MeasurementPlan
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
-from reports.export import plan_to_csv, plan_to_xlsx, range_rows
-from ui import charts, plan_answer, plan_form
+from reports.export import options_table, plan_to_csv, plan_to_xlsx, range_rows
+from ui import charts, measurement, plan_answer, plan_form
 from ui import resources as res
 from workflows.planning import plan_json
 
@@ -36,7 +38,18 @@ def _saved_scenarios(url: str, version: int) -> None:
 
 
 def _planned(url: str, version: int, scenario: Scenario) -> Plan | None:
-    return res.guarded(lambda: res.plan_for(scenario, url, version))
+    try:
+        return res.plan_for(scenario, url, version)
+    except NoDataError as exc:  # no curve backs any candidate: say what to measure
+        if isinstance(exc.measurement_plan, MeasurementPlan):
+            measurement.draw_verdict(exc.measurement_plan)
+            st.caption(str(exc))
+            measurement.draw_sweeps(exc.measurement_plan)
+        else:
+            st.error(str(exc))
+    except CapplanError as exc:
+        st.error(str(exc))
+    return None
 
 
 def _scenario_file(url: str) -> None:
@@ -58,8 +71,9 @@ def _ranges(url: str, version: int, scenario: Scenario) -> PlanRanges | None:
     if ranges is None:
         return None
     st.caption(
-        f"{ranges.samples} re-plans on fits perturbed by their own held-out error; the "
-        f"recommendation changes in {ranges.choice_change_share:.0%} of them. {ranges.method}"
+        f"{ranges.samples} error samples per option, the same ones the plan's fleet was sized "
+        f"over (at {ranges.confidence:.0%} confidence); the recommendation changes in "
+        f"{ranges.choice_change_share:.0%} of them. {ranges.method}"
     )
     st.plotly_chart(charts.cost_range_figure(ranges))
     st.dataframe(range_rows(ranges), hide_index=True)
@@ -169,18 +183,34 @@ if scenario is None:
 plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
-plan_answer.recommendation(plan)
-# Filled once the resampled ranges below are in: a cost tie the resampling splits, or a pick
-# that changes often.
-tie_slot = st.empty()
-st.subheader("Options")
-st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
-plan_answer.options(plan)
-plan_answer.warnings(plan)
-ranges = _ranges(url, version, scenario)
-if (note := plan_answer.stability_note(plan, ranges)) is not None:
-    tie_slot.info(plan_answer.md(note), icon=":material/balance:")
-swings = _sensitivity(url, version, scenario)
+gaps = plan.measurement_plan
+if gaps is not None and gaps.no_data:
+    # No data backs any option: the verdict and the sweeps first, what was found folded away,
+    # and no ranges or sensitivity of options nothing backs.
+    measurement.draw_verdict(gaps)
+    measurement.draw_sweeps(gaps)
+    with st.expander("What the stored data has (none of it answers this scenario)"):
+        st.write(plan.recommendation.reason)
+        st.dataframe(options_table(plan), hide_index=True)
+        for warning in plan.warnings:
+            st.caption(warning)
+    ranges, swings = None, None
+else:
+    plan_answer.recommendation(plan)
+    # Filled once the resampled ranges below are in: a cost tie the resampling splits, or a
+    # pick that changes often.
+    tie_slot = st.empty()
+    st.subheader("Options")
+    st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
+    plan_answer.options(plan)
+    plan_answer.warnings(plan)
+    if gaps is not None:
+        measurement.draw_verdict(gaps)
+        measurement.draw_sweeps(gaps)
+    ranges = _ranges(url, version, scenario)
+    if (note := plan_answer.stability_note(plan, ranges)) is not None:
+        tie_slot.info(plan_answer.md(note), icon=":material/balance:")
+    swings = _sensitivity(url, version, scenario)
 st.subheader("Take it away")
 _downloads(plan, scenario, ranges, swings)
 _report(url, version, plan, ranges, swings)

@@ -52,7 +52,16 @@ def recommendation(plan: Plan) -> None:
     if rec.choice is None:
         return
     cost, nodes, margin = st.columns(3)
-    cost.metric("Monthly cost ($/month)", f"${rec.choice.total_monthly_cost_usd:,.0f}")
+    choice = rec.choice
+    cost.metric(
+        f"Monthly cost at {choice.confidence:.0%} confidence ($/month)",
+        f"${choice.total_monthly_cost_usd:,.0f}",
+        f"expected ${choice.expected_monthly_cost_usd:,.0f}",
+        delta_color="off",
+        help=f"The fleet meets the SLA at the planned demand with {choice.confidence:.0%} "
+        "probability given the fits' held-out error (sizing confidence); the expected cost is "
+        "the median fleet over the same error samples.",
+    )
     per_node = plan.scenario.options.gpus_per_node
     nodes.metric(
         f"Nodes ({per_node}-GPU)",

@@ -237,6 +237,24 @@ def _candidates_and_pricing(
     return {"candidates": candidates, **plan_prices.pricing(chosen_gpus, catalog)}
 
 
+def _confidence() -> float:
+    """The sizing confidence: how sure the plan must be that its fleet meets the SLA."""
+    return st.sidebar.slider(
+        "Sizing confidence (% chance the fleet meets the SLA)",
+        min_value=0.5,
+        max_value=0.99,
+        value=0.9,
+        step=0.01,
+        format="percent",
+        key="plan_confidence",
+        help="How sure the plan must be that the fleet meets the SLA at the planned demand, "
+        "given how far the fitted curves missed measurements they had not seen. 50% plans "
+        "the expected fleet; 90% buys enough to be right nine times in ten. Unlike the "
+        "utilisation ceiling (headroom for bursts) and spares (for failures), this covers "
+        "measurement and fit error only.",
+    )
+
+
 def _options() -> dict[str, object]:
     bar = st.sidebar
     bar.subheader("Planning options")
@@ -249,6 +267,7 @@ def _options() -> dict[str, object]:
             help="GPUs in one server (node); nodes are rented whole, so the plan rounds up to "
             "whole nodes and a replica never spans two. 8 for HGX H100/H200 servers.",
         ),
+        "sizing_confidence": _confidence(),
         "target_utilization": bar.slider(
             "Utilisation ceiling (% of measured capacity)",
             min_value=0.1,
@@ -322,6 +341,7 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
         "plan_engines": [canonical_engine(e) for e in scenario.candidates.engines],
         "plan_gpus": [canonical_gpu(g) for g in scenario.candidates.gpus],
         "plan_gpus_per_node": scenario.options.gpus_per_node,
+        "plan_confidence": scenario.options.sizing_confidence,
         "plan_utilization": scenario.options.target_utilization,
         "plan_redundancy": scenario.options.redundancy_replicas,
         "plan_updates": float(scenario.options.model_updates_per_month),

@@ -235,11 +235,14 @@ def import_uploads(
     files: Sequence[tuple[str, bytes]],
     overrides: DeploymentOverrides,
     provenance: Provenance = Provenance.IMPORTED,
+    *,
+    refuse: bool = False,
 ) -> list[FileOutcome]:
     """Import (name, bytes) pairs one file at a time (workflows.ingest): a bad file is rejected
-    on its own and stores nothing; the good ones are stored, files of one sweep merged."""
+    on its own and stores nothing; the good ones are stored, files of one sweep merged. With
+    `refuse`, a run the planner could not use (no GPU, TP...) is rejected too."""
     uploads = [Upload(name, data) for name, data in files]
-    options = IngestOptions(overrides, provenance)
+    options = IngestOptions(overrides, provenance, refuse_unplannable=refuse)
     outcomes = ingest(store_engine(url), uploads, options)
     if any(outcome.created for outcome in outcomes):
         bump_version(url)

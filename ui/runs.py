@@ -23,6 +23,7 @@ def _upload(url: str) -> None:
         )
         facts = upload_form.deployment_facts()
         provenance = upload_form.provenance()
+        store_anyway = upload_form.store_unplannable()
         submitted = st.form_submit_button("Import")
     if submitted and not files:
         st.warning("Choose one or more files first.")
@@ -31,8 +32,15 @@ def _upload(url: str) -> None:
         if overrides is not None:
             # Files over the upload limits are refused in place, each naming the limit.
             pairs = upload_form.within_limits([(f.name, f.getvalue()) for f in files])
-            outcomes = res.import_uploads(url, pairs, overrides, provenance) if pairs else []
+            outcomes = (
+                res.import_uploads(url, pairs, overrides, provenance, refuse=not store_anyway)
+                if pairs
+                else []
+            )
             st.session_state["upload_outcomes"] = res.upload_rows(outcomes)
+            st.session_state["upload_unplannable"] = upload_form.unplannable_notes(outcomes)
+    for note in st.session_state.get("upload_unplannable", ()):
+        st.warning(note)
     if st.session_state.get("upload_outcomes"):
         st.dataframe(st.session_state["upload_outcomes"], hide_index=True)
 

@@ -58,7 +58,8 @@ def results_rows(plans: Sequence[Plan]) -> list[Row]:
     rows: list[Row] = []
     for plan in plans:
         choice = plan.recommendation.choice
-        shown = choice or _cheapest_meeting(plan)
+        # Over budget: the cheapest sound option and its cost; flagged-only: no cost to show.
+        shown = choice or (None if plan.recommendation.flagged else _cheapest_meeting(plan))
         rows.append(
             {
                 "scenario": plan.scenario.name,
@@ -75,13 +76,15 @@ def results_rows(plans: Sequence[Plan]) -> list[Row]:
 
 
 def _cheapest_meeting(plan: Plan) -> SizedOption | None:
-    sized = [o for o in plan.options if isinstance(o, SizedOption)]
+    sized = [o for o in plan.options if isinstance(o, SizedOption) and not o.concerns]
     return min(sized, key=lambda o: o.total_monthly_cost_usd) if sized else None
 
 
 def _answer(plan: Plan, choice: SizedOption | None, shown: SizedOption | None) -> str:
     if choice is not None:
         return option_name(choice.key)
+    if (flagged := plan.recommendation.flagged) is not None:
+        return f"nothing sound meets the SLA; only on flagged data: {option_name(flagged.key)}"
     if shown is None:
         return "nothing meets the SLA"
     budget = plan.scenario.budget

@@ -16,6 +16,7 @@ from hardware.gpus import gpu_catalog
 from measurements.importers import MAX_IMPORT_BYTES
 from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
+from workflows.ingest import FileOutcome
 
 MAX_UPLOAD_ENV = "CAPPLAN_MAX_UPLOAD_MB"
 MIB = 1024 * 1024
@@ -78,6 +79,35 @@ def deployment_facts() -> dict[str, object]:
         help=LOAD_HELP,
     )
     return facts
+
+
+def store_unplannable() -> bool:
+    """Whether to store runs the planner cannot use (default: refuse, saying what is missing)."""
+    return st.checkbox(
+        "Store runs the planner cannot use",
+        key="upload_store_unplannable",
+        help="A run without a GPU, without TP or a GPU count, or without a concurrency level "
+        "the planner can read is left out of every plan. Unticked, such a file is not stored and "
+        "the page says which field to fill in; ticked, it is stored anyway (to fill in later "
+        "by importing it again with the facts).",
+    )
+
+
+def unplannable_notes(outcomes: Sequence[FileOutcome]) -> list[str]:
+    """One warning per run the planner cannot use: the file, whether it was stored, and each
+    field to fill in."""
+    notes = []
+    for outcome in outcomes:
+        if not outcome.unplannable:
+            continue
+        done = (
+            "stored, but no plan can use it"
+            if outcome.run_id is not None
+            else "not stored: no plan could use it"
+        )
+        todo = "\n".join(f"- {missing}" for missing in outcome.unplannable)
+        notes.append(f"**{outcome.file}**: {done}. Fill in above and import again:\n{todo}")
+    return notes
 
 
 def provenance() -> Provenance:

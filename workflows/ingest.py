@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
 from measurements.importers.sweeps import MergedRun, merge_sweep_groups
 from measurements.run_file import Provenance
+from planner.plannable import missing_for_planning
 
 __all__ = [
     "FileOutcome",
@@ -61,6 +62,9 @@ class IngestOptions:
     format_id: str = "auto"
     merge: bool = True  # files of one sweep become one run
     atomic: bool = False  # a bad file stores nothing at all (raises) instead of only itself
+    # A run the planner cannot use (planner.plannable: no GPU, no TP or GPU count, no usable
+    # concurrency level) is refused instead of stored with a warning.
+    refuse_unplannable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +79,8 @@ class FileOutcome:
     levels: int = 0
     samples: int = 0
     message: str = ""
+    # What the planner needs that the run lacks, each naming the form field and flag to fill.
+    unplannable: tuple[str, ...] = ()
 
     @property
     def file(self) -> str:
@@ -121,6 +127,10 @@ def ingest(engine: Engine, uploads: Sequence[Upload], options: IngestOptions) ->
         else [MergedRun(run, (run,)) for imported in parsed for run in imported.runs]
     )
     files = {imported.name: imported for imported in parsed}
+    missing = {id(item): _missing(item) for item in merged}
+    if options.refuse_unplannable:
+        refused += [_unplannable(item, missing[id(item)]) for item in merged if missing[id(item)]]
+        merged = [item for item in merged if not missing[id(item)]]
     if options.atomic:
         results = repository.save_runs(engine, [item.run for item in merged])
         stored = [
@@ -128,8 +138,21 @@ def ingest(engine: Engine, uploads: Sequence[Upload], options: IngestOptions) ->
         ]
     else:
         stored = [_save_one(engine, item, files) for item in merged]
+    stored = [
+        replace(outcome, unplannable=missing[id(item)])
+        for item, outcome in zip(merged, stored, strict=True)
+    ]
     outcomes = [*refused, *stored]
     return sorted(outcomes, key=lambda outcome: order.get(outcome.files[0], 0))
+
+
+def _missing(item: MergedRun) -> tuple[str, ...]:
+    return tuple(fact.message for fact in missing_for_planning(item.run))
+
+
+def _unplannable(item: MergedRun, missing: tuple[str, ...]) -> FileOutcome:
+    message = f"not stored: the planner could not use it ({'; '.join(missing)})"
+    return FileOutcome(item.files, IngestStatus.REJECTED, message=message, unplannable=missing)
 
 
 def _parse(

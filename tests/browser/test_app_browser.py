@@ -65,7 +65,12 @@ def test_runs_page_imports_an_uploaded_result_file(app: RunningApp, page: Page) 
     open_page(page, app.url, "runs")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(C8)
     expect(page.get_by_text(C8.name).first).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    # c8.json names no GPU or TP: stored only when asked to be, and then said to be unplannable.
+    page.get_by_text("Store runs the planner cannot use").click()
     page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text("stored, but no plan can use it")).to_be_visible(
+        timeout=PAGE_TIMEOUT_MS
+    )
     outcomes = data_frame(page, "status")
     expect(outcomes).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     app_idle(page)

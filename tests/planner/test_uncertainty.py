@@ -64,6 +64,8 @@ def test_every_headline_sits_at_the_quantile_it_names(path: Path, confidence: fl
         costs = option.spread.costs()
         finite = costs[np.isfinite(costs)]
         assert finite.min() - 1e-6 <= option.expected_monthly_cost_usd <= finite.max() + 1e-6
+        if confidence >= 0.5:  # the expected (median) fleet never costs more than the planned one
+            assert option.expected_monthly_cost_usd <= option.total_monthly_cost_usd + 1e-6
 
 
 def test_a_higher_confidence_never_plans_a_cheaper_fleet() -> None:

@@ -67,7 +67,7 @@ def test_page_one_says_what_to_buy_the_money_the_verdict_and_what_is_left_out(
     monthly = choice.total_monthly_cost_usd
     assert f"${monthly:,.0f}/month" in text
     assert f"${monthly * 12:,.0f}/year" in text
-    assert "Expected cost (mean)" in text
+    assert "Expected cost (median fleet)" in text
     assert "WITHIN the $150,000/month budget" in text
     assert "The pick changes in" in text and "P10 $" in text and "P90 $" in text
     assert "rests on published data" in text

@@ -134,6 +134,9 @@ def test_runs_page_upload_stores_good_files_and_rejects_bad_ones(store_url: str)
     at.file_uploader(key="upload_files").set_value(
         [("c8.json", good, "application/json"), ("broken.json", b'{"date": ', "application/json")]
     )
+    # The file names no GPU and no TP: the form says them, else the run is refused (item 8).
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(1)
     at.button[0].click().run()  # the form's Import button
     assert not at.exception
     outcomes = _table(at, "upload_outcomes_table")
@@ -254,7 +257,7 @@ def test_a_tighter_ttft_target_changes_the_plan(store_url: str) -> None:
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(40.0).run()
     assert not at.exception
     tight = _table(at, "options_table").set_index("run_id")
-    messages = [m.value for m in (*at.success, *at.error)]
+    messages = [m.value for m in (*at.success, *at.error, *at.warning)]
     assert messages and loose_text not in messages
     # Tightening a target can only lower the concurrency a replica may run at.
     before = loose["concurrency_per_replica"].to_dict()
@@ -407,6 +410,10 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     at.selectbox(key="fact_Engine").set_value("vllm")
     at.text_input(key="fact_model").set_value("meta-llama/Llama-3.1-70B-Instruct")
     at.number_input(key="fact_concurrency").set_value(8)
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(1)
+    # llmperf's per-request records give no output tok/s: stored only when asked to be.
+    at.checkbox(key="upload_store_unplannable").check()
     at.button[0].click().run()
     assert not at.exception
     outcomes = _table(at, "upload_outcomes_table")
@@ -464,3 +471,27 @@ def test_plan_page_leads_with_seven_plain_columns_and_says_the_answer_in_two_sen
     assert headline.startswith(f"Run {engine_tp} on {int(picked['Nodes'].iloc[0])} 8-GPU node")
     assert headline.count(". ") <= 1  # at most two sentences
     assert f"\\${choice['total_monthly_cost_usd']:,.0f}/month" in headline
+
+
+def test_runs_page_refuses_a_run_without_a_gpu_and_says_which_field_to_fill(
+    store_url: str,
+) -> None:
+    # The labelling bug of issue 13: GPU "(from file)" on a file naming none stored the run
+    # without a GPU, silently unplannable.
+    engine = make_engine(store_url)
+    before = run_lists.count_runs(engine)
+    at = _page("ui/runs.py")
+    good = (FIXTURES / "vllm-cpu-real" / "c8.json").read_bytes()
+    at.file_uploader(key="upload_files").set_value([("c8.json", good, "application/json")])
+    at.number_input(key="fact_tp").set_value(1)
+    at.button[0].click().run()
+    assert not at.exception
+    (note,) = [w.value for w in at.warning if "c8.json" in w.value]
+    assert "not stored" in note and "no GPU" in note and "(from file)" in note
+    assert "TP" not in note.split("no GPU")[1]  # TP was given: only the GPU is asked for
+    assert run_lists.count_runs(engine) == before
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.button[0].click().run()
+    assert not [w for w in at.warning if "c8.json" in w.value]
+    assert run_lists.count_runs(engine) == before + 1
+    engine.dispose()

@@ -62,8 +62,10 @@ def test_a_fitting_plan_names_its_choice_and_nothing_is_said_only_without_sla_op
     plans: dict[str, Plan],
 ) -> None:
     fits, impossible = results_rows([plans["fits"], plans["impossible"]])
+    choice = plans["fits"].recommendation.choice
+    assert choice is not None
     assert fits["recommended"] == "TensorRT-LLM TP2 on H200 SXM 141GB (FP8)"
-    assert fits["usd_per_month"] == pytest.approx(61_320.0)
+    assert fits["usd_per_month"] == pytest.approx(choice.total_monthly_cost_usd)
     assert impossible["recommended"] == "nothing meets the SLA"
     assert impossible["usd_per_month"] is None
 

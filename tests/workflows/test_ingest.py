@@ -103,3 +103,20 @@ def test_read_uploads_refuses_folders_pipes_and_oversized_files_before_reading(
         read_uploads([tmp_path / "missing.json"])
     (good,) = read_uploads([REAL / "c8.json"])
     assert good.name == "c8.json" and good.data == (REAL / "c8.json").read_bytes()
+
+
+def test_an_unplannable_run_is_refused_when_asked_naming_what_to_fill_in(engine: Engine) -> None:
+    options = IngestOptions(DeploymentOverrides(tp=1), refuse_unplannable=True)
+    (outcome,) = ingest(engine, [_upload("c8.json")], options)
+    assert outcome.status is IngestStatus.REJECTED and outcome.run_id is None
+    assert "not stored" in outcome.message and "no GPU" in outcome.message
+    assert len(outcome.unplannable) == 1 and "--gpu" in outcome.unplannable[0]
+    assert run_lists.list_runs(engine) == []
+
+
+def test_an_unplannable_run_is_stored_by_default_and_says_what_it_lacks(engine: Engine) -> None:
+    (outcome,) = ingest(engine, [_upload("c8.json")], IngestOptions())
+    assert outcome.status is IngestStatus.STORED
+    assert [m.split(":")[0] for m in outcome.unplannable] == ["no GPU", "no TP or GPU count"]
+    (plannable,) = ingest(engine, [_upload("c32.json")], IngestOptions(FACTS))
+    assert plannable.unplannable == ()
