@@ -269,6 +269,7 @@ def rejected_lines(options: Sequence[Option]) -> list[str]:
 # --- warnings and flags, grouped ---------------------------------------------------------------
 
 _NOT_USED = re.compile(r"^(\d+) curve\(s\) not used: (.+?) on (\S+) (TP\d+|TP not stated): (.+)$")
+_CANONICAL = re.compile(r"\b(vllm|tensorrt-llm|sglang) on ([A-Z]\d+\S*-\d+GB)")
 _COUNTED = re.compile(r"\b(\d+) curve\(s\)")
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -290,13 +291,17 @@ def group_warnings(warnings: Sequence[str]) -> list[str]:
     for key in order:
         subjects = list(dict.fromkeys(grouped[key]))
         if not subjects:
-            lines.append(_COUNTED.sub(_plural, key))
+            lines.append(_CANONICAL.sub(_proper, _COUNTED.sub(_plural, key)))
             continue
         count = len(subjects)
         lines.append(
             f"{count} curve{'s' if count != 1 else ''} not used ({_curves(subjects)}): {key}"
         )
     return lines
+
+
+def _proper(match: re.Match[str]) -> str:
+    return f"{engine_name(match[1])} on {gpu_name(match[2])}"
 
 
 def _plural(match: re.Match[str]) -> str:
