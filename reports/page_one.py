@@ -96,7 +96,7 @@ def _why(report: Report, choice: SizedOption) -> list[str]:
 
 def _buy(report: Report, choice: SizedOption | None) -> str:
     if choice is None:
-        return "Nothing to buy yet: no sound option meets the SLA within the budget"
+        return f"Nothing to buy yet: {_why_nothing(report)}"
     per_node = report.plan.scenario.options.gpus_per_node
     nodes = f"{choice.nodes} x {per_node}-GPU node{'s' if choice.nodes != 1 else ''}"
     return (
@@ -104,6 +104,18 @@ def _buy(report: Report, choice: SizedOption | None) -> str:
         f"{option_name(choice.key, precision=False).split(' on ')[0]} "
         f"({precision_name(choice.key.precision)})"
     )
+
+
+def _why_nothing(report: Report) -> str:
+    plan = report.plan
+    gaps = plan.measurement_plan
+    if gaps is not None and gaps.no_data:
+        return "no measurement answers this scenario (see What to measure)"
+    if plan.recommendation.flagged is not None:
+        return "only data with concerns meets the SLA"
+    if plan.scenario.budget is not None and any(isinstance(o, SizedOption) for o in plan.options):
+        return "nothing that meets the SLA fits the budget"
+    return "no option meets the SLA"
 
 
 def _money(report: Report, choice: SizedOption | None) -> list[tuple[str, str]]:

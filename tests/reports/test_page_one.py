@@ -139,3 +139,12 @@ def test_not_options_name_the_tp(report: Report) -> None:
     for option in rejected:
         tp = f"TP{option.tp}" if option.tp else "(TP not stated)"
         assert f"TensorRT-LLM {tp} on" in page or f"vLLM {tp} on" in page
+
+
+def test_nothing_to_buy_says_why(report: Report) -> None:
+    scenario = report.plan.scenario.model_copy(update={"budget": BudgetSpec(monthly_usd=10_000)})
+    curves = [o.curve for o in report.plan.options]
+    plan = make_plan(scenario, curves, report.plan.prices_used, fitter=lambda c: _fit(report, c))
+    assert page_one(replace(report, plan=plan)).buy == (
+        "Nothing to buy yet: nothing that meets the SLA fits the budget"
+    )
