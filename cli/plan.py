@@ -25,6 +25,8 @@ from errors import InputError
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
     from collections.abc import Callable
 
+    from rich.table import Table
+
     from planner.capacity import Plan
     from planner.measurement_plan import MeasurementPlan
     from planner.options import SizedOption
@@ -113,49 +115,58 @@ def _print_measurements(measurements: MeasurementPlan, *after: str) -> None:
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
-    from rich.table import Table  # noqa: PLC0415
+    from planner.brief import group_warnings, recommendation_brief, rejected_lines  # noqa: PLC0415
 
-    from planner.options import RejectedOption  # noqa: PLC0415
-    from reports.export import options_table  # noqa: PLC0415
-
-    rec = plan.recommendation
-    lines = [rec.reason, *([rec.binding_text] if rec.binding_text else [])]
-    for line in lines:
-        out.print(line, markup=False, highlight=False)
-    choice = rec.choice
-    if choice is not None:
-        out.print(_money_line(choice), markup=False, highlight=False)
-    for flag in (*rec.factors_applied, *(choice.flags if choice else ())):
-        out.print(f"  - {flag}", markup=False, highlight=False)
-    for warning in plan.warnings:
+    brief = recommendation_brief(plan, ranges)
+    _say(brief.headline)
+    choice = plan.recommendation.choice
+    for line in (*brief.bullets, *([_money_line(choice)] if choice else ())):
+        _say(f"  - {line}")
+    for warning in group_warnings(plan.warnings):
         err.print(f"warning: {warning}", markup=False, highlight=False)
-    by_key = {r.key: r for r in ranges.options} if ranges else {}
-    columns = [title for title, _ in _PLAN_COLUMNS]
+    out.print(_plan_table(plan, ranges))
     if ranges:
-        columns += ["nodes P10/P50/P90", "$/month P10/P50/P90"]
-    table = Table(*columns)
-    for option, row in zip(plan.options, options_table(plan), strict=True):
-        cells = [_cell(row[key]) for _, key in _PLAN_COLUMNS]
-        if ranges:
-            cells += _range_cells(by_key.get(option.key))
-        table.add_row(*cells)
-    out.print(table)
-    if ranges:
-        out.print(
-            f"Ranges: {ranges.samples} error samples per option; the recommendation changes in "
-            f"{ranges.choice_change_share:.0%} of them. {ranges.method}",
-            markup=False,
-            highlight=False,
-        )
-    for option in plan.options:
-        if isinstance(option, RejectedOption) and option.reason:
-            out.print(
-                f"not an option: {option.title()}: {option.reason}",
-                markup=False,
-                highlight=False,
-            )
+        _say(f"Ranges: {ranges.samples} error samples per option. {ranges.method}")
+    if choice is None:
+        return _sensitivity_if(swings)
+    for line in rejected_lines(plan.options):
+        _say(f"not an option: {line}")
+    return _sensitivity_if(swings)
+
+
+def _sensitivity_if(swings: list[SensitivityRow] | None) -> None:
     if swings is not None:
         _print_sensitivity(swings)
+
+
+def _say(text: str) -> None:
+    out.print(text, markup=False, highlight=False)
+
+
+def _plan_table(plan: Plan, ranges: PlanRanges | None) -> Table:
+    """The decision columns in 100 terminal columns; --json and --export carry the rest."""
+    from rich import box  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    from planner.names import engine_tp, gpu_name  # noqa: PLC0415
+    from reports.lead_table import options_lead_table  # noqa: PLC0415
+
+    by_key = {r.key: r for r in ranges.options} if ranges else {}
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for title in ("", "option", "GPU", "SLA", "nodes", "GPUs", "$/month", "$/1M"):
+        table.add_column(title, no_wrap=True, justify="right" if "$" in title else "left")
+    table.add_column("limited by", ratio=1)
+    if ranges:
+        table.add_column("P10-P90 $", no_wrap=True, justify="right")
+    choice = plan.recommendation.choice
+    for option, row in zip(plan.options, options_lead_table(plan), strict=True):
+        values = list(row.values())
+        name = engine_tp(option.engine, option.tp).replace(" (TP not stated)", " TP?")
+        cells = ["*" if option is choice else "", name, gpu_name(option.gpu)]
+        cells += [str(values[1]).replace("yes, on flagged data", "flag"), *map(_cell, values[2:-1])]
+        cells.append(_cell(values[-1]).replace("end of measured data", "end of data"))
+        table.add_row(*cells, *([_range_cell(by_key.get(option.key))] if ranges else []))
+    return table
 
 
 def _money_line(option: SizedOption) -> str:
@@ -183,14 +194,11 @@ def _quantile(value: float, form: str) -> str:
     return form.format(value) if math.isfinite(value) else "SLA missed"
 
 
-def _range_cells(found: OptionRange | None) -> list[str]:
-    if found is None or found.nodes is None or found.total_monthly_cost_usd is None:
-        return ["-", "-"]
-    nodes, cost = found.nodes, found.total_monthly_cost_usd
-    return [
-        " / ".join(_quantile(v, "{:.0f}") for v in (nodes.p10, nodes.p50, nodes.p90)),
-        " / ".join(_quantile(v, "{:,.0f}") for v in (cost.p10, cost.p50, cost.p90)),
-    ]
+def _range_cell(found: OptionRange | None) -> str:
+    if found is None or found.total_monthly_cost_usd is None:
+        return "-"
+    cost = found.total_monthly_cost_usd
+    return "-".join(_quantile(v / 1000, "{:,.0f}k") for v in (cost.p10, cost.p90))
 
 
 def _print_sensitivity(swings: list[SensitivityRow]) -> None:
@@ -215,27 +223,13 @@ def _signed(value: object) -> str:
 
 
 # The options of `capplan report`.
-_PLAN_COLUMNS = (
-    ("", "recommended"),
-    ("engine", "engine"),
-    ("GPU", "gpu"),
-    ("TP", "tp"),
-    ("data", "provenance"),
-    ("SLA", "meets_sla"),
-    ("streams/replica", "concurrency_per_replica"),
-    ("limited by", "binding_constraint"),
-    ("tok/s/replica", "output_tok_s_per_replica"),
-    ("replicas", "replicas"),
-    ("GPUs", "gpus"),
-    ("nodes", "nodes"),
-    ("$/month", "total_monthly_cost_usd"),
-    ("$/1M tok", "usd_per_million_output_tokens"),
-)
 
 
 def _cell(value: object) -> str:
     if value is None:
         return "-"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,d}"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

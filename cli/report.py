@@ -123,7 +123,9 @@ def report_cmd(
     if as_json:
         print_json(summary)
         return
-    _print_report_line(summary, basis.matches)
+    from planner.names import option_name  # noqa: PLC0415
+
+    _print_report_line(summary, option_name(choice.key) if choice else None, basis.matches)
 
 
 def _recorded_basis(engine: Engine, record: int) -> _ReportBasis:
@@ -161,14 +163,14 @@ def _write_report(out_path: Path, content: bytes) -> None:
         fail(InputError(message, field="--out", value=str(out_path)))
 
 
-def _print_report_line(summary: dict[str, object], matches: bool | None) -> None:
+def _print_report_line(summary: dict[str, object], name: str | None, matches: bool | None) -> None:
     """The one line `capplan report` prints: where, how big, what it recommends."""
     audit = ""
     if matches is not None:
         audit = "; matches the record" if matches else "; DIFFERS from the record"
     out.print(
         f"wrote {summary['format']} report to {summary['out']} ({summary['bytes']:,} bytes); "
-        f"recommended: {summary['recommended'] or 'nothing meets the SLA'}{audit}",
+        f"recommended: {name or 'nothing meets the SLA'}{audit}",
         markup=False,
         highlight=False,
     )

@@ -25,6 +25,7 @@ from planner.curves import canonical_gpu
 from planner.scenario import PricingMode
 
 if TYPE_CHECKING:
+    from planner.pricing_spec import PriceQuoteSpec
     from planner.scenario import Scenario
 
 
@@ -89,14 +90,51 @@ def scenario_price(scenario: Scenario, prices: Sequence[PriceEntry], gpu: str) -
     """On-demand price from the scenario or the catalog default; reserved when the pricing
     mode needs one (the scenario's, else the default provider's own quote, else none)."""
     on_demand = scenario.on_demand_price(gpu)
-    if on_demand is not None:
+    quote = _quoted(prices, gpu, scenario.price_quote(gpu), on_demand)
+    if on_demand is not None and quote is not None:
+        base = ScenarioPrice(on_demand, f"scenario pricing, picked: {quote.describe()}", quote)
+    elif on_demand is not None:
         base = _typed_price(on_demand, prices, gpu)
     else:
         entry = default_price(tuple(prices), gpu)
         base = ScenarioPrice(entry.usd_per_gpu_hour, f"catalog default: {entry.describe()}", entry)
     if scenario.options.pricing_mode is PricingMode.ON_DEMAND:
         return base
-    return _with_reserved(base, scenario.reserved_price(gpu), tuple(prices), gpu)
+    reserved = scenario.reserved_price(gpu)
+    picked = _quoted(prices, gpu, scenario.price_quote(gpu, reserved=True), reserved)
+    if reserved is not None and picked is not None:
+        note = f"{gpu}: reserved ${reserved:g}/GPU-hour, picked: {picked.describe()}"
+        return replace(
+            base, reserved_usd_per_gpu_hour=reserved, reserved_note=note, reserved_entry=picked
+        )
+    return _with_reserved(base, reserved, tuple(prices), gpu)
+
+
+def find_quote(
+    prices: Sequence[PriceEntry], gpu: str, provider: str, sku: str, pricing_type: str
+) -> PriceEntry | None:
+    """The catalog row for a GPU with this provider, SKU and pricing type (None: not in it)."""
+    wanted = canonical_gpu(gpu)
+    return next(
+        (
+            e
+            for e in prices
+            if e.gpu == wanted
+            and (e.provider, e.sku, e.pricing_type) == (provider, sku, pricing_type)
+        ),
+        None,
+    )
+
+
+def _quoted(
+    prices: Sequence[PriceEntry], gpu: str, quote: PriceQuoteSpec | None, price: float | None
+) -> PriceEntry | None:
+    """The picked catalog row, when it is still in the catalog at the price the scenario holds
+    (a catalog edited since is cited as a typed price, not as a quote it no longer matches)."""
+    if quote is None or price is None:
+        return None
+    entry = find_quote(prices, gpu, quote.provider, quote.sku, quote.pricing_type)
+    return entry if entry is not None and abs(entry.usd_per_gpu_hour - price) < 1e-9 else None
 
 
 def _typed_price(price: float, prices: Sequence[PriceEntry], gpu: str) -> ScenarioPrice:

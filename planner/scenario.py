@@ -16,6 +16,7 @@ from errors import ScenarioError
 from hardware.gpus import gpu_catalog
 from planner.curves import canonical_engine, canonical_gpu
 from planner.hourly import profile_peak_to_average, same_ratio
+from planner.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec, UniqueKeyLoader
 from planner.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.sla_targets import SLA_TARGETS
 
@@ -252,13 +253,6 @@ class FactorsSpec(_Spec):
     )
 
 
-class GpuPricingSpec(_Spec):
-    """Per-GPU prices by pricing type, USD per GPU-hour (reserved: None = from the catalog)."""
-
-    on_demand: float = Field(gt=0, le=1e4, description="On-demand USD per GPU-hour")
-    reserved: float | None = Field(None, gt=0, le=1e4, description="Reserved USD per GPU-hour")
-
-
 class Scenario(_Spec):
     """One planning question."""
 
@@ -274,6 +268,9 @@ class Scenario(_Spec):
         default_factory=dict,
         description="By GPU: on-demand USD per GPU-hour, or {on_demand, reserved}; "
         "else the catalog default",
+    )
+    price_quotes: dict[str, GpuQuotesSpec] = Field(
+        default_factory=dict, description="By GPU: the catalog rows its prices were picked from"
     )
     options: OptionsSpec = OptionsSpec()
     factors: FactorsSpec = FactorsSpec()
@@ -303,20 +300,10 @@ class Scenario(_Spec):
         price = self.pricing.get(gpu)
         return price.reserved if isinstance(price, GpuPricingSpec) else None
 
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """Safe YAML that refuses a key given twice (YAML keeps the last one silently)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+    def price_quote(self, gpu: str, *, reserved: bool = False) -> PriceQuoteSpec | None:
+        """The catalog row the scenario's (on-demand or reserved) price was picked from."""
+        quotes = self.price_quotes.get(gpu)
+        return None if quotes is None else (quotes.reserved if reserved else quotes.on_demand)
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -331,7 +318,7 @@ def load_scenario(path: Path) -> Scenario:
 def scenario_from_yaml(text: str, name: str) -> Scenario:
     """Parse scenario YAML text; `name` (usually the file path) appears in error messages."""
     try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+        raw = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -355,6 +342,8 @@ def scenario_to_yaml(scenario: Scenario) -> str:
     data = scenario.model_dump(mode="json", exclude_none=True)
     if scenario.demand.hourly_profile is not None:
         del data["demand"]["peak_to_average"]  # implied by the profile
+    if not data["price_quotes"]:
+        del data["price_quotes"]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from planner.names import option_name, provenance_word
 from reports import figures
 from reports.model import DemandSeries, OptionChart, Report
 
@@ -103,7 +104,7 @@ def throughput_figure(charts: Sequence[OptionChart]) -> go.Figure:
 def ttft_statistics(report: Report) -> tuple[str | None, ...]:
     """Per chart (report order): which TTFT statistic its p99 slot holds: 'p99', 'unstated' (the
     source did not say) or None (no TTFT); the fit records it (CurveFit.ttft_p99_stat)."""
-    by_title = {option.title(): option.fit.ttft_p99_stat for option in report.plan.options}
+    by_title = {option_name(option.key): option.fit.ttft_p99_stat for option in report.plan.options}
     return tuple(by_title.get(chart.title) for chart in report.charts)
 
 
@@ -193,7 +194,8 @@ def _add(
     )  # fmt: skip
     figure.add_trace(
         go.Scatter(x=list(chart.measured_concurrency), y=list(measured), mode="markers",
-                   name=f"{name} measured", marker={"color": color}, legendgroup=group)
+                   name=f"{name} {provenance_word(chart.provenance)}", marker={"color": color},
+                   legendgroup=group)
     )  # fmt: skip
 
 

@@ -9,17 +9,18 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
 from dataclasses import asdict
 
+from planner.brief import tie_sentence
 from planner.capacity import Plan
 from planner.families import family_formula
 from planner.fit import CurveFit, FitResult
+from planner.names import option_name
 from planner.options import Option, RejectedOption, SizedOption
 from planner.predict import predict
 from planner.scenario import PricingMode, Scaling, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
-from planner.uncertainty import TIE_USD, OptionRange, PlanRanges
+from planner.uncertainty import OptionRange, PlanRanges
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -37,6 +38,7 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
     s = option if isinstance(option, SizedOption) else None
     return {
         "recommended": recommended,
+        "option": option_name(option.key),
         "engine": option.engine,
         "gpu": option.gpu,
         "tp": option.tp,
@@ -146,7 +148,7 @@ def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
         nodes, cost = option.nodes, option.total_monthly_cost_usd
         rows.append(
             {
-                "option": option.title,
+                "option": option_name(option.key),
                 "nodes_planned": option.point_nodes,
                 "nodes_p10": nodes.p10 if nodes else None,
                 "nodes_p50": nodes.p50 if nodes else None,
@@ -163,30 +165,9 @@ def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
 
 def tie_note(plan: Plan, ranges: PlanRanges | None) -> str | None:
     """Plain words when the choice costs the same as another option (within TIE_USD) and the
-    resampled plans split the win between them; None otherwise."""
-    choice = plan.recommendation.choice
-    if choice is None or ranges is None:
-        return None
-    cost = choice.total_monthly_cost_usd
-    tied = [
-        o
-        for o in plan.options
-        if o is not choice
-        and isinstance(o, SizedOption)
-        and abs(o.total_monthly_cost_usd - cost) <= TIE_USD
-    ]
-    shares = {option.key: option.win_share for option in ranges.options}
-    if not any(shares.get(o.key, 0.0) > 0 for o in tied):
-        return None
-    titles = [choice.title(), *(o.title() for o in tied)]
-    won = [f"{shares.get(o.key, 0.0):.0%}" for o in (choice, *tied)]
-    rest = [f"{title} {share}" for title, share in zip(titles[1:], won[1:], strict=True)]
-    split = _and([f"{titles[0]} won {won[0]}", *rest])
-    return f"{_and(titles)} cost the same (${cost:,.0f}/month); in resampling {split} of the time."
-
-
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    resampled plans split the win between them ('vLLM TP2 and TP4 cost the same; resampling
+    picks either (TP2 55%, TP4 45%).'); None otherwise."""
+    return tie_sentence(plan, ranges)
 
 
 def sensitivity_rows(rows: list[SensitivityRow]) -> list[dict[str, Cell]]:
@@ -366,7 +347,7 @@ def _curve_rows(option: Option) -> list[list[Cell]]:
         tpot = None if point is None else (point.p99_tpot_ms or point.tpot_ms or point.p50_tpot_ms)
         rows.append(
             [
-                option.title(),
+                option_name(option.key),
                 option.curve.run_id,
                 prediction.concurrency,
                 "yes" if point is not None else "no",

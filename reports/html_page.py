@@ -6,14 +6,19 @@ runs and the scenario to reproduce it. reports.pdf prints this page.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 import plotly.io as pio
 
+from planner.brief import group_warnings, rejected_lines
+from planner.names import gpu_name
 from reports.charts import report_figures
-from reports.export import Cell, tie_note
+from reports.export import Cell
+from reports.lead_table import OPTION_LEAD_COLUMNS, options_lead_table
 from reports.measurement import measurement_section
 from reports.model import Report
+from reports.page_one import page_one, source_flags
 from reports.render import Table, report_tables
 from reports.xlsx_layout import header_with_unit
 
@@ -23,7 +28,7 @@ def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str]
     parts = [_head(report), _summary_html(report)]
     parts += measurement_section(report.plan.measurement_plan)
     options = _table_html(*_options_brief(report), "options") + _rejected_html(report)
-    parts.append(_section("Options", options))
+    parts.append(_section("Options", options, page_break=True))
     if interactive:
         charts = [
             f"<h3>{_e(caption)}</h3>"
@@ -38,11 +43,11 @@ def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str]
         ("Assumptions", "inputs"),
         ("Cost ranges (P10 / P50 / P90)", "ranges"),
         ("Sensitivity", "sensitivity"),
-        ("Provenance of every curve", "provenance"),
-        ("Runs behind the plan", "runs"),
     ):
         if key in tables:
             parts.append(_section(title, _table_html(*tables[key]), page_break=key == "inputs"))
+    parts.append(_section("Data flags, by source", _flags_html(report)))
+    parts.append(_section("Runs behind the plan", _table_html(*_runs_table(tables["runs"]))))
     parts.append(_section("Reproduce", f"<pre>{_e(report.scenario_yaml)}</pre>"))
     return "\n".join([*parts, "</body></html>"])
 
@@ -62,6 +67,12 @@ table.options td { white-space: nowrap; }
 .big { font-size: 16pt; font-weight: bold; }
 .break { page-break-before: always; }
 .chart svg { width: 100%; height: auto; }
+section.summary { font-size: 8.5pt; }
+section.summary h3 { margin: 8px 0 2px 0; font-size: 10pt; }
+section.summary ul { margin: 2px 0; padding-left: 16px; }
+section.summary p { margin: 3px 0; }
+table.money { font-size: 9pt; }
+table.money td:first-child { width: 30%; font-weight: bold; }
 """
 
 
@@ -75,96 +86,91 @@ def _head(report: Report) -> str:
 
 
 def _summary_html(report: Report) -> str:
-    s = report.summary
-    cost = _usd(s.total_monthly_cost_usd)
-    spread = (
-        f"P10 {_usd(s.cost_p10_usd)} · P50 {_usd(s.cost_p50_usd)} · P90 {_usd(s.cost_p90_usd)}"
-        if s.cost_p50_usd is not None
-        else "no range computed"
-    )
-    rows = [
-        ("Recommended", s.choice or "nothing meets the SLA"),
-        ("Monthly cost", cost),
-        ("Monthly cost range", spread),
-        ("Nodes / GPUs", f"{s.nodes} / {s.gpus}"),
-        ("Runner-up", s.runner_up or "none"),
-        ("Margin", f"{_usd(s.margin_usd)} ({_pct(s.margin_pct)})"),
-        ("Limited by", s.binding_text or "-"),
+    """Page 1: what to buy, the money, the budget verdict, how sure, what it rests on, what it
+    leaves out and the prices."""
+    one = page_one(report)
+    body = f'<p class="big">{_e(one.buy)}</p>'
+    body += _table_html(["", ""], [list(row) for row in one.money], "money")
+    body += "<h3>Why this option</h3>" if report.plan.recommendation.choice else ""
+    body += _list(one.bullets)
+    body += "<h3>How sure</h3>" + _list(one.sureness)
+    body += "<h3>What the numbers rest on</h3>" + _list(one.basis)
+    body += f"<h3>What the cost leaves out</h3><p>{_e(one.left_out)}</p>"
+    body += "<h3>Prices</h3>" + _table_html(*_price_table(report))
+    body += _list(one.price_flags)
+    warnings = group_warnings(report.warnings)
+    if warnings:
+        body += "<h3>Warnings</h3>" + _list(warnings)
+    return _section("Summary", body, css="summary")
+
+
+def _price_table(report: Report) -> Table:
+    header = ["GPU", "$ per GPU-hour", "quote", "kind", "GPUs per quote", "as of", "age", "source"]
+    rows: list[list[Cell]] = [
+        [
+            gpu_name(p.gpu),
+            f"${p.usd_per_gpu_hour:,.2f}",
+            p.source.split(" (")[0],
+            p.kind.replace("_", " ") or "typed",
+            p.gpus_per_quote,
+            p.as_of,
+            "-" if p.age_months is None else f"{p.age_months} months",
+            _site(p.reference),
+        ]
+        for p in report.prices
     ]
-    body = (
-        f'<p class="big">{_e(s.choice or "No option meets the SLA")}: '
-        f'<span class="nowrap">{_e(cost)}/month</span></p>'
-    )
-    body += _table_html(["", ""], [list(r) for r in rows])
-    body += f"<p>{_e(s.recommendation)}</p>"
-    if (note := tie_note(report.plan, report.ranges)) is not None:
-        body += f"<p><strong>{_e(note)}</strong></p>"
-    body += "".join(f"<p>{_e(f)}</p>" for f in s.factors_applied)
-    if report.warnings:
-        body += "<ul>" + "".join(f"<li>{_e(w)}</li>" for w in report.warnings) + "</ul>"
-    return _section("Summary", body)
+    return header, rows
 
 
-# The options table finance reads (every column is in the XLSX, CSV and JSON): header, format.
-_BRIEF: dict[str, tuple[str, str]] = {
-    "recommended": ("Pick", "flag"),
-    "engine": ("Engine", "text"),
-    "gpu": ("GPU", "text"),
-    "tp": ("TP", "text"),
-    "provenance": ("Data", "text"),
-    "meets_sla": ("Meets SLA", "flag"),
-    "concurrency_per_replica": ("Streams per replica", "whole"),
-    "replicas": ("Replicas", "whole"),
-    "gpus": ("GPUs", "whole"),
-    "nodes": ("Nodes", "whole"),
-    "usd_per_gpu_hour": ("$ per GPU-hour", "cents"),
-    "total_monthly_cost_usd": ("$ per month", "dollars"),
-    "usd_per_million_output_tokens": ("$ per 1M output tokens", "cents"),
-}
+def _site(reference: str) -> str:
+    """A quote's source cut to its site ('www.opslyft.com'); the full text is in the XLSX."""
+    match = re.search(r"https?://([^/\s]+)", reference)
+    return match[1] if match else reference[:40]
+
+
+def _list(lines: Sequence[str]) -> str:
+    return "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>" if lines else ""
+
+
+def _flags_html(report: Report) -> str:
+    """Each source's flags once, with the options built on it."""
+    parts = []
+    for group in source_flags(report.plan.options):
+        head = f"{group.source} ({group.kind}): {', '.join(group.options)}"
+        parts.append(f"<p><strong>{_e(head)}</strong></p>{_list(group.flags)}")
+    return "".join(parts)
 
 
 def _options_brief(report: Report) -> Table:
-    columns = [c for c in _BRIEF if c in report.option_columns]
-    index = [report.option_columns.index(c) for c in columns]
+    """The seven columns finance reads (every column is in the XLSX, CSV and JSON)."""
+    money = {"Cost ($/month)": "${:,.0f}", "Cost per 1M output tokens ($)": "${:,.2f}"}
     rows = [
-        [_brief_cell(row[i], _BRIEF[column][1]) for i, column in zip(index, columns, strict=True)]
-        for row in report.option_rows
+        [
+            money[name].format(value) if name in money and isinstance(value, int | float) else value
+            for name, value in row.items()
+        ]
+        for row in options_lead_table(report.plan)
     ]
-    return [_BRIEF[c][0] for c in columns], rows
-
-
-def _brief_cell(value: Cell, kind: str) -> Cell:
-    if value is None:
-        return "-"
-    if kind == "flag":
-        return "yes" if value in (True, "yes") else ""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if kind == "dollars":
-            return f"${value:,.0f}"
-        if kind == "cents":
-            return f"${value:,.2f}"
-        if kind == "whole":
-            return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
-    return value
+    return list(OPTION_LEAD_COLUMNS), rows
 
 
 def _rejected_html(report: Report) -> str:
-    """Options that are not options, each with its reason (kept out of the narrow table)."""
-    if "rejected_reason" not in report.option_columns:
-        return ""
-    at = report.option_columns.index("rejected_reason")
-    title = report.option_columns.index("engine"), report.option_columns.index("gpu")
-    items = [
-        f"<li>{_e(str(row[title[0]]))} on {_e(str(row[title[1]]))}: {_e(str(row[at]))}</li>"
-        for row in report.option_rows
-        if row[at]
-    ]
-    return f"<p>Not options:</p><ul>{''.join(items)}</ul>" if items else ""
+    """Options that are not options, each named with its TP and with its reason."""
+    items = rejected_lines(report.plan.options)
+    return f"<p>Not options:</p>{_list(items)}" if items else ""
 
 
-def _section(title: str, body: str, *, page_break: bool = False) -> str:
-    css = ' class="break"' if page_break else ""
-    return f"<section{css}><h2>{_e(title)}</h2>{body}</section>"
+def _runs_table(table: Table) -> Table:
+    """The runs without where their files were on disk (no internal paths in a report)."""
+    header, rows = table
+    keep = [i for i, name in enumerate(header) if name != "origin_file"]
+    return [header[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
+def _section(title: str, body: str, *, page_break: bool = False, css: str = "") -> str:
+    classes = " ".join(c for c in ("break" if page_break else "", css) if c)
+    attr = f' class="{classes}"' if classes else ""
+    return f"<section{attr}><h2>{_e(title)}</h2>{body}</section>"
 
 
 def _table_html(
@@ -175,7 +181,8 @@ def _table_html(
         "<tr>" + "".join(f"<td>{_e(_show(v))}</td>" for v in row) + "</tr>" for row in rows
     )
     css = f' class="{css_class}"' if css_class else ""
-    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""
+    return f"<table{css}>{thead}<tbody>{body}</tbody></table>"
 
 
 def _show(value: Cell) -> str:

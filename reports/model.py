@@ -15,6 +15,7 @@ from measurements.run_file import RunFile
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve
 from planner.fit import CurveFit
+from planner.names import option_name
 from planner.options import Option, OptionKey, SizedOption
 from planner.physics import check_curve
 from planner.predict import predict
@@ -23,6 +24,7 @@ from planner.sensitivity import SensitivityRow
 from planner.sla_targets import SLA_TARGET_BY_FIELD
 from planner.uncertainty import PlanRanges
 from reports.export import Cell, options_table
+from reports.price_rows import PriceRow, price_rows
 
 REPORT_SCHEMA = "capplan-report/1"
 DEMAND_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
@@ -125,17 +127,6 @@ class Assumption:
 
 
 @dataclass(frozen=True, slots=True)
-class PriceRow:
-    """The price each GPU was costed at and where it came from."""
-
-    gpu: str
-    usd_per_gpu_hour: float
-    source: str
-    as_of: str
-    origin: str  # "scenario" (typed in) or "catalog"
-
-
-@dataclass(frozen=True, slots=True)
 class CurveOrigin:
     """Where one option's curve came from and what the physics check says about it."""
 
@@ -193,9 +184,9 @@ def build_report(
         option_rows=tuple(tuple(row.values()) for row in table),
         charts=tuple(_chart(option) for option in plan.options),
         demand_series=demand_series(plan),
-        nodes_by_option=tuple((o.title(), _sized_nodes(o)) for o in plan.options),
+        nodes_by_option=tuple((option_name(o.key), _sized_nodes(o)) for o in plan.options),
         assumptions=_assumptions(plan.scenario),
-        prices=_prices(plan),
+        prices=price_rows(plan, generated_at),
         provenance=tuple(_origin(option) for option in plan.options),
         runs=tuple(r for r in runs if r.run_id in run_ids),
         warnings=plan.warnings,
@@ -218,8 +209,8 @@ def _summary(plan: Plan, ranges: PlanRanges | None) -> Summary:
     return Summary(
         scenario_name=plan.scenario.name,
         recommendation=rec.reason,
-        choice=choice.title() if choice else None,
-        runner_up=rec.runner_up.title() if rec.runner_up else None,
+        choice=option_name(choice.key) if choice else None,
+        runner_up=option_name(rec.runner_up.key) if rec.runner_up else None,
         total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
         cost_p10_usd=spread.p10 if spread else None,
         cost_p50_usd=spread.p50 if spread else None,
@@ -242,7 +233,7 @@ def _chart(option: Option) -> OptionChart:
     grid = np.unique(np.concatenate([np.linspace(1.0, top * 1.25, GRID_POINTS), measured]))
     preds = predict(option.fit, grid.tolist())
     return OptionChart(
-        title=option.title(),
+        title=option_name(option.key),
         provenance=option.curve.provenance,
         measured_concurrency=tuple(measured),
         measured_output_tok_s=tuple(p.output_tok_s for p in points),
@@ -274,7 +265,7 @@ def demand_series(
     plans = [_replan(_scaled_demand(plan.scenario, f), curves, plan, fitter) for f in factors]
     return tuple(
         DemandSeries(
-            title=option.title(),
+            title=option_name(option.key),
             demand_factor=tuple(factors),
             demand=tuple(base * f for f in factors),
             demand_unit=demand.unit,
@@ -373,24 +364,10 @@ def _assumptions(scenario: Scenario) -> tuple[Assumption, ...]:
     return tuple(rows)
 
 
-def _prices(plan: Plan) -> tuple[PriceRow, ...]:
-    rows: list[PriceRow] = []
-    for gpu in sorted({o.gpu for o in plan.options}):
-        typed = plan.scenario.on_demand_price(gpu)
-        entry = next((e for e in plan.prices_used if e.gpu == gpu), None)
-        if typed is not None:
-            rows.append(PriceRow(gpu, typed, "scenario pricing", "as typed", "scenario"))
-        elif entry is not None:
-            rows.append(
-                PriceRow(gpu, entry.usd_per_gpu_hour, entry.describe(), entry.as_of, "catalog")
-            )
-    return tuple(rows)
-
-
 def _origin(option: Option) -> CurveOrigin:
     check = check_curve(option.curve)
     return CurveOrigin(
-        option=option.title(),
+        option=option_name(option.key),
         run_id=option.curve.run_id,
         provenance=option.curve.provenance,
         label=option.curve.label_text(),

@@ -91,7 +91,7 @@ def number_format(header: str) -> str | None:
         (r"usd_per_gpu_hour|usd_per_million", USD_CENTS),
         (r"usd", USD),
         (r"_pct$", PERCENT),
-        (r"_share$", SHARE),
+        (r"_share$|^sizing_confidence$", SHARE),
         (r"(_ms|_tok_s|_s)(_lo|_hi|_per_replica)?$", DECIMAL),
         (r"^(low|base|high)$", UP_TO_3),
         (r"^(nodes|gpus|replicas)(_planned|_p\d+|_per_replica|_per_node)?$", WHOLE),

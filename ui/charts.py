@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from planner.fit import CurveFit, FitResult, series, series_attr
+from planner.names import curve_name, option_name, provenance_word
 from planner.physics import PhysicsCheck
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
@@ -39,6 +40,7 @@ class _Series:
     ys: Array
     symbol: str = "circle"
     width: float = 2.0
+    kind: str = "measured"  # what the points are: measured, published, projected, adjusted
 
 
 def _identity(_x: Array, y: Array) -> Array:
@@ -55,7 +57,7 @@ def throughput_figure(fits: Sequence[CurveFit]) -> go.Figure:
     figure = _figure("Output throughput", "output tok/s (all streams)")
     for index, fit in enumerate(fits):
         xs, ys = series(fit.curve.points, "output_tok_s")
-        spec = _Series(_label(fit), _color(index), fit.throughput, xs, ys)
+        spec = _Series(_label(fit), _color(index), fit.throughput, xs, ys, kind=_kind(fit))
         _add_series(figure, spec, grid, _identity)
     return figure
 
@@ -79,9 +81,8 @@ def ttft_figure(fits: Sequence[CurveFit]) -> go.Figure:
             drawn.add(attr)
             xs, ys = series(fit.curve.points, attr)
             name = f"{_label(fit)} · TTFT {_stat_text(stat)}"
-            _add_series(
-                figure, _Series(name, _color(index), result, xs, ys, symbol, width), grid, _identity
-            )
+            spec = _Series(name, _color(index), result, xs, ys, symbol, width, _kind(fit))
+            _add_series(figure, spec, grid, _identity)
     return figure
 
 
@@ -91,7 +92,8 @@ def stream_speed_figure(fits: Sequence[CurveFit]) -> go.Figure:
     figure = _figure("Per-stream speed", "tok/s per stream")
     for index, fit in enumerate(fits):
         xs, ys = series(fit.curve.points, "output_tok_s")
-        spec = _Series(f"{_label(fit)} · T(c)/c", _color(index), fit.throughput, xs, ys)
+        name = f"{_label(fit)} · T(c)/c"
+        spec = _Series(name, _color(index), fit.throughput, xs, ys, kind=_kind(fit))
         _add_series(figure, spec, grid, _per_stream)
         tpot_x, tpot_ms = _tpot_points(fit)
         if tpot_x.size:
@@ -101,9 +103,11 @@ def stream_speed_figure(fits: Sequence[CurveFit]) -> go.Figure:
                     y=1000.0 / tpot_ms,
                     mode="markers",
                     legendgroup=_label(fit),
-                    name=f"{_label(fit)} · 1000/TPOT measured",
+                    name=f"{_label(fit)} · 1000/TPOT {_kind(fit)}",
                     marker={"color": _color(index), "symbol": "x", "size": 9},
-                    hovertemplate="c=%{x:g}<br>%{y:.1f} tok/s per stream (1000/TPOT)",
+                    hovertemplate="c=%{x:g}<br>%{y:.1f} tok/s per stream (1000/TPOT, "
+                    + _kind(fit)
+                    + ")",
                 )
             )
     return figure
@@ -130,40 +134,62 @@ def ceiling_share_figure(checks: Sequence[tuple[CurveFit, PhysicsCheck]]) -> go.
     return figure
 
 
+COST_RANGE_TITLE = (
+    "Monthly cost per option: P50 (dot), P10-P90 (bar) and the planned cost (diamond)"
+)
+
+
 def cost_range_figure(ranges: PlanRanges) -> go.Figure:
-    """Monthly cost per option: the planned value and its P10-P90 range from the bootstrap."""
+    """Monthly cost per option over the resampled plans: the P50 as a dot with a P10-P90 bar,
+    and the cost the plan itself states as a diamond."""
     sized = [o for o in ranges.options if o.total_monthly_cost_usd is not None]
     figure = go.Figure()
     figure.update_layout(
-        title="Monthly cost per option: planned, and P10-P90 over the sampled fits",
+        title=COST_RANGE_TITLE,
         xaxis_title="$ per month",
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
         height=max(260, 40 * len(sized) + 120),
     )
-    for option in sized:
-        cost = option.total_monthly_cost_usd
-        assert cost is not None
-        figure.add_trace(
-            go.Scatter(
-                x=[cost.p50],
-                y=[option.title],
-                mode="markers",
-                showlegend=False,
-                marker={"size": 10, "color": PALETTE[0]},
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [cost.p90 - cost.p50],
-                    "arrayminus": [cost.p50 - cost.p10],
-                },
-                hovertemplate=(
-                    f"P10 ${cost.p10:,.0f} · P50 ${cost.p50:,.0f} · P90 ${cost.p90:,.0f}"
-                    f"<br>planned ${option.point_total_monthly_cost_usd or 0:,.0f}"
-                    f"<br>recommended in {option.win_share:.0%} of samples<extra></extra>"
-                ),
-            )
+    names = [option_name(o.key) for o in sized]
+    costs = [o.total_monthly_cost_usd for o in sized]
+    # An infinite percentile means that share of samples misses the SLA: the bar stops at P50.
+    p50 = [c.p50 for c in costs if c is not None]
+    p10 = [c.p10 if math.isfinite(c.p10) else c.p50 for c in costs if c is not None]
+    p90 = [c.p90 if math.isfinite(c.p90) else c.p50 for c in costs if c is not None]
+    figure.add_trace(
+        go.Scatter(
+            x=p50,
+            y=names,
+            mode="markers",
+            name="P50 with its P10-P90 range",
+            marker={"size": 10, "color": PALETTE[0]},
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [hi - mid for hi, mid in zip(p90, p50, strict=True)],
+                "arrayminus": [mid - lo for mid, lo in zip(p50, p10, strict=True)],
+            },
+            customdata=[[lo, hi, o.win_share] for lo, hi, o in zip(p10, p90, sized, strict=True)],
+            hovertemplate=(
+                "P10 $%{customdata[0]:,.0f} · P50 $%{x:,.0f} · P90 $%{customdata[1]:,.0f}"
+                "<br>recommended in %{customdata[2]:.0%} of samples<extra></extra>"
+            ),
         )
+    )
+    planned = [(o.point_total_monthly_cost_usd, n) for o, n in zip(sized, names, strict=True)]
+    shown = [(x, n) for x, n in planned if x is not None]
+    figure.add_trace(
+        go.Scatter(
+            x=[x for x, _ in shown],
+            y=[n for _, n in shown],
+            mode="markers",
+            name="planned (the plan's own cost)",
+            marker={"size": 11, "symbol": "diamond-open", "color": PALETTE[1]},
+            hovertemplate="planned $%{x:,.0f}<extra></extra>",
+        )
+    )
     figure.update_yaxes(autorange="reversed")
+    figure.update_layout(legend={"orientation": "h", "y": -0.25})
     return figure
 
 
@@ -226,11 +252,11 @@ def _add_series(
             x=spec.xs,
             y=transform(spec.xs, spec.ys),
             mode="markers",
-            name=f"{spec.name} measured",
+            name=f"{spec.name} {spec.kind}",
             legendgroup=spec.name,
             showlegend=spec.fit is None,
             marker={"color": spec.color, "symbol": spec.symbol, "size": 8},
-            hovertemplate="c=%{x:g}<br>%{y:,.1f} (measured)",
+            hovertemplate="c=%{x:g}<br>%{y:,.1f} (" + spec.kind + ")",
         )
     )
 
@@ -301,7 +327,12 @@ def _finite(values: Array) -> list[float | None]:
 
 def _label(fit: CurveFit) -> str:
     run = f"run {fit.curve.run_id} · " if fit.curve.run_id is not None else ""
-    return f"{run}{fit.curve.label_text()}"
+    return f"{run}{curve_name(fit.curve)}"
+
+
+def _kind(fit: CurveFit) -> str:
+    """What the curve's points are, for the legend: only a measurement is called measured."""
+    return provenance_word(fit.curve.provenance)
 
 
 def _stat_text(stat: str | None) -> str:

@@ -12,14 +12,8 @@ from planner.measurement_plan import MeasurementPlan
 from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
-from reports.export import (
-    options_table,
-    plan_to_csv,
-    plan_to_xlsx,
-    range_rows,
-    tie_note,
-)
-from ui import charts, measurement, plan_form
+from reports.export import options_table, plan_to_csv, plan_to_xlsx, range_rows
+from ui import charts, measurement, plan_answer, plan_form
 from ui import resources as res
 from ui.background import Later
 from workflows.planning import plan_json
@@ -58,45 +52,6 @@ def _planned(url: str, version: int, scenario: Scenario) -> Plan | None:
     except CapplanError as exc:
         st.error(str(exc))
     return None
-
-
-def _recommendation(plan: Plan) -> None:
-    rec = plan.recommendation
-    if rec.choice is None:
-        # Nothing sound meets it: a warning naming what would on flagged data, never success.
-        (st.warning if rec.flagged is not None else st.error)(rec.reason)
-        return
-    st.success(rec.reason)
-    if rec.binding_text:
-        st.caption(f"What limits it: {rec.binding_text}")
-    for sentence in rec.factors_applied:
-        st.info(sentence)
-    cost, nodes, margin = st.columns(3)
-    choice = rec.choice
-    cost.metric(
-        f"Monthly cost at {choice.confidence:.0%} confidence ($/month)",
-        f"${choice.total_monthly_cost_usd:,.0f}",
-        f"expected ${choice.expected_monthly_cost_usd:,.0f}",
-        delta_color="off",
-        help=f"The fleet meets the SLA at the planned demand with {choice.confidence:.0%} "
-        "probability given the fits' held-out error (sizing confidence); the expected cost is "
-        "the median fleet over the same error samples.",
-    )
-    nodes.metric(
-        "Nodes (8-GPU)" if plan.scenario.options.gpus_per_node == 8 else "Nodes",
-        f"{rec.choice.nodes}",
-        f"{rec.choice.replicas} replicas",
-        delta_color="off",
-    )
-    if rec.margin_usd is not None and rec.runner_up is not None:
-        overridden = rec.overridden_cheapest is not None
-        label = "Premium over the cheapest" if overridden else "Margin over runner-up"
-        margin.metric(
-            f"{label} ($/month)",
-            f"${rec.margin_usd:,.0f}",
-            f"{rec.margin_pct or 0:.1f}% vs {rec.runner_up.title()}",
-            delta_color="off",
-        )
 
 
 def _scenario_file(url: str) -> None:
@@ -252,14 +207,14 @@ if gaps is not None and gaps.no_data:
         for warning in plan.warnings:
             st.caption(warning)
 else:
-    _recommendation(plan)
-    # Filled once the resampled ranges below are in: a cost tie the resampling splits.
+    plan_answer.recommendation(plan)
+    # Filled once the resampled ranges below are in: a cost tie the resampling splits, or a
+    # pick that changes often.
     tie_slot = st.empty()
     st.subheader("Options")
     st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
-    st.dataframe(options_table(plan), hide_index=True)
-    for warning in plan.warnings:
-        st.warning(warning)
+    plan_answer.options(plan)
+    plan_answer.warnings(plan)
     if gaps is not None:
         measurement.draw_verdict(gaps)
         measurement.draw_sweeps(gaps)
@@ -267,8 +222,8 @@ else:
         found_ranges, found_swings = later.results()
         with st.container(key="plan_ranges"):
             ranges = _ranges(found_ranges)
-        if (note := tie_note(plan, ranges)) is not None:
-            tie_slot.info(note, icon=":material/balance:")
+        if (note := plan_answer.stability_note(plan, ranges)) is not None:
+            tie_slot.info(plan_answer.md(note), icon=":material/balance:")
         with st.container(key="plan_sensitivity"):
             _sensitivity(found_swings)
     else:

@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from errors import PlanningError
 from hardware.gpus import gpu_catalog
 from planner.curves import LoadCurve, canonical_engine, canonical_gpu, canonical_model
-from planner.prices import PriceEntry, default_price
+from planner.names import engine_name, gpu_name
+from planner.prices import PriceEntry
 from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
 from planner.sla_targets import SLA_TARGETS
-from ui import plan_fleet_form
+from ui import plan_fleet_form, plan_prices
 from ui.tables import model_name_choices
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
@@ -214,6 +214,7 @@ def _candidates_and_pricing(
         "Engines",
         engines,
         default=["vllm", "tensorrt-llm"],
+        format_func=engine_name,
         key="plan_engines",
         help="Serving software to compare; only engines with measurements for the model count.",
     )
@@ -221,8 +222,9 @@ def _candidates_and_pricing(
         "GPUs",
         gpus,
         default=list(known.default_names()),
+        format_func=gpu_name,
         key="plan_gpus",
-        help="GPU types to compare; each is priced per GPU-hour below.",
+        help="GPU types to compare; each is priced below from the catalog or as typed.",
     )
     chosen_tp = bar.multiselect(
         "Tensor-parallel sizes (TP, GPUs per replica)",
@@ -231,30 +233,8 @@ def _candidates_and_pricing(
         help="How many GPUs one copy of the model (a replica) is split across. Empty: every "
         "TP that was measured.",
     )
-    pricing: dict[str, object] = {}
-    for gpu in chosen_gpus:
-        default = _default_price(catalog, gpu)
-        price = bar.number_input(
-            f"{gpu} price ($/GPU-hour)",
-            min_value=0.0,
-            value=default.usd_per_gpu_hour if default else None,
-            step=0.05,
-            key=f"plan_price_{gpu}",
-            help="What one GPU costs per hour of rent. "
-            + (f"Catalog default: {default.describe()}." if default else "No catalog default."),
-        )
-        # Only a changed price goes into the scenario; else the plan cites the catalog entry.
-        if price is not None and (default is None or price != default.usd_per_gpu_hour):
-            pricing[gpu] = price
     candidates = {"engines": chosen_engines, "gpus": chosen_gpus, "tp": chosen_tp or None}
-    return {"candidates": candidates, "pricing": pricing}
-
-
-def _default_price(catalog: Sequence[PriceEntry], gpu: str) -> PriceEntry | None:
-    try:
-        return default_price(tuple(catalog), gpu)
-    except PlanningError:
-        return None
+    return {"candidates": candidates, **plan_prices.pricing(chosen_gpus, catalog)}
 
 
 def _confidence() -> float:
@@ -371,6 +351,6 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
     }
     sla = scenario.sla.model_dump()
     state.update({f"plan_sla_{t.field}": sla[t.field] for t in SLA_TARGETS})
-    state.update({f"plan_price_{gpu}": scenario.on_demand_price(gpu) for gpu in scenario.pricing})
+    state.update(plan_prices.widget_state(scenario))
     state.update(plan_fleet_form.widget_state(scenario))
     return state

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from db.scenarios import PlanRecord
 from planner.capacity import Plan
+from planner.names import engine_name, gpu_name, option_name
 from planner.options import SizedOption
 from planner.scenario import Scenario
 from workflows.history import Regenerated
@@ -52,23 +53,47 @@ def inputs_diff_rows(scenarios: Sequence[Scenario]) -> list[Row]:
 
 def results_rows(plans: Sequence[Plan]) -> list[Row]:
     """One row per scenario: recommended option, nodes, $/month, $/1M output tokens and the
-    constraint that binds it (blank when nothing meets the SLA)."""
+    constraint that binds it. Over budget, the cheapest option meeting the SLA is shown with its
+    cost and named as over budget; blank only when nothing meets the SLA."""
     rows: list[Row] = []
     for plan in plans:
         choice = plan.recommendation.choice
+        # Over budget: the cheapest sound option and its cost; flagged-only: no cost to show.
+        shown = choice or (None if plan.recommendation.flagged else _cheapest_meeting(plan))
         rows.append(
             {
                 "scenario": plan.scenario.name,
-                "recommended": choice.title() if choice else "nothing meets the SLA",
-                "nodes": choice.nodes if choice else None,
-                "usd_per_month": choice.total_monthly_cost_usd if choice else None,
+                "recommended": _answer(plan, choice, shown),
+                "nodes": shown.nodes if shown else None,
+                "usd_per_month": shown.total_monthly_cost_usd if shown else None,
                 "usd_per_1m_output_tokens": (
-                    choice.usd_per_million_output_tokens if choice else None
+                    shown.usd_per_million_output_tokens if shown else None
                 ),
-                "binding_constraint": choice.binding_constraint if choice else None,
+                "binding_constraint": "budget" if shown and not choice else _binding(choice),
             }
         )
     return rows
+
+
+def _cheapest_meeting(plan: Plan) -> SizedOption | None:
+    sized = [o for o in plan.options if isinstance(o, SizedOption) and not o.concerns]
+    return min(sized, key=lambda o: o.total_monthly_cost_usd) if sized else None
+
+
+def _answer(plan: Plan, choice: SizedOption | None, shown: SizedOption | None) -> str:
+    if choice is not None:
+        return option_name(choice.key)
+    if (flagged := plan.recommendation.flagged) is not None:
+        return f"nothing sound meets the SLA; only on flagged data: {option_name(flagged.key)}"
+    if shown is None:
+        return "nothing meets the SLA"
+    budget = plan.scenario.budget
+    limit = f" ${budget.monthly_usd:,.0f}/month" if budget else ""
+    return f"over the{limit} budget: cheapest meeting the SLA is {option_name(shown.key)}"
+
+
+def _binding(choice: SizedOption | None) -> str | None:
+    return choice.binding_constraint if choice else None
 
 
 def cost_rows(plans: Sequence[Plan]) -> list[Row]:
@@ -80,7 +105,7 @@ def cost_rows(plans: Sequence[Plan]) -> list[Row]:
             if not isinstance(option, SizedOption):
                 continue  # a rejected option has no cost to draw
             cost = option.total_monthly_cost_usd
-            label = f"{option.engine} · {option.gpu}"
+            label = f"{engine_name(option.engine)} · {gpu_name(option.gpu)}"
             if label not in best or cost < best[label][0]:
                 best[label] = (cost, option.meets_sla)
         for label, (cost, meets) in sorted(best.items()):

@@ -40,7 +40,7 @@ def test_the_refused_workloads_are_one_warning_not_one_per_curve(demo_url: str) 
     result = runner.invoke(app, ["plan", str(BRIEF), "--db", demo_url])
     refused = [w for w in result.stderr.split("warning: ") if "adjustment limit" in w]
     assert len(refused) == 1
-    assert refused[0].startswith("11 curve(s) not used:")
+    assert refused[0].startswith("11 curves not used: TensorRT-LLM on H200 SXM 141GB TP1, TP2")
 
 
 def test_plan_json_carries_the_measurement_plan_under_canonical_keys(demo_url: str) -> None:

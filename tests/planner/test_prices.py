@@ -92,3 +92,27 @@ def test_reserved_price_comes_only_from_the_default_provider() -> None:
     entries, _ = parse_catalog(text, "mine.csv")
     entry = reserved_price(entries, "H100-SXM-80GB")
     assert entry is not None and (entry.provider, entry.usd_per_gpu_hour) == ("Nebius", 2.10)
+
+
+def test_a_picked_catalog_quote_is_cited_and_round_trips_through_yaml() -> None:
+    from planner.prices import scenario_price
+    from planner.scenario import scenario_from_yaml, scenario_to_yaml
+    from tests.planner.builders import scenario
+
+    catalog = load_catalog_csv()
+    runpod = next(e for e in catalog if e.provider == "RunPod" and e.pricing_type == "on_demand")
+    quote = {"provider": runpod.provider, "sku": runpod.sku, "pricing_type": "on_demand"}
+    picked = scenario(
+        pricing={runpod.gpu: runpod.usd_per_gpu_hour},
+        price_quotes={runpod.gpu: {"on_demand": quote}},
+    )
+    price = scenario_price(picked, catalog, runpod.gpu)
+    assert (
+        price.entry == runpod and price.source == f"scenario pricing, picked: {runpod.describe()}"
+    )
+    again = scenario_from_yaml(scenario_to_yaml(picked), "again")
+    assert again == picked and "price_quotes" in scenario_to_yaml(picked)
+    assert "price_quotes" not in scenario_to_yaml(scenario())
+    # The catalog moved on (or the price was scaled): cited as typed, not as the old quote.
+    moved = picked.model_copy(update={"pricing": {runpod.gpu: runpod.usd_per_gpu_hour * 1.1}})
+    assert "picked" not in scenario_price(moved, catalog, runpod.gpu).source

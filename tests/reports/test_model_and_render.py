@@ -19,6 +19,7 @@ from db.engine import make_engine
 from db.prices import list_prices
 from planner.capacity import Plan, make_plan
 from planner.curves import LoadCurve, curve_from_run
+from planner.names import option_name
 from planner.prices import PriceEntry, load_catalog_csv
 from planner.scenario import Scenario, load_scenario, scenario_from_yaml
 from planner.sensitivity import sensitivity
@@ -27,6 +28,7 @@ from reports.charts import report_figures
 from reports.export import options_table, plan_to_dict
 from reports.html_page import report_html
 from reports.model import Report, RunMeta, build_report, run_meta
+from reports.page_one import page_one
 from reports.pdf import report_pdf
 from reports.render import report_csv, report_json, report_xlsx
 from tests.stores import Stores
@@ -72,7 +74,7 @@ def test_summary_states_the_recommended_option_its_cost_and_range(
     choice = plan.recommendation.choice
     assert choice is not None and choice.total_monthly_cost_usd is not None
     summary = report.summary
-    assert summary.choice == choice.title()
+    assert summary.choice == option_name(choice.key)
     assert summary.total_monthly_cost_usd == choice.total_monthly_cost_usd
     assert summary.nodes == choice.nodes
     assert summary.cost_p10_usd is not None and summary.cost_p90_usd is not None
@@ -81,7 +83,7 @@ def test_summary_states_the_recommended_option_its_cost_and_range(
 
 
 def test_cost_vs_demand_at_full_demand_matches_the_plan(report: Report, plan: Plan) -> None:
-    by_title = {o.title(): o for o in plan.options}
+    by_title = {option_name(o.key): o for o in plan.options}
     feasible = [s for s in report.demand_series if by_title[s.title].meets_sla]
     assert feasible
     for line in feasible:
@@ -106,7 +108,7 @@ def test_chart_fit_is_marked_extrapolated_only_past_the_measured_levels(report: 
 
 
 def test_provenance_names_every_curve_and_the_physics_flag(report: Report, plan: Plan) -> None:
-    assert [p.option for p in report.provenance] == [o.title() for o in plan.options]
+    assert [p.option for p in report.provenance] == [option_name(o.key) for o in plan.options]
     assert {p.provenance for p in report.provenance} == {"published"}
     flagged = [p for p in report.provenance if p.physics_flags]
     assert flagged and "ceiling" in flagged[0].physics_flags[0]
@@ -128,7 +130,11 @@ def test_json_reproduces_the_scenario_and_names_the_runs(report: Report, plan: P
     assert reproduce["run_ids"] == plan_to_dict(plan)["run_ids"]
     assert [run["run_id"] for run in document["runs"]] == reproduce["run_ids"]
     assert reproduce["catalog_version"] == plan.catalog_version
-    assert document["plan"]["recommendation"]["choice"] == report.summary.choice
+    # The plan document keeps the canonical title (JSON keys and values stay canonical).
+    choice = plan.recommendation.choice
+    assert choice is not None
+    assert document["plan"]["recommendation"]["choice"] == choice.title()
+    assert report.summary.choice == option_name(choice.key)
     assert len(document["ranges"]["options"]) == len(plan.options)
     assert document["sensitivity"]
 
@@ -196,12 +202,13 @@ def test_pdf_has_the_summary_options_assumptions_and_runs(report: Report, tmp_pa
     flat = _squash(text)
     summary = report.summary
     assert summary.choice is not None
-    assert _squash(f"{summary.choice}: ${summary.total_monthly_cost_usd:,.0f}/month") in flat
+    assert _squash(page_one(report).buy) in flat
+    assert _squash(f"${summary.total_monthly_cost_usd:,.0f}/month") in flat
     assert _squash(f"P10 ${summary.cost_p10_usd:,.0f}") in flat
     assert _squash(f"P90 ${summary.cost_p90_usd:,.0f}") in flat
     for title, _nodes in report.nodes_by_option:
         assert _squash(title) in flat, title
-    for needle in ("Assumptions", "sla.ttft_p99_ms", "sla.tpot_p99_ms", "Provenance", "Reproduce"):
+    for needle in ("Assumptions", "sla.ttft_p99_ms", "sla.tpot_p99_ms", "Dataflags", "Reproduce"):
         assert needle in flat, needle
     assert f"{report.run_ids[0]}curve-csv" in flat or f"{report.run_ids[0]}published" in flat
     pages = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True)

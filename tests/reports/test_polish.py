@@ -19,6 +19,7 @@ from db.prices import list_prices
 from db.seed import load_demo_data
 from planner.capacity import Plan, make_plan
 from planner.curves import curve_from_run
+from planner.names import option_name
 from planner.prices import load_catalog_csv
 from planner.scenario import load_scenario
 from planner.uncertainty import PlanRanges, ranges_of
@@ -130,7 +131,9 @@ def test_report_xlsx_headers_name_the_units_of_the_chart_data(
     at = header.index("ttft_statistic")
     said = {(row[0], row[at]) for row in ttft.iter_rows(min_row=2, values_only=True)}
     expected = {
-        o.title(): "p99" if o.fit.ttft_p99_stat == "p99" else "statistic not stated by the source"
+        option_name(o.key): "p99"
+        if o.fit.ttft_p99_stat == "p99"
+        else "statistic not stated by the source"
         for o in plan.options
     }
     assert said == set(expected.items())
@@ -190,11 +193,11 @@ def test_tie_note_names_both_tied_options_and_their_win_shares(
     assert shares[TP2] > 0 and shares[TP4] > 0
     note = tie_note(plan, ranges)
     assert note == (
-        f"{TP2} and {TP4} cost the same ($61,320/month); in resampling {TP2} won "
-        f"{shares[TP2]:.0%} and {TP4} {shares[TP4]:.0%} of the time."
+        "TensorRT-LLM TP2 and TP4 cost the same; resampling picks either "
+        f"(TP2 {shares[TP2]:.0%}, TP4 {shares[TP4]:.0%})."
     )
     page = report_html(report)
-    assert "cost the same ($61,320/month)" in page
+    assert "TensorRT-LLM TP2 and TP4 cost the same; resampling picks either" in page
     summary = {
         row[0]: row[1]
         for row in load_workbook(io.BytesIO(report_xlsx(report)))["summary"].iter_rows(

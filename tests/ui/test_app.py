@@ -221,7 +221,7 @@ def test_plan_page_shows_cost_ranges_and_what_moves_the_answer(store_url: str) -
     assert (sized["nodes_p50"] <= sized["nodes_p90"]).all()
     assert (sized["usd_per_month_p10"] <= sized["usd_per_month_p90"]).all()
     assert (abs(sized["nodes_p50"] - sized["nodes_planned"]) <= 1).all()
-    titles = [t for t in sized.index if choice["engine"] in t and choice["gpu"] in t]
+    titles = [t for t in sized.index if t == choice["option"]]
     assert titles, "the recommended option has a range"
     assert any("How sure is this?" in h.value for h in at.subheader)
     assert any("What moves the answer" in h.value for h in at.subheader)
@@ -246,7 +246,7 @@ def test_a_factor_annotates_the_recommendation_in_place(store_url: str) -> None:
     at = _page("ui/plan.py")
     at.checkbox(key="plan_factor_consumer_gpus").check().run()
     assert not at.exception
-    notes = " ".join(i.value for i in at.info)
+    notes = " ".join(m.value for m in at.markdown)  # the recommendation's bullets
     assert "consumer" in notes.lower()
 
 
@@ -290,6 +290,7 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
     at = _page("ui/plan.py")
     at.text_input(key="plan_name").set_value("agent platform").run()
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(250.0).run()
+    at.selectbox(key="plan_price_quote_H200-SXM-141GB").set_value("type a price").run()
     at.number_input(key="plan_price_H200-SXM-141GB").set_value(4.25).run()
     at.selectbox(key="plan_profile_shape").set_value("working day").run()
     at.radio(key="plan_scaling").set_value("autoscale").run()
@@ -320,9 +321,11 @@ def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
 def test_plan_page_prices_default_to_the_catalog_and_take_an_override(store_url: str) -> None:
     defaults = {e.gpu: e.usd_per_gpu_hour for e in load_catalog_csv() if e.is_default}
     at = _page("ui/plan.py")
-    assert at.number_input(key="plan_price_H100-SXM-80GB").value == defaults["H100-SXM-80GB"]
+    picked = at.selectbox(key="plan_price_quote_H100-SXM-80GB").value
+    assert picked is not None and picked.startswith("Nebius | ")  # the catalog default row
     options = _table(at, "options_table")
     assert set(options["price_source"].str.startswith("catalog default")) == {True}
+    at.selectbox(key="plan_price_quote_H100-SXM-80GB").set_value("type a price").run()
     at.number_input(key="plan_price_H100-SXM-80GB").set_value(1.75).run()
     options = _table(at, "options_table")
     h100 = options[options["gpu"] == "H100-SXM-80GB"]
@@ -440,6 +443,34 @@ def test_plan_page_builds_the_pdf_report_on_request(store_url: str) -> None:
     assert content[:5] == b"%PDF-" and len(content) > 20_000
     labels = [getattr(b, "label", None) for b in at.get("download_button")]
     assert "Download the PDF report" in labels
+
+
+def test_plan_page_leads_with_seven_plain_columns_and_says_the_answer_in_two_sentences(
+    store_url: str,
+) -> None:
+    at = _page("ui/plan.py")
+    (lead,) = [d.value for d in at.dataframe if "Option" in d.value.columns]
+    assert list(lead.columns) == [
+        "Option",
+        "Meets SLA",
+        "Nodes",
+        "GPUs",
+        "Cost ($/month)",
+        "Cost per 1M output tokens ($)",
+        "Limited by",
+    ]
+    assert str(lead["Nodes"].dtype) == "Int64" and str(lead["GPUs"].dtype) == "Int64"
+    full = _table(at, "options_table")  # every column, behind the details expander
+    assert len(full.columns) > 30 and len(full) == len(lead)
+    choice = _recommended(full)
+    picked = lead[lead["Option"].str.startswith("\u2605 ")]
+    assert list(picked["Option"]) == [f"\u2605 {choice['option']}"]
+    assert not lead["Option"].str.contains("tensorrt-llm|vllm |-SXM-", regex=True).any()
+    headline = at.success[0].value
+    engine_tp = str(choice["option"]).split(" on ")[0]
+    assert headline.startswith(f"Run {engine_tp} on {int(picked['Nodes'].iloc[0])} 8-GPU node")
+    assert headline.count(". ") <= 1  # at most two sentences
+    assert f"\\${choice['total_monthly_cost_usd']:,.0f}/month" in headline
 
 
 def test_runs_page_refuses_a_run_without_a_gpu_and_says_which_field_to_fill(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -9,9 +10,12 @@ import pytest
 
 from planner.curves import CurveKey, CurvePoint, LoadCurve
 from planner.fit import CurveFit, fit_curve
+from planner.options import OptionKey
+from planner.uncertainty import OptionRange, Percentiles, PlanRanges
 from ui.charts import (
     EXTRAPOLATED_DASH,
     concurrency_grid,
+    cost_range_figure,
     stream_speed_figure,
     throughput_figure,
     ttft_figure,
@@ -61,7 +65,7 @@ def _traces(figure: Any, suffix: str) -> list[Any]:  # plotly ships no type hint
 
 def test_measured_markers_are_the_curve_points(seed_fit: CurveFit) -> None:
     figure = throughput_figure([seed_fit])
-    (markers,) = _traces(figure, "measured")
+    (markers,) = _traces(figure, "published")
     assert markers.mode == "markers"
     assert list(markers.x) == [1.0, 16.0, 64.0, 128.0]
     assert list(markers.y) == list(SEED_VLLM.values())
@@ -113,15 +117,15 @@ def test_ttft_figure_draws_p50_and_p99_series_on_log_axes() -> None:
         p99_ttft_ms={c: 40.0 + 5.0 * c for c in concurrencies},
     )
     figure = ttft_figure([fit_curve(curve)])
-    measured = {t.name: list(t.y) for t in _traces(figure, "measured")}
+    measured = {t.name: list(t.y) for t in _traces(figure, "published")}
     assert measured == {
-        "run 3 · vllm 1.0 · H100-SXM-80GB x1 · TP1 · 1024/1024 · TTFT p50 measured": [
+        "run 3 · vLLM 1.0 · H100 SXM 80GB x1 · TP1 · 1024/1024 · TTFT p50 published": [
             22.0,
             28.0,
             52.0,
             148.0,
         ],
-        "run 3 · vllm 1.0 · H100-SXM-80GB x1 · TP1 · 1024/1024 · TTFT p99 measured": [
+        "run 3 · vLLM 1.0 · H100 SXM 80GB x1 · TP1 · 1024/1024 · TTFT p99 published": [
             45.0,
             60.0,
             120.0,
@@ -134,11 +138,48 @@ def test_ttft_figure_draws_p50_and_p99_series_on_log_axes() -> None:
 def test_per_stream_figure_divides_throughput_by_concurrency_and_shows_tpot() -> None:
     curve = _curve(4, "vllm", SEED_VLLM, p50_tpot_ms={64: 24.2})
     figure = stream_speed_figure([fit_curve(curve)])
-    per_stream = next(t for t in figure.data if t.name.endswith("T(c)/c measured"))
+    per_stream = next(t for t in figure.data if t.name.endswith("T(c)/c published"))
     assert np.allclose(per_stream.y, [68.2, 1010 / 16, 2840 / 64, 3710 / 128])
-    tpot = next(t for t in figure.data if t.name.endswith("1000/TPOT measured"))
+    tpot = next(t for t in figure.data if t.name.endswith("1000/TPOT published"))
     assert list(tpot.x) == [64.0] and np.isclose(tpot.y[0], 1000 / 24.2)
     line = next(t for t in figure.data if " fit (" in t.name)
     fit = fit_curve(curve).throughput
     assert fit is not None
     assert np.allclose(line.y, fit.eval(np.asarray(line.x)) / np.asarray(line.x))
+
+
+@pytest.mark.parametrize(
+    ("provenance", "word"),
+    [("published", "published"), ("adjusted", "adjusted"), ("projected", "projected"),
+     ("measured", "measured")],
+)  # fmt: skip
+def test_legends_call_only_measured_points_measured(provenance: str, word: str) -> None:
+    curve = replace(_curve(1, "vllm", SEED_VLLM), provenance=provenance)
+    fit = fit_curve(curve)
+    for figure in (throughput_figure([fit]), stream_speed_figure([fit])):
+        names = [t.name for t in figure.data if t.mode == "markers"]
+        assert names and all(name.endswith(f" {word}") for name in names), names
+        hovers = " ".join(str(t.hovertemplate) for t in figure.data if t.mode == "markers")
+        assert ("(measured)" in hovers) == (word == "measured"), hovers
+
+
+def test_cost_range_chart_says_its_dot_is_the_p50_and_draws_the_planned_cost() -> None:
+    key = OptionKey("vllm", "H100-SXM-80GB", 2, "fp8")
+    option = OptionRange(
+        key=key, point_nodes=3, point_gpus=24, point_replicas=12,
+        point_total_monthly_cost_usd=51_684.0, expected_total_monthly_cost_usd=68_000.0,
+        nodes=Percentiles(3, 4, 5),
+        gpus=Percentiles(24, 32, 40), replicas=Percentiles(12, 16, 20),
+        total_monthly_cost_usd=Percentiles(51_684.0, 68_912.0, 86_140.0), sampled=True,
+        feasible_share=1.0, win_share=1.0, noise_rel=(),
+    )  # fmt: skip
+    ranges = PlanRanges(60, 0, 1.0, 0.9, (option,), key, 0.0, 0.0, "test", ())
+    figure = cost_range_figure(ranges)
+    title = figure.layout.title.text
+    dot, planned = figure.data
+    assert "P50 (dot)" in title and "planned cost (diamond)" in title
+    assert list(dot.x) == [68_912.0] and dot.name.startswith("P50")
+    assert list(dot.error_x.array) == [86_140.0 - 68_912.0]
+    assert list(dot.error_x.arrayminus) == [68_912.0 - 51_684.0]
+    assert list(planned.x) == [51_684.0] and planned.marker.symbol == "diamond-open"
+    assert list(dot.y) == ["vLLM TP2 on H100 SXM 80GB (FP8)"]

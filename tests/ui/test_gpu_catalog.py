@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from planner.names import gpu_name
 from tests.gpu_catalogs import B200, add_gpu
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 
@@ -20,7 +21,7 @@ def test_a_catalog_gpu_is_in_the_plan_form_and_an_unpriced_one_is_an_error_in_pl
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
     assert not at.exception, [e.value for e in at.exception]
     gpus = at.multiselect(key="plan_gpus")
-    assert B200 in gpus.options and B200 in gpus.value  # planned_by_default yes
+    assert gpu_name(B200) in gpus.options and B200 in gpus.value  # planned_by_default yes
     assert at.number_input(key=f"plan_price_{B200}").value is None  # no catalog default
     errors = [e.value for e in at.error]
     assert any(f"no default price for GPU '{B200}'" in error for error in errors), errors

@@ -1,0 +1,51 @@
+"""A scenario's per-GPU prices: on-demand and reserved USD per GPU-hour, and the catalog rows
+they were picked from (so a plan cites the quote, its source and its date); and the strict YAML
+loader scenarios are read with."""
+
+from __future__ import annotations
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class PriceQuoteSpec(_Spec):
+    """The catalog row a price was picked from (provider, SKU, pricing type), kept with the plan
+    so the plan cites that quote's source and date."""
+
+    provider: str = Field(min_length=1, description="Provider of the quote, e.g. RunPod")
+    sku: str = Field("", description="Instance or SKU as the catalog names it")
+    pricing_type: str = Field(min_length=1, description="on_demand, reserved_1y, ...")
+
+
+class GpuPricingSpec(_Spec):
+    """Per-GPU prices by pricing type, USD per GPU-hour (reserved: None = from the catalog)."""
+
+    on_demand: float = Field(gt=0, le=1e4, description="On-demand USD per GPU-hour")
+    reserved: float | None = Field(None, gt=0, le=1e4, description="Reserved USD per GPU-hour")
+
+
+class GpuQuotesSpec(_Spec):
+    """The catalog rows one GPU's prices (in `pricing`) were picked from; a quote whose price no
+    longer matches the scenario's price is cited as a typed price, not as that quote."""
+
+    on_demand: PriceQuoteSpec | None = Field(None, description="Row of the on-demand price")
+    reserved: PriceQuoteSpec | None = Field(None, description="Row of the reserved price")
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML that refuses a key given twice (YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)

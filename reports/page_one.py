@@ -1,0 +1,253 @@
+"""Page 1 of the capacity report, the page finance signs: what to buy; the monthly and annual cost
+at the stated confidence and the expected cost; the budget verdict; how sure (the range, how often
+the pick changes); what the numbers rest on (measured, published, projected); what the cost
+leaves out; the prices with source, kind and age. Pure: a Report in, plain rows and lines out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planner.brief import (
+    and_list,
+    caveat_line,
+    expected_cost,
+    flag_gist,
+    group_flags,
+    margin_sentence,
+    proper_names,
+    recommendation_brief,
+    sizing_confidence,
+    tie_sentence,
+    unstable_sentence,
+    usd,
+)
+from planner.names import gpu_name, option_name, precision_name, provenance_word
+from planner.options import Option, SizedOption
+from planner.physics import check_curve
+from reports.model import Report
+from reports.price_rows import mix_flags
+
+MONTHS_PER_YEAR = 12
+# What a plan's cost is made of, and what it never includes (unless typed in as a price).
+COST_COVERS = "GPU rental at the quoted $/GPU-hour and engine operations (rebuilds) only"
+LEFT_OUT = (
+    "host CPU and memory not in the quoted instance",
+    "network and load balancers",
+    "storage for weights, logs and caches",
+    "data egress",
+    "staff to run the fleet",
+    "software licences and support",
+)
+# Data kinds in the order a reader trusts them.
+KINDS = ("measured", "imported", "published", "adjusted", "projected", "simulated")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFlags:
+    """One source of data (a stored run, or a projection of it) and its flags, said once."""
+
+    source: str
+    kind: str
+    options: tuple[str, ...]
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PageOne:
+    """Everything page 1 prints, as text and (label, value) rows."""
+
+    buy: str
+    headline: str
+    bullets: tuple[str, ...]
+    money: tuple[tuple[str, str], ...]
+    sureness: tuple[str, ...]
+    basis: tuple[str, ...]
+    left_out: str
+    price_flags: tuple[str, ...]
+
+
+def page_one(report: Report) -> PageOne:
+    """Page 1's content from the report model."""
+    plan = report.plan
+    choice = plan.recommendation.choice
+    brief = recommendation_brief(plan)
+    return PageOne(
+        buy=_buy(report, choice),
+        headline=brief.headline,
+        bullets=tuple(_why(report, choice)) if choice else brief.bullets,
+        money=tuple(_money(report, choice)),
+        sureness=tuple(_sureness(report, choice)),
+        basis=tuple(_basis(plan.options, choice)),
+        left_out=_left_out(choice),
+        price_flags=(*(f for row in report.prices for f in row.flags), *mix_flags(report.prices)),
+    )
+
+
+def _why(report: Report, choice: SizedOption) -> list[str]:
+    """Why this option: what limits it, the runner-up, the factors, the data caveats (the
+    money and the range have their own rows on the page)."""
+    rec = report.plan.recommendation
+    factors = [proper_names(text, report.plan.options) for text in rec.factors_applied]
+    lines = [rec.binding_text, margin_sentence(report.plan), *factors]
+    return [line for line in (*lines, caveat_line(choice)) if line]
+
+
+def _buy(report: Report, choice: SizedOption | None) -> str:
+    if choice is None:
+        return f"Nothing to buy yet: {_why_nothing(report)}"
+    per_node = report.plan.scenario.options.gpus_per_node
+    nodes = f"{choice.nodes} x {per_node}-GPU node{'s' if choice.nodes != 1 else ''}"
+    return (
+        f"Buy {nodes} of {gpu_name(choice.gpu)} ({choice.gpus} GPUs in use), serving with "
+        f"{option_name(choice.key, precision=False).split(' on ')[0]} "
+        f"({precision_name(choice.key.precision)})"
+    )
+
+
+def _why_nothing(report: Report) -> str:
+    plan = report.plan
+    gaps = plan.measurement_plan
+    if gaps is not None and gaps.no_data:
+        return "no measurement answers this scenario (see What to measure)"
+    if plan.recommendation.flagged is not None:
+        return "only data with concerns meets the SLA"
+    if plan.scenario.budget is not None and any(isinstance(o, SizedOption) for o in plan.options):
+        return "nothing that meets the SLA fits the budget"
+    return "no option meets the SLA"
+
+
+def _money(report: Report, choice: SizedOption | None) -> list[tuple[str, str]]:
+    plan = report.plan
+    confidence = sizing_confidence(plan)
+    at = f"at {confidence:.0%} confidence" if confidence else "as planned"
+    budget = plan.scenario.budget
+    rows: list[tuple[str, str]] = []
+    if choice is not None:
+        monthly = choice.total_monthly_cost_usd
+        rows += [
+            (f"Monthly cost {at}", f"{usd(monthly)}/month"),
+            (f"Annual cost {at}", f"{usd(monthly * MONTHS_PER_YEAR)}/year"),
+        ]
+        expected = expected_cost(choice)
+        rows.append(
+            (
+                "Expected cost (median fleet)",
+                f"{usd(expected)}/month, {usd(expected * MONTHS_PER_YEAR)}/year"
+                if expected is not None
+                else "not computed by this plan",
+            )
+        )
+        if confidence:
+            rows.append(
+                ("Confidence", f"the fleet meets the SLA with {confidence:.0%} probability")
+            )
+    rows.append(("Budget", _verdict(choice, budget.monthly_usd if budget else None, report)))
+    return rows
+
+
+def _verdict(choice: SizedOption | None, budget: float | None, report: Report) -> str:
+    if budget is None:
+        return "no budget given"
+    if choice is not None:
+        cost = choice.total_monthly_cost_usd
+        return (
+            f"WITHIN the {usd(budget)}/month budget: uses {usd(cost)} ({100 * cost / budget:.0f}%),"
+            f" leaves {usd(budget - cost)}/month"
+        )
+    sized = [o for o in report.plan.options if isinstance(o, SizedOption)]
+    if not sized:
+        return f"{usd(budget)}/month given; nothing meets the SLA at any cost"
+    cheapest = min(o.total_monthly_cost_usd for o in sized)
+    return (
+        f"OVER: the cheapest option meeting the SLA costs {usd(cheapest)}/month, "
+        f"{usd(cheapest - budget)} over the {usd(budget)}/month budget"
+    )
+
+
+def _sureness(report: Report, choice: SizedOption | None) -> list[str]:
+    ranges = report.ranges
+    if ranges is None or choice is None:
+        return ["No resampling was run for this report, so there is no range."]
+    lines = []
+    match = next((o for o in ranges.options if o.key == choice.key), None)
+    if match is not None and match.total_monthly_cost_usd is not None:
+        cost = match.total_monthly_cost_usd
+        lines.append(
+            f"Over {ranges.samples} error samples of the fits: P10 {usd(cost.p10)}, "
+            f"P50 {usd(cost.p50)}, P90 {usd(cost.p90)} per month."
+        )
+    lines.append(
+        f"The pick changes in {ranges.choice_change_share:.0%} of the resampled plans"
+        + (
+            f"; in {ranges.no_choice_share:.0%} nothing met the SLA."
+            if ranges.no_choice_share
+            else "."
+        )
+    )
+    note = tie_sentence(report.plan, ranges) or unstable_sentence(report.plan, ranges)
+    return [*lines, *([note] if note else [])]
+
+
+def _basis(options: Sequence[Option], choice: SizedOption | None) -> list[str]:
+    """'Recommended option: published data. Options compared: 9 published, 2 projected.'"""
+    lines = []
+    if choice is not None:
+        kind = provenance_word(choice.curve.provenance)
+        lines.append(f"The recommended option rests on {kind} data ({_source(choice)}).")
+    counts = dict.fromkeys(KINDS, 0)
+    for option in options:
+        counts[option.curve.provenance] = counts.get(option.curve.provenance, 0) + 1
+    parts = [f"{n} {provenance_word(kind)}" for kind, n in counts.items() if n]
+    lines.append(f"Options compared: {and_list(parts)}." if parts else "No option compared.")
+    lines.append(
+        "Measured: run here with capplan probe or an imported benchmark; published: numbers "
+        "from a vendor or article; projected: scaled to another GPU by its datasheet; adjusted: "
+        "moved to this workload from a nearby one."
+    )
+    return lines
+
+
+def _source(option: Option) -> str:
+    """'run 5: AIConfigurator silicon sample', or what the curve says when it has no run."""
+    curve = option.curve
+    run = f"run {curve.run_id}" if curve.run_id is not None else "no stored run"
+    return f"{run}: {curve.label}" if curve.label else run
+
+
+def _left_out(choice: SizedOption | None) -> str:
+    ops = ""
+    if choice is not None and choice.ops_cost_usd > 0:
+        ops = f" (operations: {usd(choice.ops_cost_usd)}/month as entered)"
+    return f"The cost covers {COST_COVERS}{ops}. It leaves out: {'; '.join(LEFT_OUT)}."
+
+
+def source_flags(options: Sequence[Option]) -> tuple[SourceFlags, ...]:
+    """Each source's flags once (a data set such as 'aiconfigurator-silicon-sample', however
+    many runs and options it backs), with the options built on it."""
+    groups: dict[str, tuple[list[str], list[str], list[str], list[int]]] = {}
+    for option in options:
+        curve = option.curve
+        label = curve.label or (f"run {curve.run_id}" if curve.run_id is not None else "unnamed")
+        names, kinds, flags, runs = groups.setdefault(label, ([], [], [], []))
+        names.append(option_name(option.key))
+        kinds.append(provenance_word(curve.provenance))
+        flags.extend([*curve.flags, *check_curve(curve).flags])
+        runs.extend([] if curve.run_id is None else [curve.run_id])
+    return tuple(
+        SourceFlags(
+            source=_runs_text(label, runs),
+            kind=", ".join(dict.fromkeys(kinds)),
+            options=tuple(dict.fromkeys(names)),
+            flags=tuple(dict.fromkeys(flag_gist(f) for f in group_flags(flags))),
+        )
+        for label, (names, kinds, flags, runs) in groups.items()
+    )
+
+
+def _runs_text(label: str, runs: list[int]) -> str:
+    ids = sorted(set(runs))
+    if not ids or label == f"run {ids[0]}":
+        return label
+    return f"{label} (run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})"

@@ -1,0 +1,150 @@
+"""Page 1 of the PDF, the page finance signs: what to buy, the money, the verdict, how sure, what
+the data is, what the cost leaves out, the prices and their flags; flags said once per source."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from db import run_reads
+from db.engine import make_engine
+from db.prices import list_prices
+from planner.capacity import make_plan
+from planner.curves import curve_from_run
+from planner.options import RejectedOption
+from planner.prices import load_catalog_csv
+from planner.scenario import BudgetSpec, load_scenario
+from planner.uncertainty import plan_ranges
+from reports.html_page import report_html
+from reports.model import Report, build_report, run_meta
+from reports.page_one import LEFT_OUT, page_one, source_flags
+from reports.pdf import report_pdf
+from reports.price_rows import age_months, mix_flags, price_rows
+from tests.stores import Stores
+
+ROOT = Path(__file__).resolve().parents[2]
+WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def report(stores: Stores) -> Report:
+    engine = make_engine(stores.demo("page-one"))
+    stored = run_reads.load_runs(engine)
+    prices = list_prices(engine) or load_catalog_csv()
+    engine.dispose()
+    curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
+    runs = [run_meta(s.run_id, s.imported_at, s.run) for s in stored]
+    scenario = load_scenario(ROOT / "docs" / "scenarios" / "agent-platform.yaml")
+    plan = make_plan(scenario, curves, prices)
+    ranges = plan_ranges(scenario, curves, prices, samples=40)
+    return build_report(plan, ranges=ranges, swings=None, runs=runs, generated_at=WHEN)
+
+
+def _page_one_text(report: Report, tmp_path: Path) -> str:
+    path = tmp_path / "report.pdf"
+    path.write_bytes(report_pdf(report))
+    text = subprocess.run(
+        ["pdftotext", "-f", "1", "-l", "1", str(path), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return re.sub(r"\s+", " ", text)
+
+
+def test_page_one_says_what_to_buy_the_money_the_verdict_and_what_is_left_out(
+    report: Report, tmp_path: Path
+) -> None:
+    choice = report.plan.recommendation.choice
+    assert choice is not None
+    text = _page_one_text(report, tmp_path)
+    assert f"Buy {choice.nodes} x 8-GPU nodes of H200 SXM 141GB" in text
+    monthly = choice.total_monthly_cost_usd
+    assert f"${monthly:,.0f}/month" in text
+    assert f"${monthly * 12:,.0f}/year" in text
+    assert "Expected cost (median fleet)" in text
+    assert "WITHIN the $150,000/month budget" in text
+    assert "The pick changes in" in text and "P10 $" in text and "P90 $" in text
+    assert "rests on published data" in text
+    for item in LEFT_OUT:
+        assert item in text, item
+    assert "/work/" not in text and ".csv" not in text  # no internal paths
+
+
+def test_the_budget_verdict_says_over_with_the_cheapest_cost(report: Report) -> None:
+    scenario = report.plan.scenario.model_copy(update={"budget": BudgetSpec(monthly_usd=10_000)})
+    curves = [o.curve for o in report.plan.options]
+    plan = make_plan(scenario, curves, report.plan.prices_used, fitter=lambda c: _fit(report, c))
+    assert plan.recommendation.choice is None
+    over = replace(report, plan=plan)
+    (verdict,) = [value for label, value in page_one(over).money if label == "Budget"]
+    assert verdict.startswith("OVER: the cheapest option meeting the SLA costs $")
+    assert "over the $10,000/month budget" in verdict
+
+
+def _fit(report: Report, curve: object) -> object:
+    return next(o.fit for o in report.plan.options if o.curve is curve)
+
+
+def test_prices_show_kind_size_and_age_and_flag_stale_and_mixed_quotes(report: Report) -> None:
+    rows = {row.gpu: row for row in report.prices}
+    h100, h200 = rows["H100-SXM-80GB"], rows["H200-SXM-141GB"]
+    assert (h100.kind, h100.gpus_per_quote) == ("on_demand", 8)
+    assert (h200.kind, h200.gpus_per_quote) == ("on_demand", 1)
+    assert h200.age_months == 13  # 2025-10-22 -> 2026-11
+    assert any("older than 6 months" in flag for flag in h200.flags)
+    (mixed,) = mix_flags(report.prices)
+    assert "8-GPU and a 1-GPU instance" in mixed
+    assert mixed in page_one(report).price_flags
+    page = report_html(report, interactive=False)
+    assert "Mixed quotes" in page and "14 months" not in page and "13 months" in page
+
+
+def test_a_fresh_quote_of_one_kind_raises_no_flag(report: Report) -> None:
+    fresh = [replace(e, as_of="2026-10-01", gpus_per_instance=8) for e in report.plan.prices_used]
+    plan = replace(report.plan, prices_used=tuple(fresh))
+    rows = price_rows(plan, WHEN)
+    assert rows and all(not row.flags for row in rows)
+    assert mix_flags(rows) == []
+
+
+@pytest.mark.parametrize(
+    ("as_of", "months"),
+    [("2026-05-18", 6), ("2026-05", 6), ("late 2024", 23), ("2026", 4),
+     ("pre-2025-06 list price", 17), ("not stated", None)],
+)  # fmt: skip
+def test_quote_age_in_months(as_of: str, months: int | None) -> None:
+    assert age_months(as_of, WHEN.date()) == months
+
+
+def test_flags_are_said_once_per_source_not_once_per_option(report: Report) -> None:
+    groups = source_flags(report.plan.options)
+    (sample,) = [g for g in groups if g.source.startswith("aiconfigurator-silicon-sample")]
+    assert len(sample.options) >= 10 and sample.flags
+    page = report_html(report, interactive=False)
+    section = page.split("Data flags, by source")[1].split("Runs behind the plan")[0]
+    for flag in sample.flags:
+        assert section.count(flag) == 1, flag  # once for the source, not once per curve
+
+
+def test_not_options_name_the_tp(report: Report) -> None:
+    rejected = [o for o in report.plan.options if isinstance(o, RejectedOption)]
+    assert rejected
+    page = report_html(report, interactive=False)
+    for option in rejected:
+        tp = f"TP{option.tp}" if option.tp else "(TP not stated)"
+        assert f"TensorRT-LLM {tp} on" in page or f"vLLM {tp} on" in page
+
+
+def test_nothing_to_buy_says_why(report: Report) -> None:
+    scenario = report.plan.scenario.model_copy(update={"budget": BudgetSpec(monthly_usd=10_000)})
+    curves = [o.curve for o in report.plan.options]
+    plan = make_plan(scenario, curves, report.plan.prices_used, fitter=lambda c: _fit(report, c))
+    assert page_one(replace(report, plan=plan)).buy == (
+        "Nothing to buy yet: nothing that meets the SLA fits the budget"
+    )
