@@ -8,9 +8,9 @@ from pathlib import Path
 from measurements.importers import import_bytes
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
 from measurements.run_file import RunFile
-from planner.curves import curve_from_run
+from planner.curves import LoadCurve, curve_from_run
 from planner.plannable import missing_for_planning
-from planner.scenario import scenario_from_dict
+from planner.scenario import Scenario, scenario_from_dict
 from planner.selection import select_curves
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu-real"
@@ -29,12 +29,9 @@ def test_a_vllm_bench_file_names_no_gpu_and_no_tp() -> None:
     assert "Tensor parallel (TP)" in count.message and "--tp / --gpu-count" in count.message
 
 
-def test_with_the_gpu_and_tp_the_run_is_plannable_and_selection_uses_it() -> None:
-    run = _run("c8.json", DeploymentOverrides(gpu="H100-SXM-80GB", tp=1))
-    assert missing_for_planning(run) == ()
-    curve = curve_from_run(run, 1)
-    assert curve is not None
-    sc = scenario_from_dict(
+def _tiny(run: RunFile, curve: LoadCurve) -> Scenario:
+    """A one-GPU vLLM scenario at the run's own model and workload."""
+    return scenario_from_dict(
         {
             "name": "tiny",
             "model": run.deployment.model,
@@ -44,6 +41,14 @@ def test_with_the_gpu_and_tp_the_run_is_plannable_and_selection_uses_it() -> Non
         },
         "test",
     )
+
+
+def test_with_the_gpu_and_tp_the_run_is_plannable_and_selection_uses_it() -> None:
+    run = _run("c8.json", DeploymentOverrides(gpu="H100-SXM-80GB", tp=1))
+    assert missing_for_planning(run) == ()
+    curve = curve_from_run(run, 1)
+    assert curve is not None
+    sc = _tiny(run, curve)
     candidates, _ = select_curves(sc, [curve])
     assert [c.curve.run_id for c in candidates] == [1]
 
@@ -53,16 +58,7 @@ def test_without_the_gpu_selection_leaves_the_run_out_as_the_check_says() -> Non
     assert [fact.field for fact in missing_for_planning(run)] == ["gpu"]
     curve = curve_from_run(run, 1)
     assert curve is not None
-    sc = scenario_from_dict(
-        {
-            "name": "tiny",
-            "model": run.deployment.model,
-            "workload": {"isl": curve.key.isl, "osl": curve.key.osl},
-            "demand": {"peak_requests_per_s": 1},
-            "candidates": {"engines": ["vllm"], "gpus": ["H100-SXM-80GB"]},
-        },
-        "test",
-    )
+    sc = _tiny(run, curve)
     candidates, warnings = select_curves(sc, [curve])
     assert candidates == [] and any("GPU not stated" in w for w in warnings)
 
