@@ -16,6 +16,7 @@ from hardware.gpus import gpu_catalog
 from measurements.probe import sweep_commands as cmd
 from measurements.probe.sweep_commands import SweepSpec
 from planner.curves import LoadCurve, canonical_model
+from planner.names import engine_name, gpu_name
 from planner.options import Option, RejectedOption, SizedOption
 from planner.physics import ceilings
 from planner.scenario import Scenario
@@ -178,7 +179,7 @@ def _headline(scenario: Scenario, gaps: list[DataGap], covered: int, sweeps: int
             f"{MAX_ADJUST_RATIO:g}x of its ISL/OSL, with every metric the SLA needs): {reasons}; "
             f"{run}."
         )
-    pairs = ", ".join(f"{gap.engine} on {gap.gpu}" for gap in gaps)
+    pairs = ", ".join(f"{engine_name(gap.engine)} on {gpu_name(gap.gpu)}" for gap in gaps)
     return (
         f"Not measured close enough to {model} at {workload}: {pairs} ({reasons}); the plan "
         f"compares only the rest: {run} to add them."

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 
 from planner.measurement_plan import MeasurementPlan, Sweep
+from planner.names import engine_name, gpu_name
 
 _PRE = 'style="white-space: pre-wrap; overflow-wrap: anywhere; font-size: 7pt"'
 
@@ -19,7 +20,8 @@ def sweep_title(sweep: Sweep) -> str:
         if sweep.max_streams_memory is not None
         else ""
     )
-    return f"{sweep.engine} on {sweep.gpu}, TP {sweep.tp}: concurrency {span}{memory}"
+    where = f"{engine_name(sweep.engine)} on {gpu_name(sweep.gpu)}"
+    return f"{where}, TP {sweep.tp}: concurrency {span}{memory}"
 
 
 def client_lines(sweep: Sweep) -> list[str]:
@@ -39,7 +41,9 @@ def measurement_text(plan: MeasurementPlan) -> list[str]:
     first = plan.sweeps[0] if plan.sweeps else None
     workload = f" at ISL/OSL {first.isl}/{first.osl}" if first else ""
     lines = [plan.headline, "", f"What to measure{workload}:"]
-    lines += [f"  {gap.engine} on {gap.gpu}: {gap.reason}" for gap in plan.gaps]
+    lines += [
+        f"  {engine_name(gap.engine)} on {gpu_name(gap.gpu)}: {gap.reason}" for gap in plan.gaps
+    ]
     lines += ["", "Sweep with capplan probe (starts the server, stops a sweep once it saturates):"]
     for sweep in plan.sweeps:
         lines += [f"# {sweep_title(sweep)}", sweep.probe_command]
@@ -55,7 +59,8 @@ def measurement_section(plan: MeasurementPlan | None) -> list[str]:
     if plan is None:
         return []
     gaps = "".join(
-        f"<li>{_e(gap.engine)} on {_e(gap.gpu)}: {_e(gap.reason)}</li>" for gap in plan.gaps
+        f"<li>{_e(engine_name(gap.engine))} on {_e(gpu_name(gap.gpu))}: {_e(gap.reason)}</li>"
+        for gap in plan.gaps
     )
     probes = "\n".join(f"# {sweep_title(s)}\n{s.probe_command}" for s in plan.sweeps)
     clients = "\n".join("\n".join([f"# {sweep_title(s)}", *client_lines(s)]) for s in plan.sweeps)

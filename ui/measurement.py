@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.measurement_plan import MeasurementPlan, Sweep
+from planner.names import engine_name, gpu_name
 from reports.measurement import sweep_title
 
 
@@ -17,7 +18,12 @@ def draw_verdict(plan: MeasurementPlan) -> None:
 def draw_sweeps(plan: MeasurementPlan) -> None:
     """What is missing per engine x GPU, then the sweeps as commands, one tab per client."""
     st.subheader("What to measure")
-    st.markdown("\n".join(f"- **{gap.engine} on {gap.gpu}**: {gap.reason}" for gap in plan.gaps))
+    st.markdown(
+        "\n".join(
+            f"- **{engine_name(gap.engine)} on {gpu_name(gap.gpu)}**: {gap.reason}"
+            for gap in plan.gaps
+        )
+    )
     probe, bench, aiperf = st.tabs(["capplan probe", "vllm bench serve", "AIPerf"])
     with probe:
         st.caption(
