@@ -50,5 +50,5 @@ def test_a_partial_gap_keeps_the_recommendation_first_and_adds_what_to_measure(
     at = _planned(store_url, "agent-platform", PLATFORM.read_text())
     assert at.success  # the data answers: the recommendation leads
     verdict = [w.value for w in at.main.warning if w.value.startswith("Not measured close")]
-    assert verdict and "tensorrt-llm on H100-SXM-80GB" in verdict[0]
+    assert verdict and "TensorRT-LLM on H100 SXM 80GB" in verdict[0]
     assert any("capplan probe --launch 'trtllm-serve" in block.value for block in at.code)
