@@ -169,7 +169,7 @@ def _choice_bullets(
     expected = expected_cost(choice)
     if expected is not None:
         bullets.append(
-            f"Expected cost {usd(expected)}/month (the mean over the fits' uncertainty)."
+            f"Expected cost {usd(expected)}/month (the median fleet over the fits' error samples)."
         )
     spread = _range_bullet(choice, ranges)
     if spread:
