@@ -28,8 +28,9 @@ from measurements.importers import DeploymentOverrides, import_bytes
 from tests.stores import Stores
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
-# Folders of things that are not result files (nvidia-smi text, SSE streams, raw shapes).
-NOT_RESULTS = {"nvidia-smi", "sse", "vllm-cpu-shapes"}
+# Folders of things that are not result files (nvidia-smi text, SSE streams, raw shapes,
+# planning scenarios).
+NOT_RESULTS = {"nvidia-smi", "sse", "vllm-cpu-shapes", "scenarios"}
 SUFFIXES = {".json", ".yaml", ".yml", ".csv", ".jsonl"}
 FACTS = DeploymentOverrides(engine="vllm", model="m")
 
