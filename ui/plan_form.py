@@ -18,6 +18,7 @@ from ui import plan_fleet_form, plan_prices
 from ui.tables import model_name_choices
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
+DEFAULT_ISL = DEFAULT_OSL = 1024  # tokens: the page's first workload
 ANY_PRECISION = "any"
 DEMAND_LABELS: dict[DemandKind, str] = {
     "peak_requests_per_s": "Peak requests per second (req/s)",
@@ -58,7 +59,7 @@ def draw_inputs(
     isl = bar.number_input(
         "Prompt length, ISL (tokens)",
         min_value=1,
-        value=1024,
+        value=DEFAULT_ISL,
         step=128,
         key="plan_isl",
         help="Average prompt size per request in tokens (a token is about 3/4 of an English "
@@ -67,7 +68,7 @@ def draw_inputs(
     osl = bar.number_input(
         "Output length, OSL (tokens)",
         min_value=1,
-        value=1024,
+        value=DEFAULT_OSL,
         step=128,
         key="plan_osl",
         help="Average answer length per request in tokens (a token is about 3/4 of an "

@@ -1,7 +1,9 @@
 """`python -m ui.serve run app.py ...`: Streamlit's own command line, started after the pages'
 heavy imports (scipy, pandas, plotly, the planner, the store layer and Alembic: seconds on a
-2-core box), so the server pays them once at start-up and the first page a user opens does not
-(bench/bench_plan_session.py, "first Plan page"). `capplan app` and the browser tests start it.
+2-core box), so the server pays them once at start-up and the first page a user opens does not;
+and, once the server runs, the store is opened and the Plan page's first curves and fits are read
+into the shared caches (seconds at 10,000 runs) before anyone asks (bench/bench_plan_session.py,
+"first Plan page"). `capplan app` and the browser tests start it.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
+import threading
+import time
 
 from streamlit.web.cli import main
 
@@ -16,6 +20,7 @@ PRELOADED = ("reports.export", "ui.background", "ui.charts", "ui.plan_form", "ui
 # Each st.cache_data at import, before the server's runtime exists, logs "No runtime found":
 # harmless (the cache is made at the first call, inside the runtime), so not shown here.
 QUIET = "streamlit.runtime.caching.cache_data_api"
+WARM = "capplan: store open and read"  # the warm-up's line on stderr when it is done
 
 
 def preload() -> None:
@@ -30,6 +35,42 @@ def preload() -> None:
         logger.setLevel(level)
 
 
+def warm_up(wait_s: float = 60.0) -> None:
+    """Once Streamlit's runtime exists (its data caches live there): open the store and read the
+    Plan page's first model's curves and fits at its first workload into the caches every
+    session shares. A store that cannot be opened is left for the page to report."""
+    # Imported here, after preload() has imported them with the start-up warning quieted.
+    from streamlit import runtime  # noqa: PLC0415
+
+    from errors import CapplanError  # noqa: PLC0415
+    from ui import plan_form  # noqa: PLC0415
+    from ui import resources as res  # noqa: PLC0415
+
+    deadline = time.monotonic() + wait_s
+    while not runtime.exists():
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+    start = time.perf_counter()
+    url = res.db_url()
+    model, workload = plan_form.DEFAULT_MODEL, f"{plan_form.DEFAULT_ISL}/{plan_form.DEFAULT_OSL}"
+    try:
+        res.store_engine(url)
+        version = res.store_version(url)
+        curves = res.model_curves(url, version, model)
+        fits = res.fits_for_workload(url, version, model, workload)
+        res.price_catalog(url, version)
+    except CapplanError:
+        return
+    print(
+        f"{WARM}: {len(curves)} curves of {model}, {len(fits)} fitted at ISL/OSL {workload}, "
+        f"in {time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 if __name__ == "__main__":
     preload()
+    threading.Thread(target=warm_up, name="capplan-warm-up", daemon=True).start()
     sys.exit(main())

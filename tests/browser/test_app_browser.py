@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from tests.browser.pages import (
     open_page,
     recommendation,
 )
+from ui.plan_form import DEFAULT_MODEL
+from ui.serve import WARM
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +37,23 @@ TTFT_P99 = "TTFT p99 (ms)"
 DEFAULT_CHOICE = "Run vLLM TP2 on"
 DEFAULT_GPU = "H100 SXM 80GB"
 TIGHT_TTFT_MS = 150
+
+
+def test_the_server_opens_the_store_and_reads_the_first_curves_before_any_page(
+    app: RunningApp,
+) -> None:
+    # ui/serve.py's warm-up: the store (migrated, demo data loaded) and the Plan page's first
+    # model's curves and fits are in the shared caches without a page being opened.
+    pattern = re.compile(
+        rf"{re.escape(WARM)}: (\d+) curves of {re.escape(DEFAULT_MODEL)}, (\d+) fitted"
+    )
+    deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+    found = None
+    while found is None and time.monotonic() < deadline:
+        found = pattern.search(app.log.read_text(encoding="utf-8", errors="replace"))
+        time.sleep(0.2)
+    assert found is not None, app.log.read_text(encoding="utf-8", errors="replace")[-2000:]
+    assert int(found[1]) > 0 and int(found[2]) > 0
 
 
 def _recommended_row(page: Page) -> list[str]:

@@ -12,6 +12,7 @@ from planner.curves import LoadCurve
 from planner.fit import CurveFit, fit_curve, refit_like, series, shape_factor
 from planner.projection import PROJECTED
 from planner.shapes import (
+    MAX_SHAPE_SIBLINGS,
     MIN_SHAPE_CURVES,
     apply_shape,
     group_key,
@@ -175,3 +176,29 @@ def test_shaped_fitter_corrects_family_members_and_leaves_lone_curves_plain() ->
     lone = fitter(seed_vllm)
     assert lone == fit_curve(seed_vllm) and lone.throughput is not None
     assert lone.throughput.shape == ()
+
+
+def test_a_plan_learns_a_shape_from_the_newest_siblings_only() -> None:
+    # Forty repeat runs of TP 2, the i-th reading (1 + i/100) x its tok/s at 32 streams: the
+    # median over the newest MAX_SHAPE_SIBLINGS differs from the median over all forty.
+    family = _vllm_h200()
+    target = next(c for c in family if c.key.tp == 1)
+    tp2 = next(c for c in family if c.key.tp == 2)
+
+    def repeat(i: int) -> LoadCurve:
+        points = tuple(
+            replace(p, output_tok_s=p.output_tok_s * (1 + i / 100))
+            if p.concurrency == 32 and p.output_tok_s
+            else p
+            for p in tp2.points
+        )
+        return replace(tp2, run_id=1000 + i, points=points)
+
+    repeats = [repeat(i) for i in range(40)]
+    shaped = shaped_fitter(repeats, [target])(target).throughput
+    newest = shaped_fitter(repeats[-MAX_SHAPE_SIBLINGS:], [target])(target).throughput
+    assert shaped is not None and newest is not None and shaped.shape
+    assert shaped.shape == newest.shape
+    every = shape_for(target, [fit_curve(c) for c in repeats])
+    assert every is not None and every.curves == (40,) * len(every.curves)
+    assert dict(every.pairs())[32.0] != pytest.approx(dict(shaped.shape)[32.0], rel=1e-3)
