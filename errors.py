@@ -13,6 +13,8 @@ CapplanError                   anything capplan raises on purpose
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 
 class CapplanError(Exception):
     """Base of every error capplan raises on purpose."""
@@ -42,7 +44,7 @@ class InputError(CapplanError):
         if self.field:
             parts.append(f"field {self.field!r}")
         where = ": ".join(parts)
-        got = "" if self.value is None else f" (got {_short_repr(self.value)})"
+        got = "" if self.value is None else f" (got {preview(self.value)})"
         return f"{where}: {self.message}{got}" if where else f"{self.message}{got}"
 
 
@@ -79,6 +81,33 @@ class NoDataError(PlanningError):
         super().__init__(message)
 
 
-def _short_repr(value: object, limit: int = 80) -> str:
-    text = repr(value)
+def preview(value: object, limit: int = 80) -> str:
+    """repr(value) cut to `limit` characters, built from bounded pieces: never the repr of a
+    whole large or deeply nested value (a 3 GB alias expansion, a 10^6-digit integer)."""
+    text = _bounded_repr(value, limit + 1)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _bounded_repr(value: object, budget: int) -> str:
+    if isinstance(value, str | bytes):
+        return repr(value[:budget])
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    if isinstance(value, dict):
+        pieces = (
+            f"{_bounded_repr(k, budget)}: {_bounded_repr(v, budget)}" for k, v in value.items()
+        )
+        return _joined("{", pieces, "}", budget)
+    if isinstance(value, list | tuple | set | frozenset):
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+        return _joined(opening, (_bounded_repr(v, budget) for v in value), closing, budget)
+    return repr(value)[:budget]
+
+
+def _joined(opening: str, pieces: Iterator[str], closing: str, budget: int) -> str:
+    text = opening
+    for index, piece in enumerate(pieces):
+        text += (", " if index else "") + piece
+        if len(text) > budget:
+            return text[:budget] + "..."
+    return text + closing

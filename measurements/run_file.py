@@ -7,7 +7,6 @@ samples, or what was derived from other numbers. Nothing unknown is ever filled 
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from errors import InputError, SchemaVersionError
+from measurements.bounded import load_json
 
 # The enums live in measurements.kinds (no pydantic) and are re-exported here, where callers
 # have always imported them (the `as` form is what mypy --strict reads as a re-export).
@@ -272,10 +272,10 @@ def read_run_file(path: Path) -> RunFile:
     if path.stat().st_size > MAX_RUN_FILE_BYTES:
         raise InputError("run file is larger than the limit", file=name, value=path.stat().st_size)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"not a JSON document: {exc}", file=name) from exc
-    return run_file_from_dict(raw, name)
+    return run_file_from_dict(load_json(text, name), name)
 
 
 def run_file_from_dict(raw: object, name: str = "<run file>") -> RunFile:

@@ -4,7 +4,6 @@ loader scenarios are read with."""
 
 from __future__ import annotations
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -34,18 +33,3 @@ class GpuQuotesSpec(_Spec):
 
     on_demand: PriceQuoteSpec | None = Field(None, description="Row of the on-demand price")
     reserved: PriceQuoteSpec | None = Field(None, description="Row of the reserved price")
-
-
-class UniqueKeyLoader(yaml.SafeLoader):
-    """Safe YAML that refuses a key given twice (YAML keeps the last one silently)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)

@@ -12,13 +12,19 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from errors import ScenarioError
+from errors import InputError, ScenarioError
 from hardware.gpus import gpu_catalog
+from measurements.bounded import Limits, load_yaml
 from planner.curves import canonical_engine, canonical_gpu
 from planner.hourly import profile_peak_to_average, same_ratio
-from planner.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec, UniqueKeyLoader
+from planner.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.sla_targets import SLA_TARGETS
+
+# A scenario is a page of settings: anything deeper, longer or larger is a mistake or an attack.
+SCENARIO_LIMITS = Limits(
+    max_bytes=256 * 1024, max_depth=16, max_alias_nodes=10_000, max_list=1_000, max_abs_number=1e15
+)
 
 DemandKind = Literal["peak_requests_per_s", "peak_concurrent_streams", "monthly_output_tokens"]
 DEMAND_KINDS: tuple[DemandKind, ...] = (
@@ -318,12 +324,9 @@ def load_scenario(path: Path) -> Scenario:
 def scenario_from_yaml(text: str, name: str) -> Scenario:
     """Parse scenario YAML text; `name` (usually the file path) appears in error messages."""
     try:
-        raw = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError(f"not valid YAML{where}: {problem}", file=name) from exc
+        raw = load_yaml(text, name, SCENARIO_LIMITS)
+    except InputError as exc:
+        raise ScenarioError(exc.message, file=name, field=exc.field, value=exc.value) from None
     return scenario_from_dict(raw, name)
 
 
