@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from errors import CapplanError, InputError
 
@@ -26,8 +28,20 @@ app = typer.Typer(
 db_app = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-out = Console()
-err = Console(stderr=True)
+# Control characters in what is printed (a model name with ESC from a result file) would drive the
+# terminal; rich keeps them, so every string it renders has them escaped first (\x1b), while its
+# own styling still reaches the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class _Console(Console):
+    def render_str(self, text: str, **options: Any) -> Text:
+        shown = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+        return super().render_str(shown, **options)
+
+
+out = _Console()
+err = _Console(stderr=True)
 T = TypeVar("T")
 
 DbOption = Annotated[

@@ -41,7 +41,7 @@ def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
                 x=[operating[0]],
                 y=[operating[1]],
                 mode="markers",
-                name="recommended operating point (conservative side of the band)",
+                name="recommended operating point (at the plan's confidence)",
                 marker={"symbol": "star", "size": 16, "color": "black"},
             )
         )
@@ -60,12 +60,13 @@ def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
         line_dash="dot",
         annotation_text=f"this plan: {scenario.demand.amount:g} {scenario.demand.unit}",
     )
-    return [
+    made = [
         (f"Output throughput vs concurrency per replica{note}", throughput),
         (f"{ttft_title(shown_stats)} vs concurrency per replica{note}", ttft),
         (f"Total monthly cost vs demand{note}", cost),
         ("Nodes per option", nodes_figure(report.nodes_by_option)),
     ]
+    return [(caption, figures.escaped_labels(chart)) for caption, chart in made]
 
 
 def _meeting_count(report: Report) -> int:

@@ -21,6 +21,7 @@ from planner.predict import predict
 from planner.scenario import PricingMode, Scaling, scenario_to_yaml
 from planner.sensitivity import SensitivityRow
 from planner.uncertainty import OptionRange, PlanRanges
+from reports.cells import csv_cell
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -250,7 +251,7 @@ def plan_to_csv(plan: Plan) -> str:
         return ""
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({key: csv_cell(value) for key, value in row.items()} for row in rows)
     return buffer.getvalue()
 
 

@@ -4,6 +4,9 @@ layout on top."""
 
 from __future__ import annotations
 
+import html
+from collections.abc import Sequence
+
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
@@ -41,3 +44,21 @@ def figure(title: str, x_title: str, y_title: str, layout: dict[str, object]) ->
     made = go.Figure()
     made.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, **layout)
     return made
+
+
+def escaped_labels(made: go.Figure) -> go.Figure:
+    """The figure with every trace name and category label HTML-escaped: plotly renders tags
+    in them (an engine named '<a href=...>vllm</a>' from a result file would be a live link in
+    the legend), so text from files shows as written."""
+    for trace in made.data:
+        if isinstance(trace.name, str):
+            trace.name = html.escape(trace.name, quote=False)
+        for axis in ("x", "y"):
+            values = getattr(trace, axis, None)
+            if isinstance(values, Sequence) and _categories(values):
+                setattr(trace, axis, [html.escape(str(v), quote=False) for v in values])
+    return made
+
+
+def _categories(values: Sequence[object]) -> bool:
+    return not isinstance(values, str) and any(isinstance(v, str) for v in values)

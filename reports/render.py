@@ -15,6 +15,7 @@ from datetime import datetime
 
 from openpyxl import Workbook  # type: ignore[import-untyped]
 
+from reports.cells import csv_row
 from reports.charts import stat_words, ttft_statistics
 from reports.export import (
     Cell,
@@ -87,8 +88,8 @@ def report_csv(report: Report) -> str:
         return ""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(report.option_columns)
-    writer.writerows(report.option_rows)
+    writer.writerow(csv_row(report.option_columns))
+    writer.writerows(csv_row(row) for row in report.option_rows)
     return buffer.getvalue()
 
 

@@ -12,6 +12,8 @@ from openpyxl.styles import Font  # type: ignore[import-untyped]
 from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]
 from openpyxl.worksheet.worksheet import Worksheet  # type: ignore[import-untyped]
 
+from reports.cells import visible
+
 Cell = str | float | int | None
 
 USD = "$#,##0"
@@ -173,4 +175,6 @@ def _shown(value: object, fmt: str | None) -> str:
 
 
 def _cell(value: Cell) -> Cell:
+    if isinstance(value, str):
+        return visible(value)
     return value if not isinstance(value, bool) else ("yes" if value else "no")

@@ -59,7 +59,7 @@ def throughput_figure(fits: Sequence[CurveFit]) -> go.Figure:
         xs, ys = series(fit.curve.points, "output_tok_s")
         spec = _Series(_label(fit), _color(index), fit.throughput, xs, ys, kind=_kind(fit))
         _add_series(figure, spec, grid, _identity)
-    return figure
+    return figures.escaped_labels(figure)
 
 
 def ttft_figure(fits: Sequence[CurveFit]) -> go.Figure:
@@ -83,7 +83,7 @@ def ttft_figure(fits: Sequence[CurveFit]) -> go.Figure:
             name = f"{_label(fit)} · TTFT {_stat_text(stat)}"
             spec = _Series(name, _color(index), result, xs, ys, symbol, width, _kind(fit))
             _add_series(figure, spec, grid, _identity)
-    return figure
+    return figures.escaped_labels(figure)
 
 
 def stream_speed_figure(fits: Sequence[CurveFit]) -> go.Figure:
@@ -110,7 +110,7 @@ def stream_speed_figure(fits: Sequence[CurveFit]) -> go.Figure:
                     + ")",
                 )
             )
-    return figure
+    return figures.escaped_labels(figure)
 
 
 def ceiling_share_figure(checks: Sequence[tuple[CurveFit, PhysicsCheck]]) -> go.Figure:
@@ -131,7 +131,7 @@ def ceiling_share_figure(checks: Sequence[tuple[CurveFit, PhysicsCheck]]) -> go.
                 hovertemplate="c=%{x:g}<br>%{y:.0f}% of the ceiling",
             )
         )
-    return figure
+    return figures.escaped_labels(figure)
 
 
 COST_RANGE_TITLE = (
@@ -190,7 +190,7 @@ def cost_range_figure(ranges: PlanRanges) -> go.Figure:
     )
     figure.update_yaxes(autorange="reversed")
     figure.update_layout(legend={"orientation": "h", "y": -0.25})
-    return figure
+    return figures.escaped_labels(figure)
 
 
 def tornado_figure(rows: Sequence[SensitivityRow]) -> go.Figure:
@@ -220,7 +220,7 @@ def tornado_figure(rows: Sequence[SensitivityRow]) -> go.Figure:
             )
         )
     figure.update_yaxes(autorange="reversed")
-    return figure
+    return figures.escaped_labels(figure)
 
 
 def concurrency_grid(fits: Sequence[CurveFit]) -> Array:

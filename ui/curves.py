@@ -7,6 +7,7 @@ import streamlit as st
 from planner.physics import check_curve
 from ui import charts, tables
 from ui import resources as res
+from ui.text import plain
 
 PREFERRED_MODEL = "meta-llama/Llama-3.1-70B"
 PREFERRED_WORKLOAD = "1024/1024"
@@ -73,4 +74,4 @@ st.plotly_chart(charts.ceiling_share_figure(checks))
 with st.expander("Flags and assumptions behind these curves"):
     for fit, check in checks:
         for flag in dict.fromkeys((*fit.curve.flags, *fit.flags, *check.flags, *check.notes)):
-            st.caption(f"run {fit.curve.run_id}: {flag}")
+            st.caption(plain(f"run {fit.curve.run_id}: {flag}"))

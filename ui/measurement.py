@@ -8,11 +8,12 @@ import streamlit as st
 from planner.measurement_plan import MeasurementPlan, Sweep
 from planner.names import engine_name, gpu_name
 from reports.measurement import sweep_title
+from ui.text import plain
 
 
 def draw_verdict(plan: MeasurementPlan) -> None:
     """The one sentence, said first when no data backs any option."""
-    st.warning(plan.headline, icon=":material/science:")
+    st.warning(plain(plan.headline), icon=":material/science:")
 
 
 def draw_sweeps(plan: MeasurementPlan) -> None:
@@ -20,7 +21,8 @@ def draw_sweeps(plan: MeasurementPlan) -> None:
     st.subheader("What to measure")
     st.markdown(
         "\n".join(
-            f"- **{engine_name(gap.engine)} on {gpu_name(gap.gpu)}**: {gap.reason}"
+            f"- **{plain(engine_name(gap.engine))} on {plain(gpu_name(gap.gpu))}**: "
+            f"{plain(gap.reason)}"
             for gap in plan.gaps
         )
     )
@@ -41,7 +43,7 @@ def draw_sweeps(plan: MeasurementPlan) -> None:
         runs = [(s, s.aiperf_command, s.aiperf_import_command) for s in plan.sweeps]
         st.code(_client_script(runs), language="bash", wrap_lines=True)
     for note in plan.notes:
-        st.caption(note)
+        st.caption(plain(note))
 
 
 def _client_script(runs: list[tuple[Sweep, str, str]]) -> str:

@@ -16,6 +16,7 @@ from reports.export import options_table, plan_to_csv, plan_to_xlsx, range_rows
 from ui import charts, measurement, plan_answer, plan_form
 from ui import resources as res
 from ui.background import Later
+from ui.text import plain
 from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -45,12 +46,12 @@ def _planned(url: str, version: int, scenario: Scenario) -> Plan | None:
     except NoDataError as exc:  # no curve backs any candidate: say what to measure
         if isinstance(exc.measurement_plan, MeasurementPlan):
             measurement.draw_verdict(exc.measurement_plan)
-            st.caption(str(exc))
+            st.caption(plain(str(exc)))
             measurement.draw_sweeps(exc.measurement_plan)
         else:
-            st.error(str(exc))
+            st.error(plain(str(exc)))
     except CapplanError as exc:
-        st.error(str(exc))
+        st.error(plain(str(exc)))
     return None
 
 
@@ -70,7 +71,7 @@ def _scenario_file(url: str) -> None:
 def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
     st.subheader("How sure is this?")
     if isinstance(found, CapplanError):
-        st.error(str(found))
+        st.error(plain(str(found)))
         return None
     ranges = found
     st.caption(
@@ -81,14 +82,14 @@ def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
     st.plotly_chart(charts.cost_range_figure(ranges))
     st.dataframe(range_rows(ranges), hide_index=True)
     for flag in ranges.flags:
-        st.caption(flag)
+        st.caption(plain(flag))
     return ranges
 
 
 def _sensitivity(found: list[SensitivityRow] | CapplanError) -> list[SensitivityRow] | None:
     st.subheader("What moves the answer")
     if isinstance(found, CapplanError):
-        st.error(str(found))
+        st.error(plain(str(found)))
         return None
     rows = found
     st.caption(
@@ -171,14 +172,14 @@ def _save(url: str, scenario: Scenario) -> None:
         if record is not None:
             planned = res.guarded(lambda: res.record_plan_now(url, scenario.name))
             kept = " and this plan in its history" if planned is not None else ""
-            st.success(f"saved scenario {record.name!r}{kept}")
+            st.success(plain(f"saved scenario {record.name!r}{kept}"))
 
 
 url = res.open_store()
 version = res.store_version(url)
 st.title("Plan capacity")
 if flash := st.session_state.pop("plan_flash", None):
-    st.info(flash)
+    st.info(plain(flash))
 _saved_scenarios(url, version)
 _scenario_file(url)
 models_stored = [model for model, _, _ in res.curve_workloads(url, version)]
@@ -202,10 +203,10 @@ if gaps is not None and gaps.no_data:
     measurement.draw_verdict(gaps)
     measurement.draw_sweeps(gaps)
     with st.expander("What the stored data has (none of it answers this scenario)"):
-        st.write(plan.recommendation.reason)
+        st.markdown(plain(plan.recommendation.reason))
         st.dataframe(options_table(plan), hide_index=True)
         for warning in plan.warnings:
-            st.caption(warning)
+            st.caption(plain(warning))
 else:
     plan_answer.recommendation(plan)
     # Filled once the resampled ranges below are in: a cost tie the resampling splits, or a

@@ -12,6 +12,7 @@ from planner.names import option_name
 from planner.uncertainty import PlanRanges
 from reports.export import options_table
 from reports.lead_table import options_lead_table
+from ui.text import plain
 
 # Widths in pixels that fit the page at 1440 px beside the sidebar, every column in view.
 LEAD_FORMAT = {
@@ -36,8 +37,8 @@ def whole_counts(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
 
 
 def md(text: str) -> str:
-    """Text for st.markdown and the alert boxes: '$' would start a formula there."""
-    return text.replace("$", "\\$")
+    """Text for st.markdown and the alert boxes, shown as written (ui/text.py)."""
+    return plain(text)
 
 
 def recommendation(plan: Plan) -> None:

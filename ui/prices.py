@@ -10,6 +10,7 @@ from hardware.gpus import load_gpu_specs
 from planner.prices import catalog_version, skipped_rows
 from ui import resources as res
 from ui import tables
+from ui.text import plain
 
 COLUMNS = {
     "provider": st.column_config.TextColumn("provider", required=True),
@@ -34,7 +35,7 @@ url = res.open_store()
 version = res.store_version(url)
 st.title("GPU prices")
 if flash := st.session_state.pop("prices_flash", None):
-    st.success(flash)
+    st.success(plain(flash))
 catalog = res.price_catalog(url, version)
 st.caption(
     f"Catalog version {catalog_version(catalog)} ({len(catalog)} prices). Plans record the "

@@ -12,6 +12,7 @@ from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from ui import resources as res
 from ui import upload_form
+from ui.text import plain
 from workflows.probe import ProbeResult, probe_endpoint
 
 RUNS_DIR = Path("data") / "probe-runs"
@@ -122,7 +123,8 @@ def _sweep(url: str, request: ProbeRequest) -> ProbeResult | None:
 def _show(result: ProbeResult) -> None:
     outcome, stored = result.outcome, result.stored
     state = "complete" if outcome.complete else "INCOMPLETE (the server stopped answering)"
-    st.success(f"Sweep {state}: {outcome.stop_reason}. {stored.message if stored else ''}")
+    stored_text = stored.message if stored else ""
+    st.success(plain(f"Sweep {state}: {outcome.stop_reason}. {stored_text}"))
     st.dataframe(
         [
             {

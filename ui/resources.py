@@ -31,6 +31,7 @@ from planner.uncertainty import PlanRanges
 from reports.formats import render_report
 from ui import background
 from ui.tables import curves_for, price_entries_from_rows, workload_key
+from ui.text import plain
 from workflows import history, planning
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
 
@@ -90,7 +91,7 @@ def guarded(action: Callable[[], T]) -> T | None:
     try:
         return action()
     except CapplanError as exc:
-        st.error(str(exc))
+        st.error(plain(str(exc)))
         return None
 
 

@@ -9,6 +9,7 @@ from db.run_lists import RunFilter, RunSummary
 from measurements.run_file import Origin
 from ui import resources as res
 from ui import tables, upload_form
+from ui.text import plain
 
 
 def _upload(url: str) -> None:
@@ -40,7 +41,7 @@ def _upload(url: str) -> None:
             st.session_state["upload_outcomes"] = res.upload_rows(outcomes)
             st.session_state["upload_unplannable"] = upload_form.unplannable_notes(outcomes)
     for note in st.session_state.get("upload_unplannable", ()):
-        st.warning(note)
+        st.warning(plain(note))
     if st.session_state.get("upload_outcomes"):
         st.dataframe(st.session_state["upload_outcomes"], hide_index=True)
 
@@ -134,6 +135,6 @@ def _inspect(url: str, shown: list[RunSummary]) -> None:
 url = res.open_store()
 st.title("Runs")
 if flash := st.session_state.pop("runs_flash", None):
-    st.success(flash)
+    st.success(plain(flash))
 _upload(url)
 _inspect(url, _runs_table(url))

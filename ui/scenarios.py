@@ -11,6 +11,7 @@ import streamlit as st
 from planner.capacity import Plan
 from ui import resources as res
 from ui import scenario_compare as compare
+from ui.text import plain
 from workflows.history import Regenerated
 
 EMPTY = (
@@ -94,7 +95,7 @@ def _history(url: str, version: int, names: list[str]) -> None:
             st.rerun()
     records = res.guarded(lambda: res.plan_history(url, version, name)) or []
     if not records:
-        st.info(f"No plan of {name!r} recorded yet: press 'Record a plan run now'.")
+        st.info(plain(f"No plan of {name!r} recorded yet: press 'Record a plan run now'."))
         return
     st.dataframe(compare.history_rows(records), hide_index=True, column_config=MONEY_COLUMNS)
     ids = [record.record_id for record in records]
@@ -131,7 +132,7 @@ st.title("Scenarios")
 store = res.open_store()
 store_version = res.store_version(store)
 if flash := st.session_state.pop("scenarios_flash", None):
-    st.success(flash)
+    st.success(plain(flash))
 saved = [record.name for record in res.saved_scenarios(store, store_version)]
 if not saved:
     st.info(EMPTY)

@@ -16,6 +16,7 @@ from hardware.gpus import gpu_catalog
 from measurements.importers import MAX_IMPORT_BYTES
 from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
+from ui.text import plain
 from workflows.ingest import FileOutcome
 
 MAX_UPLOAD_ENV = "CAPPLAN_MAX_UPLOAD_MB"
@@ -185,14 +186,14 @@ def within_limits(files: Sequence[tuple[str, bytes]]) -> list[tuple[str, bytes]]
     try:
         limit_mb = max_upload_mb()
     except CapplanError as exc:
-        st.error(str(exc))
+        st.error(plain(str(exc)))
         return []
     kept: list[tuple[str, bytes]] = []
     for name, data in files:
         try:
             check_upload(name, data, limit_mb)
         except CapplanError as exc:
-            st.error(str(exc))
+            st.error(plain(str(exc)))
             continue
         kept.append((name, data))
     return kept

@@ -6,11 +6,13 @@ import csv
 import io
 import json
 
+import pytest
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
 from planner.capacity import Plan, make_plan
 from planner.prices import catalog_version, load_catalog_csv
 from planner.scenario import scenario_from_dict
+from reports.cells import csv_cell
 from reports.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
 from tests.planner.builders import scenario, seed_curves, silicon_curves
 
@@ -91,3 +93,28 @@ def test_text_starting_with_equals_is_stored_as_text_not_a_formula() -> None:
     book = load_workbook(io.BytesIO(plan_to_xlsx(plan)))
     cells = [c for row in book["inputs"].iter_rows() for c in row if str(c.value).startswith("=")]
     assert cells and all(c.data_type == "s" for c in cells)
+
+
+def test_control_characters_in_text_are_written_escaped_to_xlsx() -> None:
+    # openpyxl refuses a workbook holding ESC (IllegalCharacterError): shown as \x1b instead.
+    plan = make_plan(scenario(name="evil\x1b[2Jname"), seed_curves(), CATALOG)
+    book = load_workbook(io.BytesIO(plan_to_xlsx(plan)))
+    values = [str(c.value) for row in book["inputs"].iter_rows() for c in row]
+    assert "evil\\x1b[2Jname" in values
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ('=HYPERLINK("http://e.vil")', '\'=HYPERLINK("http://e.vil")'),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tcmd", "'\tcmd"),
+        ("vLLM TP2", "vLLM TP2"),
+        ("a\x1bb", "a\\x1bb"),
+    ],
+)
+def test_csv_text_a_spreadsheet_would_run_is_quoted(value: str, written: str) -> None:
+    assert csv_cell(value) == written
+    assert csv_cell(-5.0) == -5.0  # numbers stay numbers

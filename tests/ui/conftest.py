@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,11 @@ FIXTURES = ROOT / "tests" / "fixtures"
 # The first run of a page builds curves and fits every stored run: well over AppTest's 3 s default.
 RUN_TIMEOUT_S = 60
 POLL_S = 0.05
+
+
+def shown(markdown: str) -> str:
+    """An element's text as the page shows it: ui/text.plain's backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def settled(at: AppTest) -> AppTest:

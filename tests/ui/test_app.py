@@ -19,7 +19,7 @@ from db.prices import list_prices
 from measurements.demo.runs import demo_runs
 from planner.prices import catalog_version, load_catalog_csv
 from tests.stores import Stores
-from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S, settled
+from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S, settled, shown
 
 PAGES = {
     "ui/plan.py": "Plan capacity",
@@ -281,8 +281,8 @@ def test_plan_page_shows_a_bad_input_in_place(store_url: str) -> None:
     at.number_input(key="plan_demand_peak_requests_per_s").set_value(0.0).run()
     assert not at.exception
     assert len(at.error) == 1
-    assert "demand.peak_requests_per_s" in at.error[0].value
-    assert "got 0.0" in at.error[0].value
+    assert "demand.peak_requests_per_s" in shown(at.error[0].value)
+    assert "got 0.0" in shown(at.error[0].value)
     assert not at.success
 
 
@@ -350,7 +350,7 @@ def test_prices_page_rejects_a_negative_price_and_keeps_the_catalog(store_url: s
     next(b for b in at.button if b.label == "Save catalog").click().run()
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = shown(at.error[0].value)
     assert "row 3" in message and "usd_per_gpu_hour" in message and "-1.5" in message
     assert list_prices(engine) == stored
 

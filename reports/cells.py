@@ -1,0 +1,29 @@
+"""Cells as spreadsheets read them safely: a CSV text cell that starts with = + - @ (or a tab or
+carriage return) is a formula to Excel and LibreOffice ("CSV injection") and is written with a
+leading apostrophe; control characters, which XLSX cannot hold (openpyxl refuses the workbook),
+are written as \\xNN."""
+
+from __future__ import annotations
+
+import re
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Control characters (ESC, NUL, ...) as \\xNN escapes; tabs and newlines kept."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+def csv_cell(value: object) -> object:
+    """A value for a CSV cell: text that a spreadsheet would run as a formula is quoted."""
+    if not isinstance(value, str):
+        return value
+    text = visible(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def csv_row(row: object) -> list[object]:
+    """csv_cell on every value of a row (a sequence)."""
+    return [csv_cell(v) for v in row] if isinstance(row, list | tuple) else [csv_cell(row)]
