@@ -10,6 +10,7 @@ import io
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -51,6 +52,14 @@ def expand_archive(name: str, data: bytes) -> list[tuple[str, bytes]]:
             content = _read_member(name, archive, info, budget_bytes)
             budget_bytes -= len(content)
             out.append((info.filename, content))
+    if not out:
+        skipped = len(archive.infolist())
+        raise InputError(
+            f"the archive holds no file to import ({skipped} entries, all folders or system files)"
+            if skipped
+            else "the archive is empty",
+            file=name,
+        )
     return out
 
 
@@ -60,7 +69,7 @@ def _open_zip(name: str, data: bytes) -> Iterator[zipfile.ZipFile]:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             yield archive
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, zlib.error) as exc:
         raise InputError(
             f"not a readable zip archive (corrupt or truncated?): {exc}", file=name
         ) from exc

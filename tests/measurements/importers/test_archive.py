@@ -152,3 +152,25 @@ def test_a_truncated_zip_is_an_input_error() -> None:
     data = _zip([("c8.json", (REAL / "c8.json").read_bytes())])
     with pytest.raises(InputError, match=r"^bad\.zip: not a readable zip archive"):
         expand_archive("bad.zip", data[: len(data) // 2])
+
+
+def test_corrupt_deflate_data_is_an_input_error_naming_the_archive() -> None:
+    text = json.dumps({"levels": [{"concurrency": c} for c in range(200)]}).encode()
+    data = bytearray(_zip([("run.json", text)]))
+    for at in range(60, 200):  # inside the member's compressed bytes
+        data[at] ^= 0x5A
+    with pytest.raises(InputError) as caught:
+        expand_archive("batch.zip", bytes(data))
+    assert caught.value.file == "batch.zip" and "corrupt" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("members", "said"),
+    [([], "the archive is empty"), ([("__MACOSX/._x", b"x")], "no file to import")],
+)
+def test_an_archive_with_nothing_to_import_says_so(
+    members: list[tuple[str | zipfile.ZipInfo, bytes]], said: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        expand_archive("empty.zip", _zip(members))
+    assert said in str(caught.value)
