@@ -12,7 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from errors import InputError, SchemaVersionError
 from measurements.bounded import load_json
@@ -23,6 +30,7 @@ from measurements.kinds import LoadKind as LoadKind  # noqa: PLC0414
 from measurements.kinds import Origin as Origin  # noqa: PLC0414
 from measurements.kinds import Provenance as Provenance  # noqa: PLC0414
 from measurements.kinds import Source as Source  # noqa: PLC0414
+from measurements.plausible import level_problems
 
 SCHEMA_VERSION = 1
 MAX_RUN_FILE_BYTES = 200 * 1024 * 1024
@@ -227,6 +235,13 @@ class Level(_Model):
     def _finite_load(cls, value: float) -> float:
         _finite(value)
         return value
+
+    @model_validator(mode="after")
+    def _plausible(self) -> Level:
+        problems = level_problems(self)
+        if problems:
+            raise ValueError("implausible level: " + "; ".join(problems))
+        return self
 
     def value(self, name: str, origin: Origin | None = None) -> float | None:
         """The value of a canonical metric: reported first, then recomputed, then derived."""

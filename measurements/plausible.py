@@ -1,0 +1,73 @@
+"""The invariants every stored level holds, whichever door it came through (an importer, the
+probe, a restore): a level's statistics of one metric in order (min <= p50 <= ... <= p99 <= max,
+the mean between min and max), no more requests completed than were sent, and loads and token
+counts within physical bounds. RunFile's Level checks them, so a file or row that breaks one is
+refused with the level and the numbers named, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from measurements.run_file import Level, Metric
+
+# Ordered statistics of one latency metric; the mean and std are checked apart.
+ORDER = ("min", "p50", "p90", "p95", "p99", "max")
+# Rounding slack: files write statistics rounded (AIPerf and vLLM to 2 decimals, some to 0.1 ms).
+TOLERANCE_MS = 0.051
+MAX_LOAD = 1e6  # concurrent streams or requests/s: far above any one deployment
+MAX_TOKENS_PER_REQUEST = 2**24  # 16.8 M: beyond any model's context window
+
+
+def level_problems(level: Level) -> list[str]:
+    """What makes this level impossible, in words (empty when it is plausible)."""
+    problems = list(_count_problems(level))
+    problems.extend(_order_problems(level.metrics))
+    if level.load_value > MAX_LOAD:
+        problems.append(f"load {level.load_value:g} is beyond {MAX_LOAD:g}")
+    return problems
+
+
+def _count_problems(level: Level) -> Iterable[str]:
+    sent, completed, failed = level.requests_sent, level.completed, level.failed
+    if sent is not None and completed is not None and completed > sent:
+        yield f"{completed} requests completed but only {sent} were sent"
+    if (
+        sent is not None
+        and completed is not None
+        and failed is not None
+        and completed + failed > sent
+    ):
+        yield f"{completed} completed + {failed} failed is more than the {sent} sent"
+    for total, what in ((level.output_tokens_total, "output"), (level.input_tokens_total, "input")):
+        if total is not None and completed:
+            per_request = total / completed
+            if per_request > MAX_TOKENS_PER_REQUEST:
+                yield (
+                    f"{total:,} {what} tokens over {completed} requests is {per_request:,.0f} "
+                    f"per request, beyond any context window ({MAX_TOKENS_PER_REQUEST:,})"
+                )
+
+
+def _order_problems(metrics: Iterable[Metric]) -> Iterable[str]:
+    """Per metric and origin: the statistics out of order."""
+    stats: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for metric in metrics:
+        stat, _, rest = metric.name.partition("_")
+        if stat in (*ORDER, "mean") and rest.endswith("_ms"):
+            stats[(rest, str(metric.origin))][stat] = metric.value
+    for (name, _), values in stats.items():
+        given = [(s, values[s]) for s in ORDER if s in values]
+        for (low_stat, low), (high_stat, high) in itertools.pairwise(given):
+            if low > high + TOLERANCE_MS:
+                yield f"{low_stat}_{name} {low:g} is above {high_stat}_{name} {high:g}"
+        mean = values.get("mean")
+        low_end, high_end = values.get("min"), values.get("max")
+        if mean is not None and low_end is not None and mean < low_end - TOLERANCE_MS:
+            yield f"mean_{name} {mean:g} is below min_{name} {low_end:g}"
+        if mean is not None and high_end is not None and mean > high_end + TOLERANCE_MS:
+            yield f"mean_{name} {mean:g} is above max_{name} {high_end:g}"
