@@ -15,12 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from errors import InputError, ScenarioError
 from hardware.gpus import gpu_catalog
 from measurements.bounded import Limits, load_yaml
+from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from planner.curves import canonical_engine, canonical_gpu
 from planner.hourly import profile_peak_to_average, same_ratio
 from planner.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.sla_targets import SLA_TARGETS
 
+MAX_USD_PER_GPU_HOUR = 1e4  # as the price-quote rows allow
 # A scenario is a page of settings: anything deeper, longer or larger is a mistake or an attack.
 SCENARIO_LIMITS = Limits(
     max_bytes=256 * 1024, max_depth=16, max_alias_nodes=10_000, max_list=1_000, max_abs_number=1e15
@@ -62,8 +64,8 @@ class _Spec(BaseModel):
 class WorkloadSpec(_Spec):
     """Mean prompt and output lengths of the requests to serve."""
 
-    isl: int = Field(ge=1, description="Input (prompt) length, tokens")
-    osl: int = Field(ge=1, description="Output length, tokens")
+    isl: int = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="Input (prompt) length, tokens")
+    osl: int = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="Output length, tokens")
 
 
 class DemandSpec(_Spec):
@@ -262,8 +264,10 @@ class FactorsSpec(_Spec):
 class Scenario(_Spec):
     """One planning question."""
 
-    name: str = Field(min_length=1)
-    model: str = Field(min_length=1, description="Model name as served or on Hugging Face")
+    name: str = Field(min_length=1, max_length=200)
+    model: str = Field(
+        min_length=1, max_length=300, description="Model name as served or on Hugging Face"
+    )
     precision: str | None = Field(None, description="fp8, bf16, ...; None = any")
     workload: WorkloadSpec
     demand: DemandSpec
@@ -292,8 +296,11 @@ class Scenario(_Spec):
         cls, value: dict[str, float | GpuPricingSpec]
     ) -> dict[str, float | GpuPricingSpec]:
         for gpu, price in value.items():
-            if isinstance(price, float) and not price > 0:
-                raise ValueError(f"price for {gpu!r} must be > 0 USD per GPU-hour, got {price!r}")
+            if isinstance(price, float) and not 0 < price <= MAX_USD_PER_GPU_HOUR:
+                raise ValueError(
+                    f"price for {gpu!r} must be > 0 and at most {MAX_USD_PER_GPU_HOUR:g} USD per "
+                    f"GPU-hour, got {price!r}"
+                )
         return {canonical_gpu(gpu): price for gpu, price in value.items()}
 
     def on_demand_price(self, gpu: str) -> float | None:

@@ -185,3 +185,23 @@ def test_every_real_fixture_parses_as_the_standard_parser_reads_it(path: Path) -
     assert json.dumps(found, sort_keys=True, default=str) == json.dumps(
         expected, sort_keys=True, default=str
     )
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ("workload: {isl: 99999999999999999999999, osl: 128}", "workload.isl"),
+        ("workload: {isl: 20000000, osl: 128}", "workload.isl"),
+        ("pricing: {H100-SXM-80GB: 1.0e+308}", "pricing.H100-SXM-80GB"),
+        ("workload: {isl: 128, osl: 128}\npricing: {H100-SXM-80GB: 20000.0}", "pricing"),
+    ],
+)
+def test_scenario_numbers_beyond_physical_bounds_are_refused(extra: str, field: str) -> None:
+    text = f"name: x\nmodel: m\ndemand: {{peak_requests_per_s: 1}}\n{extra}\n"
+    error = _refused(lambda: scenario_from_yaml(text, "edge.yaml"))
+    assert isinstance(error, ScenarioError) and error.field == field
+
+
+def test_a_scenario_name_of_a_thousand_characters_is_refused() -> None:
+    error = _refused(lambda: scenario_from_yaml(f"name: {'n' * 1000}\nmodel: m\n", "long.yaml"))
+    assert error.field == "name"
