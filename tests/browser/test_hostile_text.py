@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.app_server import ROOT, RunningApp
 from tests.browser.pages import PAGE_TIMEOUT_MS, app_idle, open_page
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.hostile]
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
 

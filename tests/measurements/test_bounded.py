@@ -17,6 +17,8 @@ from errors import InputError, ScenarioError, preview
 from measurements.bounded import Limits, load_json, load_yaml, load_yaml_all
 from planner.scenario import scenario_from_yaml
 
+pytestmark = pytest.mark.hostile
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # Hang and blow-up guards, far above what a refusal costs (milliseconds, a few MB), far below
 # what the unbounded parse took (32 s and 3 GB for the nine-level bomb).

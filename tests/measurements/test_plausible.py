@@ -8,6 +8,8 @@ from pydantic import ValidationError
 
 from measurements.run_file import Level, Metric
 
+pytestmark = pytest.mark.hostile
+
 
 def _level(*metrics: tuple[str, float], **counts: object) -> Level:
     return Level.model_validate(

@@ -13,6 +13,8 @@ from cli import common
 from reports.figures import escaped_labels
 from ui.text import plain
 
+pytestmark = pytest.mark.hostile
+
 
 @pytest.mark.parametrize(
     ("text", "shown"),

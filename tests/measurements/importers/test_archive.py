@@ -57,6 +57,7 @@ def test_is_archive_reads_the_magic_bytes_not_the_name() -> None:
     assert not is_archive("results.zip", b"")
 
 
+@pytest.mark.hostile
 def test_a_real_zip_bomb_is_refused_from_the_central_directory_before_decompressing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -74,18 +75,21 @@ def test_a_real_zip_bomb_is_refused_from_the_central_directory_before_decompress
     assert str(60 * MIB) in message and str(MAX_IMPORT_BYTES) in message
 
 
+@pytest.mark.hostile
 def test_a_member_under_the_size_limit_but_over_100_to_1_is_refused() -> None:
     data = _zip([("ok.json", b"{}"), ("zeros.json", bytes(10 * MIB))])
     with pytest.raises(InputError, match=r"'zeros\.json'.*compression ratio \d+:1, over 100:1"):
         expand_archive("r.zip", data)
 
 
+@pytest.mark.hostile
 def test_a_central_directory_that_understates_the_size_is_refused_while_reading() -> None:
     lying = _lie_about_size(_zip([("zeros.json", bytes(10 * MIB))]), 1000)
     with pytest.raises(InputError, match=r"lying\.zip: .*corrupt"):
         expand_archive("lying.zip", lying)
 
 
+@pytest.mark.hostile
 def test_the_read_budget_stops_a_bomb_that_got_past_the_declared_sizes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -96,6 +100,7 @@ def test_the_read_budget_stops_a_bomb_that_got_past_the_declared_sizes(
         expand_archive("r.zip", data)
 
 
+@pytest.mark.hostile
 @pytest.mark.parametrize(
     ("member", "why"),
     [
@@ -113,6 +118,7 @@ def test_path_traversal_names_are_refused(member: str, why: str) -> None:
     assert str(caught.value).startswith("t.zip: member ")
 
 
+@pytest.mark.hostile
 def test_a_symlink_member_is_refused() -> None:
     link = zipfile.ZipInfo("results/c8.json")
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
@@ -120,6 +126,7 @@ def test_a_symlink_member_is_refused() -> None:
         expand_archive("l.zip", _zip([(link, b"/etc/passwd")]))
 
 
+@pytest.mark.hostile
 def test_too_many_members_are_refused() -> None:
     data = _zip([(f"m{index}.json", b"") for index in range(archive.MAX_ARCHIVE_MEMBERS + 1)])
     with pytest.raises(InputError, match="too many members") as caught:
@@ -127,6 +134,7 @@ def test_too_many_members_are_refused() -> None:
     assert caught.value.value == 2001
 
 
+@pytest.mark.hostile
 def test_a_total_over_the_archive_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(archive, "MAX_ARCHIVE_TOTAL_BYTES", 1000)
     data = _zip([(f"m{index}.json", b"x" * 600) for index in range(2)])
@@ -139,6 +147,7 @@ def test_nested_archives_come_back_unexpanded() -> None:
     assert expand_archive("outer.zip", _zip([("inner.zip", inner)])) == [("inner.zip", inner)]
 
 
+@pytest.mark.hostile
 @pytest.mark.parametrize(
     "data",
     [b"PK\x03\x04 but nothing else", b"", b"plain text"],
@@ -148,12 +157,14 @@ def test_corrupt_or_non_zip_bytes_are_an_input_error(data: bytes) -> None:
         expand_archive("bad.zip", data)
 
 
+@pytest.mark.hostile
 def test_a_truncated_zip_is_an_input_error() -> None:
     data = _zip([("c8.json", (REAL / "c8.json").read_bytes())])
     with pytest.raises(InputError, match=r"^bad\.zip: not a readable zip archive"):
         expand_archive("bad.zip", data[: len(data) // 2])
 
 
+@pytest.mark.hostile
 def test_corrupt_deflate_data_is_an_input_error_naming_the_archive() -> None:
     text = json.dumps({"levels": [{"concurrency": c} for c in range(200)]}).encode()
     data = bytearray(_zip([("run.json", text)]))
@@ -164,6 +175,7 @@ def test_corrupt_deflate_data_is_an_input_error_naming_the_archive() -> None:
     assert caught.value.file == "batch.zip" and "corrupt" in str(caught.value)
 
 
+@pytest.mark.hostile
 @pytest.mark.parametrize(
     ("members", "said"),
     [([], "the archive is empty"), ([("__MACOSX/._x", b"x")], "no file to import")],
