@@ -16,17 +16,26 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from planner.curves import CurvePoint, LoadCurve
-from planner.families import FAMILIES, LATENCY_FAMILIES, THROUGHPUT_FAMILIES, Array
+from planner.families import (
+    FAMILIES,
+    INTERPOLATED,
+    LATENCY_FAMILIES,
+    THROUGHPUT_FAMILIES,
+    Array,
+)
 from planner.family_fit import (
     MIN_FIT_POINTS,
     Candidate,
     choose,
     clean_series,
     fit_candidates,
+    interpolation,
     min_points,
     refit_family,
+    unidentifiable,
 )
 
+UNIDENTIFIABLE = "no family's parameters are identifiable"
 # Mean absolute error of a normal variable is sigma * sqrt(2/pi): turns LOO MAPE into a sigma.
 MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
 
@@ -177,7 +186,19 @@ def _fit_series(
     candidates = fit_candidates(x_arr, y_arr, names)
     if not candidates:
         return None
-    chosen, reason = choose(candidates, len(x_arr))
+    problems = {id(c): unidentifiable(c, x_arr, y_arr) for c in candidates}
+    sane = [c for c in candidates if problems[id(c)] is None]
+    if not sane:
+        found = "; ".join(problem for problem in problems.values() if problem)
+        reason = (
+            f"{UNIDENTIFIABLE}: {found}; monotone interpolation of the measured points, "
+            "band from its held-out error"
+        )
+        return _result(interpolation(x_arr, y_arr), x_arr, y_arr, reason)
+    chosen, reason = choose(sane, len(x_arr))
+    rejected = [problem for problem in problems.values() if problem]
+    if rejected:
+        reason = f"{reason}; not identifiable, never chosen: {'; '.join(rejected)}"
     return _result(chosen, x_arr, y_arr, reason)
 
 
@@ -195,6 +216,8 @@ def refit_like(
     family = FAMILIES[like.family]
     if len(np.unique(x_arr)) < MIN_FIT_POINTS or len(x_arr) < min_points(family):
         return None
+    if family.name == INTERPOLATED:
+        return _result(interpolation(x_arr, y_arr), x_arr, y_arr, like.chosen_reason)
     kept = refit_family(family, x_arr, y_arr, like.loo_mape_pct)
     if kept is None:
         return None
@@ -290,6 +313,12 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
         throughput = fit_throughput(c, t)
     else:
         throughput = _refit_slot(curve, "output_tok_s", like.throughput)
+    named = [("output tok/s", throughput), *((_SERIES_TEXT[slot], fits[slot]) for slot in _SERIES)]
+    flags.extend(
+        f"{text}: {fit.chosen_reason}"
+        for text, fit in named
+        if fit is not None and fit.family == INTERPOLATED
+    )
     return CurveFit(
         curve=curve,
         throughput=throughput,

@@ -78,12 +78,12 @@ def test_a_bad_number_names_the_file_row_and_column(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_gpu_specs(bad)
     assert "specs.csv" in str(info.value) and "mem_bw_tb_s" in str(info.value)
-    assert "'fast'" in str(info.value) and "line 13" in str(info.value)
+    assert "'fast'" in str(info.value) and "line 15" in str(info.value)
 
 
 def test_a_blank_required_number_is_refused(tmp_path: Path) -> None:
     message = _error(_catalog_with(tmp_path, {**B200_ROW, "tdp_w": ""}))
-    assert "gpus.csv" in message and "'tdp_w'" in message and "line 15" in message
+    assert "gpus.csv" in message and "'tdp_w'" in message and "line 17" in message
 
 
 def test_a_blank_optional_peak_means_none(tmp_path: Path) -> None:

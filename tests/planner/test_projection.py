@@ -113,10 +113,10 @@ def test_weights_that_do_not_fit_the_target_are_not_projected() -> None:
     point = CurvePoint(1.0, tpot_ms=40.0)
     curve = LoadCurve(key, (point,), None, "measured", None, None, None, 1, ())
     result = project_curve(curve, H100)
-    assert isinstance(result, str) and "do not fit on 1 x H100-SXM-80GB" in result
+    assert isinstance(result, str) and "leave no room for a KV cache on 1 x H100-SXM-80GB" in result
 
 
 def test_concurrency_beyond_kv_capacity_is_flagged() -> None:
     source = next(c for c, _ in _vllm_70b_pairs(H100, H200) if c.key.tp == 2 and c.key.isl == 8192)
     projected = _projected(source, H200)
-    assert any("exceeds the estimated capacity" in flag for flag in projected.flags)
+    assert any("memory-limited on H200-SXM-141GB" in flag for flag in projected.flags)
