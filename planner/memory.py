@@ -179,7 +179,7 @@ def _streams_by_throughput(ceil: Ceilings, point: CurvePoint) -> int:
     ceiling (TP x bandwidth / weight bytes), so output tok/s / that ceiling streams ran."""
     if point.output_tok_s is None:
         return 0
-    needed = math.floor(point.output_tok_s / ceil.decode_tok_s_single_stream)
+    needed = math.ceil(point.output_tok_s / ceil.decode_tok_s_single_stream - 1e-9)
     return min(needed, math.floor(point.concurrency))
 
 
