@@ -102,9 +102,19 @@ def mean_context_tokens(isl: int, osl: int) -> float:
     return isl + osl / 2.0
 
 
+def reserved_tokens(engine: str | None, isl: int, osl: int) -> float:
+    """KV-cache tokens one stream takes from the engine's budget: TensorRT-LLM's default
+    scheduler (GUARANTEED_NO_EVICT) admits a request only with blocks for its whole isl + osl;
+    vLLM (and engines assumed to act like it) allocate blocks as tokens come, so a stream holds
+    its mean context."""
+    if engine == "tensorrt-llm":
+        return float(isl + osl)
+    return mean_context_tokens(isl, osl)
+
+
 @dataclass(frozen=True, slots=True)
 class KvCapacity:
-    """Streams whose KV cache fits at a workload's mean context, and what the estimate rests on.
+    """Streams whose KV cache fits at a workload, and what the estimate rests on.
 
     `streams` is what caps use: the estimate (its conservative side), unless a measurement ran
     more streams, which then wins (`measured_streams`, `contradiction` says so in words).
@@ -129,9 +139,9 @@ class KvCapacity:
 
 
 def estimate_streams(ceil: Ceilings, isl: int, osl: int) -> tuple[int, int]:
-    """(low, high) streams that fit at the mean context; 0 when the weights alone do not fit."""
+    """(low, high) streams that fit (reserved_tokens each); 0 when the weights leave no room."""
     budget = ceil.kv_budget_bytes
-    context = mean_context_tokens(isl, osl)
+    context = reserved_tokens(ceil.engine, isl, osl)
 
     def fit(bytes_per_element: float) -> int:
         per_stream = ceil.kv_bytes_per_token_per_byte * bytes_per_element * context
@@ -148,8 +158,8 @@ def kv_capacity(
     basis = (
         f"{ceil.kv.text}; {memory_rule_text(ceil.engine)} of {ceil.tp} x "
         f"{ceil.memory_bytes / ceil.tp / 2**30:.1f} GiB; "
-        f"{ceil.weight_bytes / 1e9:.1f} GB of weights; mean context "
-        f"{mean_context_tokens(isl, osl):g} tokens"
+        f"{ceil.weight_bytes / 1e9:.1f} GB of weights; "
+        f"{reserved_tokens(ceil.engine, isl, osl):g} tokens per stream"
     )
     measured, where = _measured_streams(ceil, isl, osl, points, low)
     contradiction = None

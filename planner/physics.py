@@ -55,8 +55,9 @@ class Ceilings:
         return kv_budget_bytes(self.engine, self.memory_bytes, self.weight_bytes)
 
     def streams_for(self, isl: int, osl: int) -> int:
-        """Estimate: streams of isl + osl whose KV cache fits at their mean context (isl + osl/2),
-        at the deployment's KV dtype (its larger candidate when unknown)."""
+        """Estimate: streams of isl + osl whose KV cache fits (at their mean context isl + osl/2,
+        or all of it where the engine reserves it), at the deployment's KV dtype (its larger
+        candidate when unknown)."""
         return estimate_streams(self, isl, osl)[0]
 
     def capacity(self, isl: int, osl: int, points: tuple[CurvePoint, ...] = ()) -> KvCapacity:

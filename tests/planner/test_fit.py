@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from planner.curves import CurveKey, CurvePoint, LoadCurve
-from planner.fit import fit_curve, fit_latency, fit_throughput
+from planner.families import FAMILIES, LATENCY_FAMILIES
+from planner.family_fit import Candidate, fit_candidates, unidentifiable
+from planner.fit import _fit, fit_curve, fit_latency, fit_throughput
 from planner.predict import predict
 
 C = np.array([1, 2, 4, 8, 16, 32, 48, 64, 96, 128], dtype=float)
@@ -146,3 +148,39 @@ def test_summary_is_json_friendly() -> None:
     text = json.dumps(summary, allow_nan=False)
     assert summary["family"] == "step-time" and "param_a" in summary and "stderr_b" in text
     assert summary["x_min"] == 1.0 and summary["x_max"] == 128.0
+
+
+# SYNTHETIC TPOT series (not measured): flat near 7 ms, then 22 ms at the top level, the shape
+# of issue 15's adjusted TensorRT-LLM H200 TP8 curve (fit 7-22 ms). queue-cap fits it with a
+# standard error of w ~1e13 times its value: the parameters are not identifiable.
+JUMP_C = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+JUMP_TPOT_MS = np.array([7.0, 7.05, 7.1, 7.2, 7.3, 22.0])
+
+
+def test_a_family_with_unidentifiable_parameters_is_never_chosen() -> None:
+    candidates = {c.family.name: c for c in fit_candidates(JUMP_C, JUMP_TPOT_MS, LATENCY_FAMILIES)}
+    problem = unidentifiable(candidates["queue-cap"], JUMP_C, JUMP_TPOT_MS)
+    assert problem is not None and "standard error of w" in problem
+    fit = fit_latency(JUMP_C, JUMP_TPOT_MS)
+    assert fit is not None and fit.family != "queue-cap"
+    assert "never chosen: queue-cap" in fit.chosen_reason
+
+
+def test_a_band_past_three_times_the_fit_marks_the_parameters_unidentifiable() -> None:
+    # Issue 15's numbers: the fit is 7-22 ms, the upper band 1.6e11 ms.
+    params = np.array([7.0, 0.5])
+    candidate = Candidate(FAMILIES["linear"], params, np.diag([1e21, 1e19]), 2.0)
+    problem = unidentifiable(candidate, JUMP_C[:4], 7.0 + 0.5 * JUMP_C[:4])
+    assert problem is not None and "band" in problem
+
+
+def test_with_no_identifiable_family_the_fit_falls_back_to_monotone_interpolation() -> None:
+    fit = _fit(JUMP_C, JUMP_TPOT_MS, ("queue-cap",))
+    assert fit is not None and fit.family == "interpolated"
+    assert "no family's parameters are identifiable" in fit.chosen_reason
+    assert np.allclose(fit.eval(JUMP_C), JUMP_TPOT_MS)
+    inside = fit.eval([3.0, 24.0])
+    assert 7.05 <= inside[0] <= 7.1 and 7.3 <= inside[1] <= 22.0
+    lo, hi = fit.eval_band([16.0])
+    assert fit.loo_mape_pct is not None and lo[0] < 7.3 < hi[0]  # band = held-out error
+    assert hi[0] < 3 * 7.3

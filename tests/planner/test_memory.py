@@ -49,8 +49,9 @@ def test_70b_fp8_on_one_h100_fits_8_to_17_streams_at_128_4096_not_1_or_2() -> No
     assert _h100_70b_fp8("vllm").streams_for(128, 4096) == 8
     unknown = _h100_70b_fp8("sglang").capacity(128, 4096)
     assert (unknown.estimate_low, unknown.estimate_high) == (8, 17)
-    # TensorRT-LLM: 0.9 of the 14.97 GB left after weights, FP8 KV.
-    assert _h100_70b_fp8("tensorrt-llm").streams_for(128, 4096) == 37
+    # TensorRT-LLM: 0.9 of the 14.97 GB left after weights, FP8 KV, reserved for all 4,224
+    # tokens of a request (GUARANTEED_NO_EVICT): 19.5 streams.
+    assert _h100_70b_fp8("tensorrt-llm").streams_for(128, 4096) == 19
 
 
 def test_the_published_h100_throughput_needs_9_to_18_streams() -> None:
