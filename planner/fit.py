@@ -82,14 +82,14 @@ class FitResult:
             return FAMILIES[self.family].func(xs, *self.params) * shape_factor(self.shape, xs)
 
     def eval_band(self, x: Array | Sequence[float], z: float = 1.96) -> tuple[Array, Array]:
-        """Lower and upper band: delta-method parameter spread widened by the held-out error
-        (scaled by the shape correction, as the values are)."""
+        """Lower and upper band: the fit times exp(-+z x rel_spread), the lognormal error the
+        plan draws from (planner.draws), so a band is never negative and never clipped to 0."""
         xs = np.asarray(x, dtype=np.float64)
         y = self.eval(xs)
+        rel = self.rel_spread(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            spread = np.sqrt(self._param_var(xs) + (self.noise_rel() * y) ** 2)
-            lo = np.where(np.isfinite(y), np.maximum(y - z * spread, 0.0), y)
-            hi = np.where(np.isfinite(y), y + z * spread, y)
+            lo = np.where(np.isfinite(y), y * np.exp(-z * rel), y)
+            hi = np.where(np.isfinite(y), y * np.exp(z * rel), y)
         return lo, hi
 
     def rel_spread(self, x: Array | Sequence[float]) -> Array:
