@@ -42,7 +42,8 @@ class CurveKey:
 
 @dataclass(frozen=True, slots=True)
 class CurvePoint:
-    """One concurrency level; bare ttft_ms/tpot_ms: the source did not state the statistic."""
+    """One concurrency level; bare ttft_ms/tpot_ms: the source did not state the statistic;
+    mean_*: stated as a mean (never a percentile)."""
 
     concurrency: float
     output_tok_s: float | None = None
@@ -53,6 +54,8 @@ class CurvePoint:
     p99_tpot_ms: float | None = None
     tpot_ms: float | None = None
     p99_e2e_ms: float | None = None
+    mean_ttft_ms: float | None = None
+    mean_tpot_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +204,8 @@ def _point(level: Level) -> CurvePoint | None:
         p99_tpot_ms=level.value("p99_tpot_ms"),
         tpot_ms=level.value("tpot_ms"),
         p99_e2e_ms=level.value("p99_e2e_ms"),
+        mean_ttft_ms=level.value("mean_ttft_ms"),
+        mean_tpot_ms=level.value("mean_tpot_ms"),
     )
     values = (
         point.output_tok_s,
@@ -211,6 +216,8 @@ def _point(level: Level) -> CurvePoint | None:
         point.p99_tpot_ms,
         point.tpot_ms,
         point.p99_e2e_ms,
+        point.mean_ttft_ms,
+        point.mean_tpot_ms,
     )
     return point if any(value is not None for value in values) else None
 

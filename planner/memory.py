@@ -196,8 +196,8 @@ def _streams_by_throughput(ceil: Ceilings, point: CurvePoint) -> int:
 def _streams_by_no_queue(point: CurvePoint, low: int, osl: int) -> int:
     """The level's concurrency when its TTFT is far below the wait a cache of `low` streams
     implies ((c / low - 1) x the request time), else 0."""
-    ttft = point.p50_ttft_ms if point.p50_ttft_ms is not None else point.ttft_ms
-    tpot = point.p50_tpot_ms if point.p50_tpot_ms is not None else point.tpot_ms
+    ttft = next((v for v in (point.p50_ttft_ms, point.ttft_ms, point.mean_ttft_ms) if v), None)
+    tpot = next((v for v in (point.p50_tpot_ms, point.tpot_ms, point.mean_tpot_ms) if v), None)
     if low <= 0 or point.concurrency <= low or ttft is None or tpot is None:
         return 0
     wait_ms = (point.concurrency / low - 1.0) * (osl - 1) * tpot

@@ -114,7 +114,10 @@ def _memory(curve: LoadCurve, source: Ceilings, target: Ceilings) -> _Memory | N
     if capacity.estimate_low > 0 and capacity.streams > capacity.estimate_low:
         target_streams = math.floor(target_streams * capacity.streams / capacity.estimate_low)
     within = [p for p in curve.points if p.concurrency <= capacity.streams]
-    steps = [(p.concurrency, _step_ms(p), _median(p.p50_ttft_ms, p.ttft_ms)) for p in within]
+    steps = [
+        (p.concurrency, _step_ms(p), _median(p.p50_ttft_ms, p.ttft_ms, p.mean_ttft_ms))
+        for p in within
+    ]
     usable = [(c, step, ttft) for c, step, ttft in steps if step is not None]
     return _Memory(
         source=capacity,
@@ -155,6 +158,8 @@ def _scaled(
         p99_tpot_ms=_times(point.p99_tpot_ms, tpot),
         tpot_ms=_times(point.tpot_ms, tpot),
         p99_e2e_ms=_times(point.p99_e2e_ms, e2e if e2e is not None else tpot),
+        mean_ttft_ms=_times(point.mean_ttft_ms, ttft),
+        mean_tpot_ms=_times(point.mean_tpot_ms, tpot),
     )
 
 
@@ -169,7 +174,10 @@ def _project_limited(
     """
     source, scaling = scaled
     osl = key.osl or 1
-    step_ms, ttft_ms = _step_ms(point), _median(point.p50_ttft_ms, point.ttft_ms, point.p99_ttft_ms)
+    step_ms, ttft_ms = (
+        _step_ms(point),
+        _median(point.p50_ttft_ms, point.ttft_ms, point.mean_ttft_ms, point.p99_ttft_ms),
+    )
     if step_ms is None or not memory.batches or scaling.prefill_ratio is None:
         return _project_point(point, key, source, scaling)
     batch = min(point.concurrency, float(memory.target_streams))
@@ -243,8 +251,9 @@ def _median(*values: float | None) -> float | None:
 
 
 def _step_ms(point: CurvePoint) -> float | None:
-    """Measured decode step time: the median (or unlabelled) TPOT, else c / output tok/s."""
-    tpot = point.p50_tpot_ms if point.p50_tpot_ms is not None else point.tpot_ms
+    """Measured decode step time: the median (or unlabelled, or mean) TPOT, else c / output
+    tok/s."""
+    tpot = _median(point.p50_tpot_ms, point.tpot_ms, point.mean_tpot_ms)
     if tpot is not None and tpot > 0:
         return tpot
     if point.output_tok_s:
@@ -256,8 +265,8 @@ def _request_factor(
     point: CurvePoint, osl: int | None, decode: float, prefill: float | None
 ) -> float | None:
     """Target/source request time, TTFT + (osl - 1) x TPOT; None when a part is unknown."""
-    ttft = point.p50_ttft_ms if point.p50_ttft_ms is not None else point.ttft_ms
-    tpot = point.p50_tpot_ms if point.p50_tpot_ms is not None else point.tpot_ms
+    ttft = _median(point.p50_ttft_ms, point.ttft_ms, point.mean_ttft_ms)
+    tpot = _median(point.p50_tpot_ms, point.tpot_ms, point.mean_tpot_ms)
     if ttft is None or tpot is None or osl is None or prefill is None:
         return None
     source_ms = ttft + (osl - 1) * tpot
