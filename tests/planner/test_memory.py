@@ -11,6 +11,7 @@ from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves import H100, CurveKey, CurvePoint, LoadCurve
 from planner.memory import KvDtype, kv_dtype
 from planner.physics import Ceilings, ceilings, check_curve
+from tests.planner.builders import silicon_curves
 
 SPECS = {spec.gpu: spec for spec in load_gpu_specs()}
 MODEL = "meta-llama/Llama-3.1-70B"
@@ -93,3 +94,27 @@ def test_weights_that_leave_no_room_give_zero_streams(engine: str | None) -> Non
     found = ceilings(MODEL, "bf16", SPECS[H100], 1, engine)
     assert isinstance(found, Ceilings)
     assert found.kv_budget_bytes < 0 and found.streams_for(128, 4096) == 0
+
+
+def _silicon_70b_h200_tp1(isl: int, osl: int) -> LoadCurve:
+    return next(
+        c
+        for c in silicon_curves()
+        if c.key.engine == "vllm"
+        and c.key.gpu == "H200-SXM-141GB"
+        and c.key.tp == 1
+        and c.key.model.endswith("Llama-3.1-70B")
+        and (c.key.isl, c.key.osl) == (isl, osl)
+    )
+
+
+def test_silicon_levels_that_ran_together_overrule_the_estimate_and_queued_ones_do_not() -> None:
+    # 1024/8192: c=64 doubles c=32's throughput with TTFT 5.3 s, where a 38-stream cache would
+    # make requests wait minutes: the estimate is wrong. 8192/1024: c=64 waits 40 s and its
+    # throughput barely grows: it queued, as the 22-stream estimate says.
+    ran = check_curve(_silicon_70b_h200_tp1(1024, 8192))
+    assert ran.memory is not None and ran.memory.estimate_low == 38
+    assert ran.max_streams == 64 and ran.memory.contradiction is not None
+    queued = check_curve(_silicon_70b_h200_tp1(8192, 1024))
+    assert queued.memory is not None and queued.memory.contradiction is None
+    assert queued.max_streams == queued.memory.estimate_low == 22
