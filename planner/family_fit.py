@@ -138,12 +138,12 @@ def interpolation(x: Array, y: Array) -> Candidate:
     """The fallback: monotone (non-decreasing) interpolation of the measured points in log c,
     its held-out error from predicting each interior point from its neighbours."""
     knots_y = np.maximum.accumulate(y)
-    errors = [
-        abs(float(FAMILIES[INTERPOLATED].func(x[i : i + 1], *x[keep], *knots_y[keep])[0]) - y[i])
-        / y[i]
-        for i in range(1, len(x) - 1)
-        if (keep := np.arange(len(x)) != i) is not None
-    ]
+    func = FAMILIES[INTERPOLATED].func
+    errors: list[float] = []
+    for held_out in range(1, len(x) - 1):
+        keep = np.arange(len(x)) != held_out
+        predicted = float(func(x[held_out : held_out + 1], *x[keep], *knots_y[keep])[0])
+        errors.append(abs(predicted - y[held_out]) / y[held_out])
     params = np.concatenate([x, knots_y])
     loo = 100.0 * float(np.mean(errors)) if errors else None
     return Candidate(FAMILIES[INTERPOLATED], params, np.zeros((len(params), len(params))), loo)
