@@ -9,11 +9,15 @@ import warnings
 import numpy as np
 import pytest
 
+from planner.capacity import make_plan
 from planner.curves import CurveKey, CurvePoint, LoadCurve
 from planner.families import FAMILIES, LATENCY_FAMILIES
 from planner.family_fit import Candidate, fit_candidates, unidentifiable
 from planner.fit import _fit, fit_curve, fit_latency, fit_throughput
+from planner.options import SizedOption
 from planner.predict import predict
+from planner.prices import load_catalog_csv
+from tests.planner.builders import scenario, silicon_curves
 
 C = np.array([1, 2, 4, 8, 16, 32, 48, 64, 96, 128], dtype=float)
 
@@ -184,3 +188,21 @@ def test_with_no_identifiable_family_the_fit_falls_back_to_monotone_interpolatio
     lo, hi = fit.eval_band([16.0])
     assert fit.loo_mape_pct is not None and lo[0] < 7.3 < hi[0]  # band = held-out error
     assert hi[0] < 3 * 7.3
+
+
+def test_the_adjusted_trtllm_h200_tp8_plan_no_longer_rests_on_a_degenerate_tpot_fit() -> None:
+    # Issue 15, item 3, rebuilt from the silicon sample: TensorRT-LLM 70B FP8 TP8 on H200
+    # measured at 8192/1024, adjusted to 4096/512, TPOT p99 <= 30 ms, 6.5 req/s. Before, the
+    # adjusted TPOT was fitted by queue-cap (standard error of w 3.5e14x its value): the plan
+    # stopped at 4 streams per replica and asked for 80 GPUs ($204,400/month).
+    sc = scenario(
+        workload={"isl": 4096, "osl": 512},
+        demand={"peak_requests_per_s": 6.5},
+        sla={"tpot_p99_ms": 30},
+        candidates={"engines": ["tensorrt-llm"], "gpus": ["H200-SXM-141GB"], "tp": [8]},
+        options={"gpus_per_node": 8, "target_utilization": 0.8, "redundancy_replicas": 1},
+    )
+    plan = make_plan(sc, silicon_curves(), load_catalog_csv())
+    (option,) = plan.options
+    assert isinstance(option, SizedOption) and option.meets_sla
+    assert option.gpus <= 32 and option.concurrency_per_replica > 64
