@@ -163,7 +163,7 @@ def kv_capacity(
         f"{ceil.weight_bytes / 1e9:.1f} GB of weights; "
         f"{reserved_tokens(ceil.engine, isl, osl):g} tokens per stream"
     )
-    measured, where = _measured_streams(ceil, isl, osl, points, low)
+    measured, where = _measured_streams(ceil, osl, points, low)
     contradiction = None
     if measured is not None and measured > high:
         contradiction = (
@@ -175,7 +175,7 @@ def kv_capacity(
 
 
 def _measured_streams(
-    ceil: Ceilings, isl: int, osl: int, points: Sequence[CurvePoint], low: int
+    ceil: Ceilings, osl: int, points: Sequence[CurvePoint], low: int
 ) -> tuple[int | None, str]:
     """Most streams any point shows running together, and where ('' when none)."""
     best: tuple[int | None, str] = (None, "")
