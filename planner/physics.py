@@ -142,9 +142,12 @@ def ceilings(
     precision: str | None,
     gpu: GpuSpec,
     tp: int,
+    *,
     engine: str | None = None,
+    kv_cache_dtype: str | None = None,
 ) -> Ceilings | str:
-    """The ceilings for a model on TP GPUs under an engine, or why they cannot be computed."""
+    """The ceilings for a model on TP GPUs under an engine (and its stated KV-cache dtype), or
+    why they cannot be computed."""
     facts = model_facts(model)
     if facts is None:
         return f"no physics check: model facts unknown for {model!r}"
@@ -153,7 +156,7 @@ def ceilings(
         return f"no physics check: bytes per weight unknown for precision {precision!r}"
     found = _ceilings(facts, precision.strip().lower(), weight_byte, gpu, tp)
     name = canonical_engine(engine) if engine else None
-    return replace(found, engine=name, kv=kv_dtype(name, precision))
+    return replace(found, engine=name, kv=kv_dtype(name, precision, kv_cache_dtype))
 
 
 def _ceilings(
@@ -191,7 +194,9 @@ def curve_ceilings(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Ceil
     spec = by_gpu.get(canonical_gpu(key.gpu))
     if spec is None:
         return f"no physics check: no specs for GPU {key.gpu!r}"
-    return ceilings(key.model, key.precision, spec, tp, key.engine)
+    return ceilings(
+        key.model, key.precision, spec, tp, engine=key.engine, kv_cache_dtype=curve.kv_cache_dtype
+    )
 
 
 def check_curve(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> PhysicsCheck:

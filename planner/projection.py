@@ -58,9 +58,12 @@ def project_curve(
         return f"no projection: no specs for GPU {target_gpu!r}"
     if target_spec.gpu == source.gpu:
         return f"no projection: the curve was measured on {source.gpu} already"
-    target = ceilings(curve.key.model, curve.key.precision, target_spec, source.tp, source.engine)
+    target = ceilings(
+        curve.key.model, curve.key.precision, target_spec, source.tp, engine=source.engine
+    )
     if isinstance(target, str):
         return target.replace("no physics check", "no projection")
+    target = replace(target, kv=source.kv)  # the same deployment: the same KV dtype
     if target.kv_budget_bytes <= 0:
         return (
             f"no projection: {target.weight_bytes / 1e9:.1f} GB of weights leave no room for a "
@@ -95,6 +98,7 @@ def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurv
         cold_start_s=None,
         engine_build_s=None,
         gpus_per_replica=curve.gpus_per_replica,
+        kv_cache_dtype=curve.kv_cache_dtype,
         flags=(
             *curve.flags,
             _assumption(source, target, scaling),

@@ -106,6 +106,14 @@ def test_a_mean_latency_is_kept_as_a_mean_not_dropped_or_relabelled() -> None:
     assert point.ttft_ms is None and point.p50_ttft_ms is None and point.tpot_ms is None
 
 
+def test_the_stated_kv_cache_dtype_travels_with_the_curve() -> None:
+    level = _level(LoadKind.CONCURRENCY, 4, 300.0)
+    stated = curve_from_run(_run((level,), tp=1, engine_args={"kv_cache_dtype": "fp8"}))
+    unstated = curve_from_run(_run((level,), tp=1))
+    assert stated is not None and stated.kv_cache_dtype == "fp8"
+    assert unstated is not None and unstated.kv_cache_dtype is None
+
+
 @pytest.mark.parametrize(
     ("deployment", "gpus", "flag"),
     [

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves import H100, CurveKey, CurvePoint, LoadCurve
+from planner.curves import H100, CurveKey, CurvePoint, LoadCurve, stated_kv_cache_dtype
 from planner.memory import KvDtype, kv_dtype
 from planner.physics import Ceilings, ceilings, check_curve
 from tests.planner.builders import silicon_curves
@@ -20,7 +20,7 @@ PUBLISHED_H100_TOK_S = (426.0, 840.0)
 
 
 def _h100_70b_fp8(engine: str | None) -> Ceilings:
-    found = ceilings(MODEL, "fp8", SPECS[H100], 1, engine)
+    found = ceilings(MODEL, "fp8", SPECS[H100], 1, engine=engine)
     assert isinstance(found, Ceilings)
     return found
 
@@ -91,7 +91,7 @@ def test_a_level_with_no_queueing_shows_its_streams_ran_together() -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "tensorrt-llm", None])
 def test_weights_that_leave_no_room_give_zero_streams(engine: str | None) -> None:
-    found = ceilings(MODEL, "bf16", SPECS[H100], 1, engine)
+    found = ceilings(MODEL, "bf16", SPECS[H100], 1, engine=engine)
     assert isinstance(found, Ceilings)
     assert found.kv_budget_bytes < 0 and found.streams_for(128, 4096) == 0
 
@@ -118,3 +118,26 @@ def test_silicon_levels_that_ran_together_overrule_the_estimate_and_queued_ones_
     queued = check_curve(_silicon_70b_h200_tp1(8192, 1024))
     assert queued.memory is not None and queued.memory.contradiction is None
     assert queued.max_streams == queued.memory.estimate_low == 22
+
+
+def test_a_stated_fp8_kv_cache_doubles_the_vllm_estimate() -> None:
+    stated = ceilings(MODEL, "fp8", SPECS[H100], 1, engine="vllm", kv_cache_dtype="fp8")
+    assert isinstance(stated, Ceilings) and stated.kv.text == "fp8 KV cache (stated)"
+    assert stated.streams_for(128, 4096) == 17  # 6.415 GB / (163,840 B x 2,176 tokens)
+
+
+@pytest.mark.parametrize(
+    ("engine_args", "command", "dtype"),
+    [
+        ({"kv_cache_dtype": "fp8"}, "", "fp8"),
+        ({"kv_cache_quant_algo": "FP8"}, "", "fp8"),
+        ({}, "vllm serve m --kv-cache-dtype fp8_e4m3 --port 8000", "fp8_e4m3"),
+        ({}, "python -m vllm.entrypoints.openai.api_server --kv_cache_dtype=fp8", "fp8"),
+        ({"kv_cache_dtype": "auto"}, "vllm serve m --kv-cache-dtype auto", None),
+        ({}, "vllm serve m", None),
+    ],
+)
+def test_the_stated_kv_dtype_is_read_from_engine_args_or_the_launch_command(
+    engine_args: dict[str, str], command: str, dtype: str | None
+) -> None:
+    assert stated_kv_cache_dtype(engine_args, command) == dtype
