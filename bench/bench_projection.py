@@ -1,9 +1,10 @@
 """Cross-GPU projection accuracy on aiconfigurator's measured silicon sample.
 
-Every vLLM curve measured on both H100 and H200 at the same model, TP and ISL/OSL is projected
-to the other GPU and compared with the measured rows at the same concurrency. Prints MAPE for
-output tok/s, TTFT and TPOT per direction, next to the "no scaling" baseline (the source numbers
-as they are). Run: `python bench/bench_projection.py`.
+Every curve (vLLM, TensorRT-LLM, SGLang) measured on both H100 and H200 at the same model, TP
+and ISL/OSL is projected to the other GPU and compared with the measured rows at the same
+concurrency. Prints MAPE and the worst error for output tok/s, TTFT and TPOT per direction and
+per TP, next to the "no scaling" baseline (the source numbers as they are).
+Run: `python bench/bench_projection.py [--engine vllm]`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves import H100, H200, CurvePoint, LoadCurve, curve_from_run  # noqa: E402
+from planner.curves import H100, H200, CurveKey, CurvePoint, LoadCurve, curve_from_run  # noqa: E402
 from planner.physics import Ceilings, curve_ceilings  # noqa: E402
 from planner.projection import project_curve  # noqa: E402
 
@@ -40,10 +41,18 @@ def load_curves(path: Path = SILICON_CSV) -> list[LoadCurve]:
 
 
 def pairs(
-    curves: list[LoadCurve], source_gpu: str, target_gpu: str, engine: str = "vllm"
+    curves: list[LoadCurve], source_gpu: str, target_gpu: str, engine: str | None = "vllm"
 ) -> Iterator[tuple[LoadCurve, LoadCurve]]:
-    """(source curve, measured target curve) for every deployment measured on both GPUs."""
-    by_key = {curve.key: curve for curve in curves if curve.key.engine == engine}
+    """(source curve, measured target curve) for every deployment measured on both GPUs (of
+    one engine, or every engine when engine is None)."""
+    by_key: dict[CurveKey, LoadCurve] = {}
+    for curve in curves:
+        if engine not in (None, curve.key.engine):
+            continue
+        # Versions differ between the GPUs' runs in the sample; the deployment is the same.
+        key = replace(curve.key, engine_version=None)
+        if len(curve.points) > len(by_key.get(key, curve).points) or key not in by_key:
+            by_key[key] = curve
     for key, curve in by_key.items():
         measured = by_key.get(replace(key, gpu=target_gpu))
         if key.gpu == source_gpu and measured is not None:
@@ -86,34 +95,40 @@ def ttft_errors_within_capacity(
     ]
 
 
+def direction(
+    curves: list[LoadCurve], source_gpu: str, target_gpu: str, engine: str | None
+) -> dict[str, dict[str, list[float]]]:
+    """Absolute % errors keyed 'projected TPn' / 'no scaling TPn' / 'projected all' -> metric."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for source, measured in pairs(curves, source_gpu, target_gpu, engine):
+        predicted = project_curve(source, target_gpu)
+        if isinstance(predicted, str):
+            print(f"  skipped {source.label_text()}: {predicted}")
+            continue
+        for method, per_metric in errors(source, predicted, measured).items():
+            for group in (f"TP{source.key.tp}", "all"):
+                bucket = out.setdefault(f"{method} {group}", {})
+                for metric, errs in per_metric.items():
+                    bucket.setdefault(metric, []).extend(errs)
+        out.setdefault("pairs", {}).setdefault("count", []).append(1.0)
+    return out
+
+
 def main() -> None:
-    """Print MAPE per direction, metric and method."""
+    """Print MAPE and worst error per direction, TP, metric and method."""
+    engine = sys.argv[sys.argv.index("--engine") + 1] if "--engine" in sys.argv else None
     curves = load_curves()
     for source_gpu, target_gpu in ((H100, H200), (H200, H100)):
-        totals: dict[str, dict[str, list[float]]] = {"projected": {}, "no scaling": {}}
-        count = 0
-        within: list[float] = []
-        for source, measured in pairs(curves, source_gpu, target_gpu):
-            predicted = project_curve(source, target_gpu)
-            if isinstance(predicted, str):
-                print(f"  skipped {source.label_text()}: {predicted}")
-                continue
-            count += 1
-            within.extend(ttft_errors_within_capacity(source, predicted, measured))
-            for method, per_metric in errors(source, predicted, measured).items():
-                for metric, errs in per_metric.items():
-                    totals[method].setdefault(metric, []).extend(errs)
-        print(f"{source_gpu} -> {target_gpu}: {count} curve pairs")
-        for method, per_metric in totals.items():
+        found = direction(curves, source_gpu, target_gpu, engine)
+        count = len(found.pop("pairs", {}).get("count", []))
+        print(f"{source_gpu} -> {target_gpu}: {count} curve pairs ({engine or 'all engines'})")
+        for group, per_metric in sorted(found.items(), key=lambda item: item[0].split()[-1]):
             cells = "  ".join(
-                f"{metric} {np.mean(errs):5.1f}% (n={len(errs)})"
+                f"{metric} {np.mean(errs):6.1f}% (worst {np.max(errs):6.1f}%, n={len(errs)})"
                 for metric, errs in per_metric.items()
+                if errs
             )
-            print(f"  {method:>10}: MAPE {cells}")
-        print(
-            f"  projected TTFT where the KV cache fits both GPUs: MAPE {np.mean(within):.1f}% "
-            f"(n={len(within)})"
-        )
+            print(f"  {group:>16}: {cells}")
 
 
 if __name__ == "__main__":

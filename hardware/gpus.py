@@ -37,7 +37,11 @@ COLUMNS = (
     "source",
     "as_of",
     "notes",
+    "memory_mib_total",
 )
+# Columns an older catalog copy may lack (read as blank).
+OPTIONAL_COLUMNS = ("memory_mib_total",)
+_MIB = 2**20
 # Which dense peak a precision's matrix multiplies run at; weight-only formats (int4, AWQ) run
 # their math at 16 bits but are left out, so no floor is claimed for them.
 _PEAK_COLUMN = {
@@ -79,6 +83,15 @@ class GpuSpec:
     source: str
     as_of: str
     notes: str
+    memory_mib_total: float | None = None  # driver-reported capacity (nvidia-smi); None: unknown
+
+    @property
+    def memory_bytes(self) -> float:
+        """Bytes an engine can size itself against: the driver-reported total (81,559 MiB on an
+        "80 GB" H100), else the datasheet's decimal GB."""
+        if self.memory_mib_total is not None:
+            return self.memory_mib_total * _MIB
+        return self.memory_gb * 1e9
 
     def dense_tflops(self, precision: str) -> float | None:
         """Dense peak TFLOPS for a precision's math; None when the GPU or precision has none."""
@@ -151,7 +164,11 @@ def _parse(text: str, name: str) -> list[GpuSpec]:
         if line.strip() and not line.lstrip().startswith("#")
     ]
     reader = csv.DictReader(io.StringIO("\n".join(line for _, line in numbered)))
-    missing = [column for column in COLUMNS if column not in (reader.fieldnames or [])]
+    missing = [
+        column
+        for column in COLUMNS
+        if column not in (reader.fieldnames or []) and column not in OPTIONAL_COLUMNS
+    ]
     if missing:
         raise InputError(
             f"the GPU catalog lacks columns; expected {', '.join(COLUMNS)}",
@@ -215,6 +232,7 @@ def _spec(row: Mapping[str, str | None], line: str, name: str) -> GpuSpec:
         source=text("source"),
         as_of=text("as_of"),
         notes=text("notes"),
+        memory_mib_total=optional("memory_mib_total"),
     )
 
 

@@ -5,6 +5,7 @@ Only closed-loop (concurrency) levels become points; what was dropped or assumed
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,7 +43,8 @@ class CurveKey:
 
 @dataclass(frozen=True, slots=True)
 class CurvePoint:
-    """One concurrency level; bare ttft_ms/tpot_ms: the source did not state the statistic."""
+    """One concurrency level; bare ttft_ms/tpot_ms: the source did not state the statistic;
+    mean_*: stated as a mean (never a percentile)."""
 
     concurrency: float
     output_tok_s: float | None = None
@@ -53,6 +55,8 @@ class CurvePoint:
     p99_tpot_ms: float | None = None
     tpot_ms: float | None = None
     p99_e2e_ms: float | None = None
+    mean_ttft_ms: float | None = None
+    mean_tpot_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,7 @@ class LoadCurve:
     engine_build_s: float | None
     gpus_per_replica: int | None  # None: neither TP nor GPU count stated (never guessed)
     flags: tuple[str, ...]
+    kv_cache_dtype: str | None = None  # as the deployment stated it; None: not stated
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -135,7 +140,26 @@ def curve_from_run(
         engine_build_s=run.startup.engine_build_s,
         gpus_per_replica=gpus_per_replica,
         flags=tuple(flags),
+        kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, _launch_command(run)),
     )
+
+
+def _launch_command(run: RunFile) -> str:
+    """The deployment's launch command ('' when not recorded)."""
+    return run.deployment.launch_command or ""
+
+
+def stated_kv_cache_dtype(engine_args: dict[str, str], launch_command: str) -> str | None:
+    """The KV-cache dtype a deployment states: an engine argument (kv_cache_dtype, vLLM's
+    --kv-cache-dtype, TensorRT-LLM's kv_cache_quant_algo) or the flag in its launch command;
+    None when not stated or 'auto' (the engine's default)."""
+    for name in ("kv_cache_dtype", "kv-cache-dtype", "kv_cache_quant_algo"):
+        value = (engine_args.get(name) or "").strip().lower()
+        if value and value != "auto":
+            return value
+    found = re.search(r"--kv[-_]cache[-_]dtype[ =]+(\S+)", launch_command)
+    value = found.group(1).strip("'\"").lower() if found else ""
+    return value if value and value != "auto" else None
 
 
 def _key(run: RunFile) -> CurveKey:
@@ -201,6 +225,8 @@ def _point(level: Level) -> CurvePoint | None:
         p99_tpot_ms=level.value("p99_tpot_ms"),
         tpot_ms=level.value("tpot_ms"),
         p99_e2e_ms=level.value("p99_e2e_ms"),
+        mean_ttft_ms=level.value("mean_ttft_ms"),
+        mean_tpot_ms=level.value("mean_tpot_ms"),
     )
     values = (
         point.output_tok_s,
@@ -211,6 +237,8 @@ def _point(level: Level) -> CurvePoint | None:
         point.p99_tpot_ms,
         point.tpot_ms,
         point.p99_e2e_ms,
+        point.mean_ttft_ms,
+        point.mean_tpot_ms,
     )
     return point if any(value is not None for value in values) else None
 

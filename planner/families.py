@@ -29,6 +29,20 @@ class Family:
     valid: Callable[[Array, float], bool]
 
 
+def _interpolated(c: Array, *knots: float) -> Array:
+    """Piecewise-linear in log c through (c_i, y_i) knots (first half c, second half y); flat
+    outside them."""
+    n = len(knots) // 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(np.maximum(np.asarray(c, dtype=np.float64), 1e-12))
+    return np.asarray(np.interp(logs, np.log(np.asarray(knots[:n])), knots[n:]), dtype=np.float64)
+
+
+def _interpolated_jac(c: Array, *knots: float) -> Array:
+    """No fitted parameters: the knots are the measurements, so no parameter spread."""
+    return np.zeros((len(np.atleast_1d(c)), len(knots)), dtype=np.float64)
+
+
 def _columns(*columns: Array) -> Array:
     """Jacobian (n, p) from its columns (np.stack is several times slower on tiny arrays)."""
     return np.array(columns, dtype=np.float64).T
@@ -260,6 +274,8 @@ THROUGHPUT_FAMILIES: tuple[str, ...] = (
     "step-time-cap",
 )
 LATENCY_FAMILIES: tuple[str, ...] = ("linear", "power", "queueing", "queue-cap")
+# The fallback when no family's parameters are identifiable (planner.family_fit.interpolation).
+INTERPOLATED = "interpolated"
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
@@ -293,6 +309,14 @@ FAMILIES: dict[str, Family] = {
             _queueing_valid,
         ),
         Family(
+            INTERPOLATED,
+            (),
+            _interpolated,
+            _interpolated_jac,
+            lambda c, y: None,
+            lambda params, x_max: True,
+        ),
+        Family(
             "queue-cap",
             ("y0", "k", "w", "c_cap"),
             _queue_cap,
@@ -316,4 +340,5 @@ def family_formula(name: str) -> str:
         "power": "y(c) = y0 + k c^g",
         "queueing": "y(c) = y0 + k c / (1 - c * inv_c_sat)",
         "queue-cap": "y(c) = y0 + k c + w max(c - c_cap, 0)",
+        INTERPOLATED: "monotone interpolation of the measured points in log c, flat outside",
     }[name]

@@ -13,13 +13,21 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import leastsq
 
-from planner.families import FAMILIES, Array, Family
+from planner.families import FAMILIES, INTERPOLATED, Array, Family
 
 # A simpler family is kept unless a richer one cuts the held-out error by a third: on synthetic
 # step-time data with 2% noise, a 3-parameter family beats it by chance by up to 1.3x (99th pct),
 # while real power-law shapes beat it by 2x or more (tests/planner/test_fit.py).
 SIMPLER_TOLERANCE = 1.5
 MIN_FIT_POINTS = 3
+# Identifiability: a 3+ parameter family whose standard error exceeds this many times its
+# parameter, whose parameter correlation matrix is this ill-conditioned, or whose 95% parameter
+# band at a measured concurrency reaches further from the fit than BAND_BOUND x both the fitted
+# value and the data's range has parameters the data do not determine.
+REL_STDERR_BOUND = 10.0
+CORRELATION_COND_BOUND = 1e10
+BAND_BOUND = 3.0
+_Z = 1.96
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +85,68 @@ def clean_series(c: Sequence[float] | Array, y: Sequence[float] | Array) -> tupl
     keep = np.isfinite(x_arr) & np.isfinite(y_arr) & (x_arr > 0) & (y_arr > 0)
     order = np.argsort(x_arr[keep], kind="stable")
     return x_arr[keep][order], y_arr[keep][order]
+
+
+def unidentifiable(candidate: Candidate, x: Array, y: Array) -> str | None:
+    """Why a fitted family's parameters are not determined by the data; None when they are."""
+    name, params, cov = candidate.family.name, candidate.params, candidate.covariance
+    if not np.all(np.isfinite(cov)):
+        return f"{name}: covariance not finite"
+    stderr = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    if len(params) >= 3:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = stderr / np.abs(params)
+        worst = int(np.nanargmax(np.where(np.isfinite(rel), rel, np.inf)))
+        if not rel[worst] <= REL_STDERR_BOUND:
+            param = candidate.family.param_names[worst]
+            return f"{name}: standard error of {param} is {rel[worst]:.3g}x its value"
+    if _correlation_cond(cov, stderr) > CORRELATION_COND_BOUND:
+        return f"{name}: singular parameter covariance"
+    return _band_problem(candidate, x, y)
+
+
+def _correlation_cond(cov: Array, stderr: Array) -> float:
+    """Condition number of the correlation matrix of the parameters with a spread (an exact fit
+    has none: zero covariance is no sign of a singular one)."""
+    spread = stderr > 0
+    if np.count_nonzero(spread) < 2:
+        return 1.0
+    with np.errstate(all="ignore"):
+        corr = cov[np.ix_(spread, spread)] / np.outer(stderr[spread], stderr[spread])
+        return float(np.linalg.cond(corr)) if np.all(np.isfinite(corr)) else math.inf
+
+
+def _band_problem(candidate: Candidate, x: Array, y: Array) -> str | None:
+    """The band check: the parameter band at each measured concurrency against the data."""
+    family, params = candidate.family, candidate.params
+    with np.errstate(all="ignore"):
+        fitted = family.func(x, *params)
+        jac = family.jac(x, *params)
+        half = _Z * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", jac, candidate.covariance, jac), 0))
+    limit = BAND_BOUND * np.maximum(fitted, np.max(y) - np.min(y))
+    bad = ~(half <= limit)
+    if not np.any(bad):
+        return None
+    at = int(np.argmax(bad))
+    return (
+        f"{family.name}: band {fitted[at] - half[at]:.3g}-{fitted[at] + half[at]:.3g} at "
+        f"concurrency {x[at]:g} where the fit is {fitted[at]:.3g}"
+    )
+
+
+def interpolation(x: Array, y: Array) -> Candidate:
+    """The fallback: monotone (non-decreasing) interpolation of the measured points in log c,
+    its held-out error from predicting each interior point from its neighbours."""
+    knots_y = np.maximum.accumulate(y)
+    func = FAMILIES[INTERPOLATED].func
+    errors: list[float] = []
+    for held_out in range(1, len(x) - 1):
+        keep = np.arange(len(x)) != held_out
+        predicted = float(func(x[held_out : held_out + 1], *x[keep], *knots_y[keep])[0])
+        errors.append(abs(predicted - y[held_out]) / y[held_out])
+    params = np.concatenate([x, knots_y])
+    loo = 100.0 * float(np.mean(errors)) if errors else None
+    return Candidate(FAMILIES[INTERPOLATED], params, np.zeros((len(params), len(params))), loo)
 
 
 def _fit_nonlinear(family: Family, x: Array, y: Array) -> Candidate | None:

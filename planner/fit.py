@@ -16,17 +16,26 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from planner.curves import CurvePoint, LoadCurve
-from planner.families import FAMILIES, LATENCY_FAMILIES, THROUGHPUT_FAMILIES, Array
+from planner.families import (
+    FAMILIES,
+    INTERPOLATED,
+    LATENCY_FAMILIES,
+    THROUGHPUT_FAMILIES,
+    Array,
+)
 from planner.family_fit import (
     MIN_FIT_POINTS,
     Candidate,
     choose,
     clean_series,
     fit_candidates,
+    interpolation,
     min_points,
     refit_family,
+    unidentifiable,
 )
 
+UNIDENTIFIABLE = "no family's parameters are identifiable"
 # Mean absolute error of a normal variable is sigma * sqrt(2/pi): turns LOO MAPE into a sigma.
 MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
 
@@ -73,14 +82,14 @@ class FitResult:
             return FAMILIES[self.family].func(xs, *self.params) * shape_factor(self.shape, xs)
 
     def eval_band(self, x: Array | Sequence[float], z: float = 1.96) -> tuple[Array, Array]:
-        """Lower and upper band: delta-method parameter spread widened by the held-out error
-        (scaled by the shape correction, as the values are)."""
+        """Lower and upper band: the fit times exp(-+z x rel_spread), the lognormal error the
+        plan draws from (planner.draws), so a band is never negative and never clipped to 0."""
         xs = np.asarray(x, dtype=np.float64)
         y = self.eval(xs)
+        rel = self.rel_spread(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            spread = np.sqrt(self._param_var(xs) + (self.noise_rel() * y) ** 2)
-            lo = np.where(np.isfinite(y), np.maximum(y - z * spread, 0.0), y)
-            hi = np.where(np.isfinite(y), y + z * spread, y)
+            lo = np.where(np.isfinite(y), y * np.exp(-z * rel), y)
+            hi = np.where(np.isfinite(y), y * np.exp(z * rel), y)
         return lo, hi
 
     def rel_spread(self, x: Array | Sequence[float]) -> Array:
@@ -177,7 +186,19 @@ def _fit_series(
     candidates = fit_candidates(x_arr, y_arr, names)
     if not candidates:
         return None
-    chosen, reason = choose(candidates, len(x_arr))
+    problems = {id(c): unidentifiable(c, x_arr, y_arr) for c in candidates}
+    sane = [c for c in candidates if problems[id(c)] is None]
+    if not sane:
+        found = "; ".join(problem for problem in problems.values() if problem)
+        reason = (
+            f"{UNIDENTIFIABLE}: {found}; monotone interpolation of the measured points, "
+            "band from its held-out error"
+        )
+        return _result(interpolation(x_arr, y_arr), x_arr, y_arr, reason)
+    chosen, reason = choose(sane, len(x_arr))
+    rejected = [problem for problem in problems.values() if problem]
+    if rejected:
+        reason = f"{reason}; not identifiable, never chosen: {'; '.join(rejected)}"
     return _result(chosen, x_arr, y_arr, reason)
 
 
@@ -195,6 +216,8 @@ def refit_like(
     family = FAMILIES[like.family]
     if len(np.unique(x_arr)) < MIN_FIT_POINTS or len(x_arr) < min_points(family):
         return None
+    if family.name == INTERPOLATED:
+        return _result(interpolation(x_arr, y_arr), x_arr, y_arr, like.chosen_reason)
     kept = refit_family(family, x_arr, y_arr, like.loo_mape_pct)
     if kept is None:
         return None
@@ -225,7 +248,8 @@ def _result(chosen: Candidate, x: Array, y: Array, reason: str) -> FitResult:
 
 
 _SERIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "ttft_p50": (("p50", "p50_ttft_ms"), ("unstated", "ttft_ms")),
+    # A mean TTFT may answer for the median (flagged below), never for the p99.
+    "ttft_p50": (("p50", "p50_ttft_ms"), ("unstated", "ttft_ms"), ("mean", "mean_ttft_ms")),
     "ttft_p99": (("p99", "p99_ttft_ms"), ("unstated", "ttft_ms")),
     "tpot": (("p99", "p99_tpot_ms"), ("unstated", "tpot_ms"), ("p50", "p50_tpot_ms")),
     "e2e_p99": (("p99", "p99_e2e_ms"),),
@@ -290,6 +314,12 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
         throughput = fit_throughput(c, t)
     else:
         throughput = _refit_slot(curve, "output_tok_s", like.throughput)
+    named = [("output tok/s", throughput), *((_SERIES_TEXT[slot], fits[slot]) for slot in _SERIES)]
+    flags.extend(
+        f"{text}: {fit.chosen_reason}"
+        for text, fit in named
+        if fit is not None and fit.family == INTERPOLATED
+    )
     return CurveFit(
         curve=curve,
         throughput=throughput,

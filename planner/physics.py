@@ -7,17 +7,28 @@ above a bound is flagged with the numbers; an estimate only informs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves import CurvePoint, LoadCurve, canonical_gpu
+from planner.curves import CurvePoint, LoadCurve, canonical_engine, canonical_gpu
+from planner.memory import (
+    ENGINE_MEMORY_FRACTION,
+    KvCapacity,
+    KvDtype,
+    estimate_streams,
+    kv_budget_bytes,
+    kv_capacity,
+    kv_dtype,
+)
 from planner.models import ModelFacts, bytes_per_weight, model_facts
 
-DEFAULT_MEMORY_UTILISATION = 0.9
+DEFAULT_MEMORY_UTILISATION = ENGINE_MEMORY_FRACTION
 # fp8 is the smallest KV-cache format engines commonly use, so reads at 1 byte keep the bound valid.
 BOUND_KV_BYTES_PER_ELEMENT = 1.0
-# Engines keep the KV cache at 16 bits unless told otherwise (vLLM --kv-cache-dtype auto).
+# The 16-bit KV cache of an engine told nothing else (vLLM --kv-cache-dtype auto); the dtype a
+# deployment really used is Ceilings.kv (planner.memory.kv_dtype).
 ESTIMATE_KV_BYTES_PER_ELEMENT = 2.0
+ASSUMED_16BIT_KV = KvDtype((ESTIMATE_KV_BYTES_PER_ELEMENT,), "16-bit KV cache (assumed)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +45,24 @@ class Ceilings:
     kv_bytes_per_token_per_byte: float  # KV-cache elements per token (x bytes per element)
     mem_bw_bytes_s: float  # all TP GPUs together
     peak_flops: float | None  # all TP GPUs, dense, at the precision; None: spec has no such peak
-    memory_bytes: float  # all TP GPUs together
+    memory_bytes: float  # all TP GPUs together, driver-reported capacity
+    engine: str | None = None  # whose memory rule sizes the KV cache
+    kv: KvDtype = ASSUMED_16BIT_KV
+
+    @property
+    def kv_budget_bytes(self) -> float:
+        """Bytes for the KV cache under the engine's memory rule (negative: weights do not fit)."""
+        return kv_budget_bytes(self.engine, self.memory_bytes, self.weight_bytes)
+
+    def streams_for(self, isl: int, osl: int) -> int:
+        """Estimate: streams of isl + osl whose KV cache fits (at their mean context isl + osl/2,
+        or all of it where the engine reserves it), at the deployment's KV dtype (its larger
+        candidate when unknown)."""
+        return estimate_streams(self, isl, osl)[0]
+
+    def capacity(self, isl: int, osl: int, points: tuple[CurvePoint, ...] = ()) -> KvCapacity:
+        """The KV capacity for a workload, reconciled with measured points of it."""
+        return kv_capacity(self, isl, osl, points)
 
     @property
     def decode_tok_s_single_stream(self) -> float:
@@ -65,19 +93,14 @@ class Ceilings:
         return min(memory_bound, compute_bound)
 
     def max_streams(
-        self,
-        tokens_per_stream: int,
-        kv_bytes_per_element: float = ESTIMATE_KV_BYTES_PER_ELEMENT,
-        utilisation: float = DEFAULT_MEMORY_UTILISATION,
+        self, tokens_per_stream: float, kv_bytes_per_element: float | None = None
     ) -> int:
-        """Estimate: streams of tokens_per_stream (isl + osl) whose KV cache fits beside weights.
-
-        Uses `utilisation` of TP x GPU memory (activations and runtime overhead take the rest);
-        0 when the weights alone do not fit.
-        """
-        free_bytes = self.memory_bytes * utilisation - self.weight_bytes
-        per_stream = self.kv_bytes_per_token_per_byte * kv_bytes_per_element * tokens_per_stream
-        return max(0, math.floor(free_bytes / per_stream))
+        """Estimate: streams holding tokens_per_stream each whose KV cache fits beside the weights
+        under the engine's memory rule; 0 when the weights alone do not fit."""
+        per_element = kv_bytes_per_element if kv_bytes_per_element else self.kv.most_bytes
+        per_stream = self.kv_bytes_per_token_per_byte * per_element * tokens_per_stream
+        budget = self.kv_budget_bytes
+        return max(0, math.floor(budget / per_stream)) if budget > 0 else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +122,9 @@ class PhysicsCheck:
 
     ceilings: Ceilings | None
     points: tuple[PointCheck, ...]
-    max_streams: int | None  # memory estimate for the curve's isl + osl
+    max_streams: int | None  # streams that fit at the curve's mean context (measurement wins)
     notes: tuple[str, ...]
+    memory: KvCapacity | None = None  # the capacity estimate behind max_streams
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -113,15 +137,26 @@ class PhysicsCheck:
         return bool(self.flags)
 
 
-def ceilings(model: str, precision: str | None, gpu: GpuSpec, tp: int) -> Ceilings | str:
-    """The ceilings for a model on TP GPUs, or why they cannot be computed (never a guess)."""
+def ceilings(
+    model: str,
+    precision: str | None,
+    gpu: GpuSpec,
+    tp: int,
+    *,
+    engine: str | None = None,
+    kv_cache_dtype: str | None = None,
+) -> Ceilings | str:
+    """The ceilings for a model on TP GPUs under an engine (and its stated KV-cache dtype), or
+    why they cannot be computed."""
     facts = model_facts(model)
     if facts is None:
         return f"no physics check: model facts unknown for {model!r}"
     weight_byte = bytes_per_weight(precision)
     if precision is None or weight_byte is None:
         return f"no physics check: bytes per weight unknown for precision {precision!r}"
-    return _ceilings(facts, precision.strip().lower(), weight_byte, gpu, tp)
+    found = _ceilings(facts, precision.strip().lower(), weight_byte, gpu, tp)
+    name = canonical_engine(engine) if engine else None
+    return replace(found, engine=name, kv=kv_dtype(name, precision, kv_cache_dtype))
 
 
 def _ceilings(
@@ -139,7 +174,7 @@ def _ceilings(
         kv_bytes_per_token_per_byte=facts.kv_bytes_per_token(1.0),
         mem_bw_bytes_s=tp * gpu.mem_bw_tb_s * 1e12,
         peak_flops=None if peak_tflops is None else peak_tflops * tp * 1e12,
-        memory_bytes=tp * gpu.memory_gb * 1e9,
+        memory_bytes=tp * gpu.memory_bytes,
     )
 
 
@@ -159,7 +194,9 @@ def curve_ceilings(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Ceil
     spec = by_gpu.get(canonical_gpu(key.gpu))
     if spec is None:
         return f"no physics check: no specs for GPU {key.gpu!r}"
-    return ceilings(key.model, key.precision, spec, tp)
+    return ceilings(
+        key.model, key.precision, spec, tp, engine=key.engine, kv_cache_dtype=curve.kv_cache_dtype
+    )
 
 
 def check_curve(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> PhysicsCheck:
@@ -169,8 +206,9 @@ def check_curve(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Physics
         return PhysicsCheck(None, (), None, (found,))
     isl, osl = curve.key.isl, curve.key.osl
     points = tuple(_check_point(point, found, isl, osl) for point in curve.points)
-    streams = found.max_streams(isl + osl) if isl and osl else None
-    return PhysicsCheck(found, points, streams, _memory_notes(curve, found, streams))
+    memory = found.capacity(isl, osl, curve.points) if isl and osl else None
+    streams = memory.streams if memory is not None else None
+    return PhysicsCheck(found, points, streams, _memory_notes(curve, found, memory), memory)
 
 
 def _check_point(point: CurvePoint, ceil: Ceilings, isl: int | None, osl: int | None) -> PointCheck:
@@ -231,20 +269,23 @@ def _hardware(ceil: Ceilings) -> str:
     return f"{ceil.tp} x {ceil.gpu}"
 
 
-def _memory_notes(curve: LoadCurve, ceil: Ceilings, streams: int | None) -> tuple[str, ...]:
-    if ceil.weight_bytes > ceil.memory_bytes * DEFAULT_MEMORY_UTILISATION:
+def _memory_notes(curve: LoadCurve, ceil: Ceilings, memory: KvCapacity | None) -> tuple[str, ...]:
+    if ceil.kv_budget_bytes <= 0:
         return (
-            f"estimate: {ceil.weight_bytes / 1e9:.1f} GB of {ceil.precision} weights do not fit "
-            f"in {DEFAULT_MEMORY_UTILISATION:.0%} of {_hardware(ceil)} memory",
+            f"estimate: {ceil.weight_bytes / 1e9:.1f} GB of {ceil.precision} weights leave no "
+            f"room for a KV cache on {_hardware(ceil)} "
+            f"({ceil.memory_bytes / 2**30:.1f} GiB, {ceil.engine or 'engine ?'})",
         )
-    if streams is None:
+    if memory is None:
         return ()
-    over = [p.concurrency for p in curve.points if p.concurrency > streams]
+    if memory.contradiction is not None:
+        return (memory.contradiction,)
+    over = [p.concurrency for p in curve.points if p.concurrency > memory.streams]
     if not over:
         return ()
     listed = ", ".join(f"{c:g}" for c in over)
     return (
-        f"estimate: only about {streams} streams of {curve.key.isl}+{curve.key.osl} tokens fit "
-        f"(16-bit KV cache, {DEFAULT_MEMORY_UTILISATION:.0%} of memory); at concurrency {listed} "
-        "the engine likely queued or preempted requests",
+        f"estimate: only about {memory.estimate_text()} of {curve.key.isl}+{curve.key.osl} "
+        f"tokens fit ({memory.basis}); at concurrency {listed} the engine likely queued or "
+        "preempted requests",
     )

@@ -34,6 +34,10 @@ class Prediction:
     tpot_ms_hi: float | None
     stream_tok_s: float | None
     extrapolated: bool
+    # Which statistic each latency series is (p50, p99, unstated, ...): CurveFit.*_stat.
+    p50_ttft_stat: str | None = None
+    p99_ttft_stat: str | None = None
+    tpot_stat: str | None = None
 
 
 Triple = tuple[list[float | None], list[float | None], list[float | None]]
@@ -42,7 +46,9 @@ Triple = tuple[list[float | None], list[float | None], list[float | None]]
 def _values(
     fit: FitResult | None, points: Sequence[CurvePoint], attr: str | None, xs: Array
 ) -> Triple:
-    """Central, low and high values at xs: fitted, else the measured value at that exact c."""
+    """Central, low and high values at xs: fitted with its band, else the measured value at that
+    exact c with no band (None: a run too short to fit says nothing of its own spread, and a
+    zero-width band would claim it knows)."""
     if fit is not None:
         lo, hi = fit.eval_band(xs)
         return _floats(fit.eval(xs)), _floats(lo), _floats(hi)
@@ -50,7 +56,7 @@ def _values(
     if attr is not None:
         measured = dict(zip(*(arr.tolist() for arr in series(points, attr)), strict=True))
     exact = [measured.get(float(x)) for x in xs]
-    return exact, list(exact), list(exact)
+    return exact, [None] * len(exact), [None] * len(exact)
 
 
 def _floats(arr: Array) -> list[float | None]:
@@ -91,6 +97,9 @@ def predict(fit: CurveFit, concurrencies: Sequence[float]) -> list[Prediction]:
                 or x < measured[0]
                 or x > measured[-1]
                 or any(not r.inside(x) for r in ranges),
+                p50_ttft_stat=fit.ttft_p50_stat,
+                p99_ttft_stat=fit.ttft_p99_stat,
+                tpot_stat=fit.tpot_stat,
             )
         )
     return out

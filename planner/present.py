@@ -116,6 +116,9 @@ def prediction_to_dict(p: Prediction) -> JsonDict:
         "extrapolated": p.extrapolated,
         "inside_measured_range": not p.extrapolated,
         "range": "EXTRAPOLATED" if p.extrapolated else "measured range",
+        "p50_ttft_stat": p.p50_ttft_stat,
+        "p99_ttft_stat": p.p99_ttft_stat,
+        "tpot_stat": p.tpot_stat,
     }
     document["output_tok_s_text"] = _band_text(
         p.output_tok_s, p.output_tok_s_lo, p.output_tok_s_hi, 0

@@ -252,7 +252,7 @@ def _with_memory(context: _Context, candidate: Candidate) -> Candidate:
     if isinstance(ceil, str):
         return candidate
     workload = context.scenario.workload
-    return replace(candidate, max_streams_memory=ceil.max_streams(workload.isl + workload.osl))
+    return replace(candidate, max_streams_memory=ceil.streams_for(workload.isl, workload.osl))
 
 
 def _warnings(scenario: Scenario, skipped: Counter[str], candidates: list[Candidate]) -> list[str]:

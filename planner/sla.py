@@ -192,12 +192,15 @@ def _latency_check(
     ]
     if stat is None:
         return SlaCheck(target, text, limit, None, "the curve has no such measurement", ())
-    if stat not in (wanted, "unstated"):
+    mean_for_median = stat == "mean" and wanted == "p50"
+    if stat not in (wanted, "unstated") and not mean_for_median:
         why = f"only {stat} values were measured, not {wanted}"
         return SlaCheck(target, text, limit, None, why, ())
     flags: tuple[str, ...] = ()
     if stat == "unstated":
         flags = (f"{text} checked against values whose statistic the source did not state",)
+    if mean_for_median:
+        flags = (f"{text} checked against mean values: the median may differ from the mean",)
     result = {"ttft_p50": fit.ttft_p50, "ttft_p99": fit.ttft_p99, "tpot": fit.tpot}[slot]
     attr = series_attr(slot, stat)
     return SlaCheck(target, text, limit, at.values(slot, result, attr), None, flags)

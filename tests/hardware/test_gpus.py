@@ -78,12 +78,12 @@ def test_a_bad_number_names_the_file_row_and_column(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_gpu_specs(bad)
     assert "specs.csv" in str(info.value) and "mem_bw_tb_s" in str(info.value)
-    assert "'fast'" in str(info.value) and "line 13" in str(info.value)
+    assert "'fast'" in str(info.value) and "line 15" in str(info.value)
 
 
 def test_a_blank_required_number_is_refused(tmp_path: Path) -> None:
     message = _error(_catalog_with(tmp_path, {**B200_ROW, "tdp_w": ""}))
-    assert "gpus.csv" in message and "'tdp_w'" in message and "line 15" in message
+    assert "gpus.csv" in message and "'tdp_w'" in message and "line 17" in message
 
 
 def test_a_blank_optional_peak_means_none(tmp_path: Path) -> None:
@@ -111,3 +111,22 @@ def test_planned_by_default_must_be_yes_or_no(tmp_path: Path) -> None:
 def test_a_catalog_planning_no_gpu_by_default_is_refused(tmp_path: Path) -> None:
     text = CATALOG_CSV.read_text().replace(",yes,", ",no,")
     assert "planned_by_default" in _error(_catalog_with(tmp_path, text=text))
+
+
+def test_a_catalog_copy_without_the_driver_capacity_column_still_loads(tmp_path: Path) -> None:
+    lines = CATALOG_CSV.read_text(encoding="utf-8").splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("gpu,"))
+    trimmed = [
+        line.rsplit(",", 1)[0] if i >= header and not line.startswith("#") else line
+        for i, line in enumerate(lines)
+    ]
+    old = tmp_path / "gpus.csv"
+    old.write_text("\n".join(trimmed) + "\n", encoding="utf-8")
+    h100 = gpu_catalog(old).find("H100")
+    assert h100 is not None and h100.memory_mib_total is None and h100.memory_bytes == 80e9
+
+
+def test_the_shipped_catalog_states_the_driver_reported_capacity() -> None:
+    h100, h200 = (gpu_catalog().find(name) for name in ("H100", "H200"))
+    assert h100 is not None and h100.memory_bytes / 2**30 == pytest.approx(79.65, abs=0.01)
+    assert h200 is not None and h200.memory_bytes / 2**30 == pytest.approx(140.40, abs=0.01)

@@ -96,6 +96,24 @@ def test_reported_value_wins_over_recomputed_and_stats_are_kept_apart() -> None:
     assert point.p50_ttft_ms is None and point.tpot_ms is None
 
 
+def test_a_mean_latency_is_kept_as_a_mean_not_dropped_or_relabelled() -> None:
+    metrics = (Metric(name="mean_ttft_ms", value=95.0), Metric(name="mean_tpot_ms", value=21.0))
+    run = _run((_level(LoadKind.CONCURRENCY, 4, 300.0, extra=metrics),), tp=1)
+    curve = curve_from_run(run)
+    assert curve is not None
+    point = curve.points[0]
+    assert point.mean_ttft_ms == 95.0 and point.mean_tpot_ms == 21.0
+    assert point.ttft_ms is None and point.p50_ttft_ms is None and point.tpot_ms is None
+
+
+def test_the_stated_kv_cache_dtype_travels_with_the_curve() -> None:
+    level = _level(LoadKind.CONCURRENCY, 4, 300.0)
+    stated = curve_from_run(_run((level,), tp=1, engine_args={"kv_cache_dtype": "fp8"}))
+    unstated = curve_from_run(_run((level,), tp=1))
+    assert stated is not None and stated.kv_cache_dtype == "fp8"
+    assert unstated is not None and unstated.kv_cache_dtype is None
+
+
 @pytest.mark.parametrize(
     ("deployment", "gpus", "flag"),
     [

@@ -9,9 +9,15 @@ import warnings
 import numpy as np
 import pytest
 
+from planner.capacity import make_plan
 from planner.curves import CurveKey, CurvePoint, LoadCurve
-from planner.fit import fit_curve, fit_latency, fit_throughput
+from planner.families import FAMILIES, LATENCY_FAMILIES
+from planner.family_fit import Candidate, fit_candidates, unidentifiable
+from planner.fit import _fit, fit_curve, fit_latency, fit_throughput
+from planner.options import SizedOption
 from planner.predict import predict
+from planner.prices import load_catalog_csv
+from tests.planner.builders import scenario, silicon_curves
 
 C = np.array([1, 2, 4, 8, 16, 32, 48, 64, 96, 128], dtype=float)
 
@@ -146,3 +152,57 @@ def test_summary_is_json_friendly() -> None:
     text = json.dumps(summary, allow_nan=False)
     assert summary["family"] == "step-time" and "param_a" in summary and "stderr_b" in text
     assert summary["x_min"] == 1.0 and summary["x_max"] == 128.0
+
+
+# SYNTHETIC TPOT series (not measured): flat near 7 ms, then 22 ms at the top level, the shape
+# of issue 15's adjusted TensorRT-LLM H200 TP8 curve (fit 7-22 ms). queue-cap fits it with a
+# standard error of w ~1e13 times its value: the parameters are not identifiable.
+JUMP_C = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+JUMP_TPOT_MS = np.array([7.0, 7.05, 7.1, 7.2, 7.3, 22.0])
+
+
+def test_a_family_with_unidentifiable_parameters_is_never_chosen() -> None:
+    candidates = {c.family.name: c for c in fit_candidates(JUMP_C, JUMP_TPOT_MS, LATENCY_FAMILIES)}
+    problem = unidentifiable(candidates["queue-cap"], JUMP_C, JUMP_TPOT_MS)
+    assert problem is not None and "standard error of w" in problem
+    fit = fit_latency(JUMP_C, JUMP_TPOT_MS)
+    assert fit is not None and fit.family != "queue-cap"
+    assert "never chosen: queue-cap" in fit.chosen_reason
+
+
+def test_a_band_past_three_times_the_fit_marks_the_parameters_unidentifiable() -> None:
+    # Issue 15's numbers: the fit is 7-22 ms, the upper band 1.6e11 ms.
+    params = np.array([7.0, 0.5])
+    candidate = Candidate(FAMILIES["linear"], params, np.diag([1e21, 1e19]), 2.0)
+    problem = unidentifiable(candidate, JUMP_C[:4], 7.0 + 0.5 * JUMP_C[:4])
+    assert problem is not None and "band" in problem
+
+
+def test_with_no_identifiable_family_the_fit_falls_back_to_monotone_interpolation() -> None:
+    fit = _fit(JUMP_C, JUMP_TPOT_MS, ("queue-cap",))
+    assert fit is not None and fit.family == "interpolated"
+    assert "no family's parameters are identifiable" in fit.chosen_reason
+    assert np.allclose(fit.eval(JUMP_C), JUMP_TPOT_MS)
+    inside = fit.eval([3.0, 24.0])
+    assert 7.05 <= inside[0] <= 7.1 and 7.3 <= inside[1] <= 22.0
+    lo, hi = fit.eval_band([16.0])
+    assert fit.loo_mape_pct is not None and lo[0] < 7.3 < hi[0]  # band = held-out error
+    assert hi[0] < 3 * 7.3
+
+
+def test_the_adjusted_trtllm_h200_tp8_plan_no_longer_rests_on_a_degenerate_tpot_fit() -> None:
+    # Issue 15, item 3, rebuilt from the silicon sample: TensorRT-LLM 70B FP8 TP8 on H200
+    # measured at 8192/1024, adjusted to 4096/512, TPOT p99 <= 30 ms, 6.5 req/s. Before, the
+    # adjusted TPOT was fitted by queue-cap (standard error of w 3.5e14x its value): the plan
+    # stopped at 4 streams per replica and asked for 80 GPUs ($204,400/month).
+    sc = scenario(
+        workload={"isl": 4096, "osl": 512},
+        demand={"peak_requests_per_s": 6.5},
+        sla={"tpot_p99_ms": 30},
+        candidates={"engines": ["tensorrt-llm"], "gpus": ["H200-SXM-141GB"], "tp": [8]},
+        options={"gpus_per_node": 8, "target_utilization": 0.8, "redundancy_replicas": 1},
+    )
+    plan = make_plan(sc, silicon_curves(), load_catalog_csv())
+    (option,) = plan.options
+    assert isinstance(option, SizedOption) and option.meets_sla
+    assert option.gpus <= 32 and option.concurrency_per_replica > 64

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from planner.curves import CurveKey, CurvePoint, LoadCurve
 from planner.draws import Draws
-from planner.fit import fit_curve
+from planner.fit import CurveFit, fit_curve
 from planner.sla import (
     MEASURED_RANGE,
     binding_constraint,
@@ -38,3 +39,31 @@ def test_a_target_failing_just_above_c_star_is_the_binding_one() -> None:
     assert index < grid.size - 1
     binding = binding_constraint(checks, (0, index), grid.size, "ignored cap")
     assert binding == "stream speed >= 40 tok/s"
+
+
+def _mean_ttft_fit() -> CurveFit:
+    # SYNTHETIC run whose TTFT is stated as a mean only (vllm bench serve's mean_ttft_ms).
+    key = CurveKey("vllm", None, "meta-llama/Llama-3.1-8B", "bf16", "H100", 1, 1, 1000, 500)
+    points = tuple(
+        CurvePoint(c, output_tok_s=90.0 * c / (1 + c / 40), mean_ttft_ms=40.0 + 3 * c)
+        for c in (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+    )
+    return fit_curve(LoadCurve(key, points, None, "measured", None, None, None, 1, ()))
+
+
+def test_a_mean_ttft_answers_a_p50_target_with_a_caveat() -> None:
+    fit = _mean_ttft_fit()
+    assert fit.ttft_p50_stat == "mean" and fit.ttft_p50 is not None
+    grid = throughput_grid(fit)
+    z = Draws(samples=1).normals("seed")
+    (check,) = sla_checks(sampled_grid(scenario(sla={"ttft_p50_ms": 100}), fit, grid, z))
+    assert check.values is not None and check.why_unverifiable is None
+    assert any("mean values" in flag for flag in check.flags)
+
+
+def test_a_mean_ttft_never_answers_a_p99_target() -> None:
+    fit = _mean_ttft_fit()
+    grid = throughput_grid(fit)
+    z = Draws(samples=1).normals("seed")
+    (check,) = sla_checks(sampled_grid(scenario(sla={"ttft_p99_ms": 100}), fit, grid, z))
+    assert check.values is None and check.why_unverifiable == "the curve has no such measurement"

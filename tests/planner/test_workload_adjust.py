@@ -158,6 +158,8 @@ def test_memory_estimate_matches_the_kv_arithmetic_for_70b_fp8_on_4_h100() -> No
         candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB"], "tp": [4]},
     )
     (only,), _ = select_curves(sc, CURVES)
-    # 4 x 80 GB x 0.9 - 70.55 GB weights = 217.45 GB; 2 x 80 x 8 x 128 x 2 B x 2048 tokens each.
-    per_stream = 2 * 80 * 8 * 128 * 2 * 2048
-    assert only.max_streams_memory == math.floor((4 * 80e9 * 0.9 - 70553706496) / per_stream)
+    # vLLM: 0.9 x 4 x 81,559 MiB - 70.55 GB of weights; 16-bit KV, 2 x 80 x 8 x 128 x 2 B per
+    # token, at the mean context 1024 + 1024 / 2 = 1536 tokens per stream.
+    per_stream = 2 * 80 * 8 * 128 * 2 * 1536
+    free = 0.9 * 4 * 81559 * 2**20 - 70553706496
+    assert only.max_streams_memory == math.floor(free / per_stream)
