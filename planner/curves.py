@@ -53,6 +53,8 @@ class CurvePoint:
     p99_tpot_ms: float | None = None
     tpot_ms: float | None = None
     p99_e2e_ms: float | None = None
+    p50_icl_ms: float | None = None  # gap between stream chunks (vLLM `itl`, AIPerf ICL)
+    p99_icl_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,8 @@ class LoadCurve:
     engine_build_s: float | None
     gpus_per_replica: int | None  # None: neither TP nor GPU count stated (never guessed)
     flags: tuple[str, ...]
+    source: str | None = None  # the tool that measured it (RunFile.source: vllm-bench, guidellm...)
+    client: str | None = None  # the client and its version as the file states them
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -135,7 +139,16 @@ def curve_from_run(
         engine_build_s=run.startup.engine_build_s,
         gpus_per_replica=gpus_per_replica,
         flags=tuple(flags),
+        source=str(run.source),
+        client=_client(run),
     )
+
+
+def _client(run: RunFile) -> str | None:
+    env = run.environment
+    if env.client is None:
+        return None
+    return f"{env.client} {env.client_version}" if env.client_version else env.client
 
 
 def _key(run: RunFile) -> CurveKey:
@@ -201,6 +214,8 @@ def _point(level: Level) -> CurvePoint | None:
         p99_tpot_ms=level.value("p99_tpot_ms"),
         tpot_ms=level.value("tpot_ms"),
         p99_e2e_ms=level.value("p99_e2e_ms"),
+        p50_icl_ms=level.value("p50_icl_ms"),
+        p99_icl_ms=level.value("p99_icl_ms"),
     )
     values = (
         point.output_tok_s,
