@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planner.curves import CurvePoint, LoadCurve, canonical_model
-from planner.workload_groups import WorkloadGroup, group_of, group_workloads
+from planner.workload_groups import curve_workloads
 
 # The metrics side by side, as CurvePoint fields (TPOT is canonical: each tool's own decode metric).
 COMPARED = (
@@ -92,11 +92,8 @@ def compare_clients(
     `reference` names the tool the ratios divide by; where that tool did not measure a group,
     the first of DEFAULT_REFERENCES present is used (the comparison says which).
     """
-    workloads = _workload_groups(curves)
     groups: dict[tuple[DeploymentKey, str], list[LoadCurve]] = {}
-    for curve in curves:
-        group = group_of(workloads[canonical_model(curve.key.model)], curve.key.isl, curve.key.osl)
-        workload = f"{group.isl or '?'}/{group.osl or '?'}"
+    for curve, workload in zip(curves, curve_workloads(curves), strict=True):
         groups.setdefault((_deployment(curve), workload), []).append(curve)
     comparisons = []
     for (deployment, workload), members in sorted(groups.items(), key=_order):
@@ -116,16 +113,6 @@ def compare_clients(
 def _deployment(curve: LoadCurve) -> DeploymentKey:
     key = curve.key
     return (canonical_model(key.model), key.engine, key.gpu, key.tp or curve.gpus_per_replica)
-
-
-def _workload_groups(curves: Sequence[LoadCurve]) -> dict[str, list[WorkloadGroup]]:
-    """Each canonical model's workloads (exact pairs grouped within rounding)."""
-    pairs: dict[str, list[tuple[int | None, int | None]]] = {}
-    for curve in curves:
-        pairs.setdefault(canonical_model(curve.key.model), []).append(
-            (curve.key.isl, curve.key.osl)
-        )
-    return {model: group_workloads(found) for model, found in pairs.items()}
 
 
 def _order(item: tuple[tuple[DeploymentKey, str], list[LoadCurve]]) -> tuple[str, ...]:

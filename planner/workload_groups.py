@@ -9,8 +9,10 @@ and its OSL are. Each run keeps its exact values; only the grouping uses the tol
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from planner.curves import LoadCurve, canonical_model
 
 # 2 tokens absorb a BOS token or a mean over random prompts; 2% absorbs a tokenizer that splits
 # a long synthetic prompt slightly differently. 128 vs 256 (or 1000 vs 1050) stay apart.
@@ -21,6 +23,7 @@ TOLERANCE_TEXT = (
     "whichever is more (tokenisation rounding)"
 )
 
+NOT_STATED = "not stated"
 Pair = tuple[int | None, int | None]
 
 
@@ -35,6 +38,10 @@ class WorkloadGroup:
     def holds(self, isl: int | None, osl: int | None) -> bool:
         """Whether a run measured at exactly isl/osl belongs to this workload."""
         return (isl, osl) in self.members
+
+    def name(self) -> str:
+        """'ISL/OSL' of the group, or 'not stated'."""
+        return NOT_STATED if self.isl is None or self.osl is None else f"{self.isl}/{self.osl}"
 
 
 def same_tokens(a: float, b: float) -> bool:
@@ -75,6 +82,19 @@ def group_of(groups: Iterable[WorkloadGroup], isl: int | None, osl: int | None) 
     """The group holding isl/osl, or a group of its own when none does."""
     found = next((group for group in groups if group.holds(isl, osl)), None)
     return found if found is not None else WorkloadGroup(isl, osl, ((isl, osl),))
+
+
+def curve_workloads(curves: Sequence[LoadCurve]) -> list[str]:
+    """Each curve's workload: the name of its group among the curves of its (canonical) model."""
+    pairs: dict[str, list[Pair]] = {}
+    for curve in curves:
+        pairs.setdefault(canonical_model(curve.key.model), []).append(
+            (curve.key.isl, curve.key.osl)
+        )
+    groups = {model: group_workloads(found) for model, found in pairs.items()}
+    return [
+        group_of(groups[canonical_model(c.key.model)], c.key.isl, c.key.osl).name() for c in curves
+    ]
 
 
 def _order(pair: Pair) -> tuple[bool, int, bool, int]:
