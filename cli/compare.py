@@ -15,17 +15,6 @@ if TYPE_CHECKING:
     from planner.compare import ClientComparison
     from planner.present import JsonDict
 
-# The columns of the terminal table, in planner.compare.COMPARED order.
-HEADERS = (
-    "output tok/s",
-    "TTFT p50 ms",
-    "TTFT p99 ms",
-    "TPOT p50 ms",
-    "TPOT p99 ms",
-    "chunk gap p50 ms",
-    "chunk gap p99 ms",
-)
-
 
 def print_comparisons(engine: Engine, reference: str | None, *, as_json: bool) -> None:
     """Compare every deployment and workload that two or more tools measured."""
@@ -60,8 +49,10 @@ def _check_reference(reference: str | None) -> None:
 def _table(comparison: ClientComparison) -> Table:
     from rich.table import Table  # noqa: PLC0415
 
+    from planner.compare import HEADINGS  # noqa: PLC0415
+
     title = f"{comparison.title()} · ratios to {comparison.reference}"
-    table = Table("concurrency", "tool", *HEADERS, title=title)
+    table = Table("concurrency", "tool", *HEADINGS, title=title)
     for row in comparison.rows():
         cells = [_cell(value, ratio) for value, ratio in zip(row.values, row.ratios, strict=True)]
         table.add_row(f"{row.concurrency:g}", row.client or row.tool, *cells)

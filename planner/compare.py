@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from planner.curves import CurvePoint, LoadCurve, canonical_model
 from planner.workload_groups import curve_workloads
 
-# The metrics side by side, as CurvePoint fields (TPOT is canonical: each tool's own decode metric).
+# The metrics side by side, as CurvePoint fields (TPOT is canonical: each tool's own decode
+# metric), and their headings.
 COMPARED = (
     "output_tok_s",
     "p50_ttft_ms",
@@ -22,6 +23,15 @@ COMPARED = (
     "p99_tpot_ms",
     "p50_icl_ms",
     "p99_icl_ms",
+)
+HEADINGS = (
+    "output tok/s",
+    "TTFT p50 ms",
+    "TTFT p99 ms",
+    "TPOT p50 ms",
+    "TPOT p99 ms",
+    "chunk gap p50 ms",
+    "chunk gap p99 ms",
 )
 # The reference when none is asked for: the engine project's own client first.
 DEFAULT_REFERENCES = ("vllm-bench", "probe", "aiperf", "guidellm")

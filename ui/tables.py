@@ -222,7 +222,7 @@ def _model_groups(
 
 
 def _group_text(group: WorkloadGroup) -> str:
-    return NOT_STATED if group.isl is None or group.osl is None else f"{group.isl}/{group.osl}"
+    return group.name()
 
 
 def fit_quality_rows(fits: Iterable[CurveFit]) -> list[Row]:

@@ -1,0 +1,71 @@
+"""`capplan runs --compare` and the workload column of `capplan fit`, on the real vllm bench serve
+and guidellm runs of one vLLM CPU server (guidellm's token means at the issue's 129 / 63.9)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from tests.client_runs import store_client_runs
+from tests.stores import Stores
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def db(stores: Stores) -> str:
+    url = stores.migrated("compare")
+    store_client_runs(url, rounded=True)
+    return url
+
+
+def test_runs_compare_json_lists_each_tool_side_by_side_with_ratios(db: str) -> None:
+    result = runner.invoke(app, ["runs", "--compare", "--json", "--db", db])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    (comparison,) = document["comparisons"]
+    assert comparison["workload"] == "128/64" and comparison["reference"] == "vllm-bench"
+    tools = {tool["tool"]: tool for tool in comparison["tools"]}
+    assert tools["guidellm"]["workloads"] == ["129/64"]
+    assert "first request" in tools["vllm-bench"]["definitions"]["duration"]
+    assert "window" in tools["guidellm"]["definitions"]["duration"]
+    rows = {(row["tool"], row["concurrency"]): row for row in comparison["rows"]}
+    assert set(rows) == {(tool, c) for tool in tools for c in (1.0, 4.0, 16.0)}
+    guidellm = rows[("guidellm", 16.0)]
+    assert guidellm["output_tok_s"] == pytest.approx(1268.4, abs=0.05)  # guidellm printed it
+    assert guidellm["output_tok_s_ratio"] == pytest.approx(1268.42 / 3287.78, rel=1e-4)
+    assert rows[("vllm-bench", 16.0)]["p99_tpot_ms_ratio"] == 1.0
+    assert "Client CPU" in document["why_they_differ"]
+
+
+def test_runs_compare_prints_a_table_per_comparison_and_the_definitions(db: str) -> None:
+    result = runner.invoke(app, ["runs", "--compare", "--db", db], env={"COLUMNS": "240"})
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "ratios to vllm-bench" in text
+    assert "guidellm 0.8.1" in text and "(x0.39)" in text  # 1268.4 / 3287.78 at concurrency 16
+    assert "- guidellm (run" in text and "inter_token_latency_ms" in text
+    assert "- vllm bench serve (run" in text and "output_throughput" in text
+
+
+def test_runs_compare_refuses_an_unknown_reference_tool(db: str) -> None:
+    result = runner.invoke(app, ["runs", "--compare", "--reference", "nosuch", "--db", db])
+    assert result.exit_code == 2
+    assert "--reference" in result.stderr and "nosuch" in result.stderr
+
+
+def test_runs_compare_says_so_when_no_two_tools_measured_one_workload(stores: Stores) -> None:
+    result = runner.invoke(app, ["runs", "--compare", "--db", stores.empty("nocompare")])
+    assert result.exit_code == 0, result.output
+    assert "No deployment and workload was measured by two or more tools" in result.stdout
+
+
+def test_fit_puts_both_tools_runs_in_one_workload_with_their_exact_labels(db: str) -> None:
+    result = runner.invoke(app, ["fit", "--json", "--db", db])
+    assert result.exit_code == 0, result.output
+    documents = json.loads(result.stdout)
+    assert [d["workload"] for d in documents] == ["128/64", "128/64"]
+    assert sorted(d["label"].rsplit(" · ", 1)[-1] for d in documents) == ["128/64", "129/64"]
