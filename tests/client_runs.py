@@ -22,6 +22,8 @@ GUIDELLM_FILE = "guidellm-benchmarks.json"
 # the planner can size it (the label is the tests', not a measurement of an H100).
 GPU = "H100-SXM-80GB"
 FACTS = DeploymentOverrides(engine="vllm", engine_version="0.32.0", gpu=GPU, tp=1)
+# Only what is true of the recording (no GPU, TP unset): for the README's screenshot.
+RECORDED_FACTS = DeploymentOverrides(engine="vllm", engine_version="0.32.0")
 # The issue's case: guidellm counting a mean ISL of 129 and OSL of 63.9 where vllm bench serve
 # states the 128 / 64 it asked for.
 ROUNDED_ISL = 129.0
@@ -62,14 +64,16 @@ def client_curves(
     return {tool: curve for tool, curve in curves.items() if curve is not None}
 
 
-def store_client_runs(url: str, *, rounded: bool = False) -> dict[str, int]:
-    """Store both tools' runs in the store at url; the run id of each source."""
+def store_client_runs(
+    url: str, *, rounded: bool = False, facts: DeploymentOverrides = FACTS
+) -> dict[str, int]:
+    """Store both tools' runs in the store at url (with facts); the run id of each source."""
     engine = make_engine(url)
     vllm, guidellm = client_uploads(rounded=rounded)
     ids: dict[str, int] = {}
     try:
         for source, uploads in (("vllm-bench", vllm), ("guidellm", [guidellm])):
-            (outcome,) = ingest(engine, uploads, IngestOptions(FACTS, atomic=True))
+            (outcome,) = ingest(engine, uploads, IngestOptions(facts, atomic=True))
             assert outcome.status is IngestStatus.STORED and outcome.run_id is not None, outcome
             ids[source] = outcome.run_id
     finally:

@@ -27,13 +27,14 @@ def show_comparisons(fits: Sequence[CurveFit]) -> None:
 
 
 def comparison_rows(comparison: ClientComparison) -> list[dict[str, object]]:
-    """One row per tool and concurrency: the values, then 'x ratio' to the reference tool."""
+    """One row per tool and concurrency: each value (2 decimals) beside its ratio to the
+    reference tool (3 decimals)."""
     rows: list[dict[str, object]] = []
     for row in comparison.rows():
         cells: dict[str, object] = {"concurrency": row.concurrency, "tool": row.client or row.tool}
         for column, value, ratio in zip(HEADINGS, row.values, row.ratios, strict=True):
-            cells[column] = value
-            cells[f"{column} / {comparison.reference}"] = ratio
+            cells[column] = None if value is None else round(value, 2)
+            cells[f"{column} / {comparison.reference}"] = None if ratio is None else round(ratio, 3)
         rows.append(cells)
     return rows
 

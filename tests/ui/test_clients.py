@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner.compare import compare_clients
@@ -67,4 +68,4 @@ def test_comparison_rows_put_each_value_beside_its_ratio() -> None:
     value, ratio = last["output tok/s"], last["output tok/s / vllm-bench"]
     base = reference["output tok/s"]
     assert isinstance(value, float) and isinstance(ratio, float) and isinstance(base, float)
-    assert ratio == value / base
+    assert ratio == pytest.approx(value / base, abs=0.001)
