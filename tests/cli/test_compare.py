@@ -4,21 +4,23 @@ and guidellm runs of one vLLM CPU server (guidellm's token means at the issue's 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from tests.client_runs import store_client_runs
+from tests.client_runs import GPU, MODEL, store_client_runs
 from tests.stores import Stores
 
 runner = CliRunner()
+RUN_IDS = {"vllm-bench": 1, "guidellm": 2}  # the order store_client_runs stores them in
 
 
 @pytest.fixture(scope="module")
 def db(stores: Stores) -> str:
     url = stores.migrated("compare")
-    store_client_runs(url, rounded=True)
+    assert store_client_runs(url, rounded=True) == RUN_IDS
     return url
 
 
@@ -70,3 +72,25 @@ def test_fit_puts_both_tools_runs_in_one_workload_with_their_exact_labels(db: st
     documents = json.loads(result.stdout)
     assert [d["workload"] for d in documents] == ["128/64", "128/64"]
     assert sorted(d["label"].rsplit(" · ", 1)[-1] for d in documents) == ["128/64", "129/64"]
+
+
+# At ISL 130 neither run is exact: both are within rounding, the nearer (129) is used, unflagged.
+@pytest.mark.parametrize(
+    ("isl", "chosen"), [(128, "vllm-bench"), (129, "guidellm"), (130, "guidellm")]
+)
+def test_a_plan_takes_both_runs_as_one_workload_and_uses_the_exact_one(
+    db: str, tmp_path: Path, isl: int, chosen: str
+) -> None:
+    scenario = tmp_path / "clients.yaml"
+    scenario.write_text(
+        f"name: clients\nmodel: {MODEL}\nworkload: {{isl: {isl}, osl: 64}}\n"
+        "demand: {peak_requests_per_s: 10}\nsla: {ttft_p99_ms: 2000}\n"
+        f"candidates: {{engines: [vllm], gpus: [{GPU}]}}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["plan", str(scenario), "--samples", "0", "--json", "--db", db])
+    assert result.exit_code == 0, result.output
+    (option,) = json.loads(result.stdout)["options"]
+    assert option["run_id"] == RUN_IDS[chosen]
+    assert any("chosen from 2 runs" in flag for flag in option["flags"]), option["flags"]
+    assert not any("ISL/OSL" in flag for flag in option["flags"]), option["flags"]
