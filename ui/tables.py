@@ -17,6 +17,7 @@ from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
 from measurements.run_file import Origin, RunFile
+from planner import workload_groups
 from planner.curves import LoadCurve, canonical_gpu, canonical_model
 from planner.fit import CurveFit
 from planner.physics import PhysicsCheck
@@ -25,7 +26,7 @@ from planner.prices import PriceEntry, SkippedPriceRow
 from planner.workload_groups import WorkloadGroup, group_workloads
 
 Row = dict[str, object]
-NOT_STATED = "not stated"
+NOT_STATED = workload_groups.NOT_STATED  # also the name of a workload the source did not state
 PRICE_COLUMNS = (
     "provider",
     "sku",
@@ -184,7 +185,7 @@ def workload_key_choices(
 ) -> list[str]:
     """The 'ISL/OSL' workloads among (model, ISL, OSL) keys for a model, 'not stated' last
     (pairs that differ only by tokenisation rounding are one: planner.workload_groups)."""
-    return [_group_text(group) for group in _model_groups(keys, model)]
+    return [group.name() for group in _model_groups(keys, model)]
 
 
 def workload_members(
@@ -192,7 +193,7 @@ def workload_members(
 ) -> list[tuple[int | None, int | None]]:
     """The exact (ISL, OSL) pairs stored for a model that make up the chosen workload."""
     groups = _model_groups(keys, model)
-    return next((list(g.members) for g in groups if _group_text(g) == workload), [])
+    return next((list(g.members) for g in groups if g.name() == workload), [])
 
 
 def curves_for(curves: Iterable[LoadCurve], model: str, workload: str) -> list[LoadCurve]:
@@ -219,10 +220,6 @@ def _model_groups(
 ) -> list[WorkloadGroup]:
     wanted = canonical_model(model)
     return group_workloads((isl, osl) for name, isl, osl in keys if canonical_model(name) == wanted)
-
-
-def _group_text(group: WorkloadGroup) -> str:
-    return group.name()
 
 
 def fit_quality_rows(fits: Iterable[CurveFit]) -> list[Row]:
