@@ -3,6 +3,7 @@ with each value's ratio to a reference tool and what each tool means by its numb
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cli.common import fail, guard, out, print_json
@@ -16,14 +17,20 @@ if TYPE_CHECKING:
     from planner.present import JsonDict
 
 
-def print_comparisons(engine: Engine, reference: str | None, *, as_json: bool) -> None:
-    """Compare every deployment and workload that two or more tools measured."""
+def print_comparisons(
+    engine: Engine, reference: str | None, models: Sequence[str], *, as_json: bool
+) -> None:
+    """Compare every deployment and workload that two or more tools measured (of the models
+    given, matched as the planner matches them; every model when none is)."""
     from planner.compare import compare_clients  # noqa: PLC0415
     from planner.tool_definitions import WHY_THEY_DIFFER  # noqa: PLC0415
-    from workflows.planning import load_curves  # noqa: PLC0415
+    from workflows.planning import load_curves, model_names_like  # noqa: PLC0415
 
     _check_reference(reference)
-    comparisons = compare_clients(guard(lambda: load_curves(engine)), reference)
+    names = sorted({name for model in models for name in model_names_like(engine, model)})
+    # No stored run of the models asked: nothing to compare, nothing read.
+    curves = [] if models and not names else guard(lambda: load_curves(engine, names or None))
+    comparisons = compare_clients(curves, reference)
     if as_json:
         print_json({"why_they_differ": WHY_THEY_DIFFER, "comparisons": _documents(comparisons)})
         return

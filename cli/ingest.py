@@ -170,7 +170,7 @@ CompareOption = Annotated[
         "--compare",
         help="Compare the clients: per deployment and workload measured by two or more tools, "
         "output tok/s, TTFT and TPOT p50/p99 per tool and concurrency, with ratios to a "
-        "reference tool and each tool's definitions.",
+        "reference tool and each tool's definitions (of the --model models, if given).",
     ),
 ]
 ReferenceOption = Annotated[
@@ -203,7 +203,7 @@ def runs_cmd(
     if compare:
         from cli.compare import print_comparisons  # noqa: PLC0415
 
-        print_comparisons(engine, reference, as_json=as_json)
+        print_comparisons(engine, reference, model or [], as_json=as_json)
         return
     filters = RunFilter(
         engines=tuple(engine_name or ()),

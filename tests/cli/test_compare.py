@@ -53,6 +53,20 @@ def test_runs_compare_prints_a_table_per_comparison_and_the_definitions(db: str)
     assert "TPOT: `inter_token_latency_ms`" in words
 
 
+def test_runs_compare_keeps_to_the_models_asked(db: str) -> None:
+    def comparisons(*models: str) -> list[object]:
+        args = ["runs", "--compare", "--json", "--db", db]
+        for model in models:
+            args += ["--model", model]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        found: list[object] = json.loads(result.stdout)["comparisons"]
+        return found
+
+    assert len(comparisons(f"org/{MODEL}-Instruct")) == 1  # the planner's model matching
+    assert comparisons("meta-llama/Llama-3.1-70B") == []
+
+
 def test_runs_compare_refuses_an_unknown_reference_tool(db: str) -> None:
     result = runner.invoke(app, ["runs", "--compare", "--reference", "nosuch", "--db", db])
     assert result.exit_code == 2
