@@ -46,19 +46,26 @@ def fit_cmd(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Fit throughput, TTFT and TPOT curves for every run (or one) and show fit quality."""
+    """Fit throughput, TTFT and TPOT curves for every run (or one) and show fit quality, with
+    each run's workload (runs within tokenisation rounding of each other share one)."""
     from rich.table import Table  # noqa: PLC0415
 
     from planner.fit import fit_curve  # noqa: PLC0415
     from planner.present import fit_to_dict  # noqa: PLC0415
+    from planner.workload_groups import curve_workloads  # noqa: PLC0415
 
     engine = open_engine(db)
-    fits = [fit_curve(curve) for curve in _curves(engine, run)]
+    curves = _curves(engine, run)
+    # Runs within tokenisation rounding of each other share a workload (their labels stay exact).
+    documents = [
+        fit_to_dict(fit_curve(curve)) | {"workload": workload}
+        for curve, workload in zip(curves, curve_workloads(curves), strict=True)
+    ]
     if as_json:
-        print_json([fit_to_dict(f) for f in fits])
+        print_json(documents)
         return
-    table = Table("run", "curve", "series", "family", "points", "held-out MAPE %", "R²")
-    for document in (fit_to_dict(f) for f in fits):
+    table = Table("run", "curve", "workload", "series", "family", "points", "held-out MAPE %", "R²")
+    for document in documents:
         for series in ("throughput", "ttft_p50", "ttft_p99", "tpot"):
             summary = document[series]
             if not isinstance(summary, dict):
@@ -66,6 +73,7 @@ def fit_cmd(
             table.add_row(
                 str(document["run_id"]),
                 str(document["label"]),
+                str(document["workload"]),
                 series,
                 str(summary["family"]),
                 _fmt(summary["n_points"], 0),

@@ -164,6 +164,19 @@ ModelsFilter = Annotated[list[str] | None, typer.Option(help="Only this model (r
 SearchOption = Annotated[
     str, typer.Option(help="Text in the label, file, notes, model or GPU (any case).")
 ]
+CompareOption = Annotated[
+    bool,
+    typer.Option(
+        "--compare",
+        help="Compare the clients: per deployment and workload measured by two or more tools, "
+        "output tok/s, TTFT and TPOT p50/p99 per tool and concurrency, with ratios to a "
+        "reference tool and each tool's definitions (of the --model models, if given).",
+    ),
+]
+ReferenceOption = Annotated[
+    str | None,
+    typer.Option(help="With --compare: the tool the ratios divide by (default vllm-bench)."),
+]
 
 
 @app.command("runs")
@@ -176,14 +189,22 @@ def runs_cmd(
     gpu: GpusFilter = None,
     model: ModelsFilter = None,
     search: SearchOption = "",
+    compare: CompareOption = False,
+    reference: ReferenceOption = None,
 ) -> None:
     """List stored runs a page at a time (--limit, --offset) with the total the filters keep
-    (with --json: the page's runs with their levels under canonical metric names)."""
+    (with --json: the page's runs with their levels under canonical metric names); with
+    --compare, the runs of one deployment and workload measured by different tools side by side."""
     from db import run_lists, run_reads  # noqa: PLC0415
     from db.run_lists import RunFilter  # noqa: PLC0415
     from planner.present import run_to_dict  # noqa: PLC0415
 
     engine = open_engine(db)
+    if compare:
+        from cli.compare import print_comparisons  # noqa: PLC0415
+
+        print_comparisons(engine, reference, model or [], as_json=as_json)
+        return
     filters = RunFilter(
         engines=tuple(engine_name or ()),
         gpus=tuple(gpu or ()),

@@ -57,6 +57,8 @@ class CurvePoint:
     p99_e2e_ms: float | None = None
     mean_ttft_ms: float | None = None
     mean_tpot_ms: float | None = None
+    p50_icl_ms: float | None = None  # gap between stream chunks (vLLM `itl`, AIPerf ICL)
+    p99_icl_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,8 @@ class LoadCurve:
     gpus_per_replica: int | None  # None: neither TP nor GPU count stated (never guessed)
     flags: tuple[str, ...]
     kv_cache_dtype: str | None = None  # as the deployment stated it; None: not stated
+    source: str | None = None  # the tool that measured it (RunFile.source: vllm-bench, guidellm...)
+    client: str | None = None  # the client and its version as the file states them
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -141,6 +145,8 @@ def curve_from_run(
         gpus_per_replica=gpus_per_replica,
         flags=tuple(flags),
         kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, _launch_command(run)),
+        source=str(run.source),
+        client=_client(run),
     )
 
 
@@ -160,6 +166,13 @@ def stated_kv_cache_dtype(engine_args: dict[str, str], launch_command: str) -> s
     found = re.search(r"--kv[-_]cache[-_]dtype[ =]+(\S+)", launch_command)
     value = found.group(1).strip("'\"").lower() if found else ""
     return value if value and value != "auto" else None
+
+
+def _client(run: RunFile) -> str | None:
+    env = run.environment
+    if env.client is None:
+        return None
+    return f"{env.client} {env.client_version}" if env.client_version else env.client
 
 
 def _key(run: RunFile) -> CurveKey:
@@ -227,6 +240,8 @@ def _point(level: Level) -> CurvePoint | None:
         p99_e2e_ms=level.value("p99_e2e_ms"),
         mean_ttft_ms=level.value("mean_ttft_ms"),
         mean_tpot_ms=level.value("mean_tpot_ms"),
+        p50_icl_ms=level.value("p50_icl_ms"),
+        p99_icl_ms=level.value("p99_icl_ms"),
     )
     values = (
         point.output_tok_s,

@@ -1,7 +1,8 @@
 """Pick the curve behind each engine x GPU x TP: same model and precision, closest workload.
 
-Ranking within one candidate: exact ISL/OSL, then the nearest workload (adjusted to the
-scenario's), then provenance (measured > imported > published), then the number of levels.
+Ranking within one candidate: the same ISL/OSL (exact first, then within tokenisation rounding:
+planner.workload_groups), then the nearest workload (adjusted to the scenario's), then
+provenance (measured > imported > published), then the number of levels.
 Measured GPUs win over projected ones. Everything left out is said in warnings.
 """
 

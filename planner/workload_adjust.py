@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from planner.curves import CurvePoint, LoadCurve
 from planner.physics import ESTIMATE_KV_BYTES_PER_ELEMENT, Ceilings
+from planner.workload_groups import same_workload
 
 ADJUSTED = "adjusted"
 # ISL and OSL each within this factor of the scenario's. bench/bench_workload_adjust.py on the
@@ -24,7 +25,7 @@ MAX_UNADJUSTED_RATIO = 1.1
 class WorkloadMatch:
     """How a curve's ISL/OSL serves the scenario's; `refused` says why it cannot, else None."""
 
-    rank: int  # 0 exact, 1 not stated by the source, 2 near (as is), 3 adjusted
+    rank: int  # 0 same (exact or within rounding), 1 not stated, 2 near (as is), 3 adjusted
     distance: float  # cost-share weighted |log ratio| of ISL and OSL; 0 when exact or unknown
     flag: str | None
     refused: str | None = None
@@ -38,11 +39,11 @@ class WorkloadMatch:
 def match_workload(curve: LoadCurve, isl: int, osl: int, ceil: Ceilings | str) -> WorkloadMatch:
     """Whether and how a curve can stand for ISL/OSL isl/osl (ceil: its ceilings, or why none)."""
     measured_isl, measured_osl = curve.key.isl, curve.key.osl
-    if measured_isl == isl and measured_osl == osl:
-        return WorkloadMatch(0, 0.0, None)
     if measured_isl is None or measured_osl is None:
         return WorkloadMatch(1, 0.0, "workload not stated by source")
     distance = workload_distance(curve, isl, osl)
+    if same_workload((measured_isl, measured_osl), (isl, osl)):
+        return WorkloadMatch(0, distance, None)  # exact (distance 0), or tokenisation rounding
     ratio = max(_ratio(measured_isl, isl), _ratio(measured_osl, osl))
     where = f"measured at ISL/OSL {measured_isl}/{measured_osl}, scenario {isl}/{osl}"
     if ratio <= MAX_UNADJUSTED_RATIO:

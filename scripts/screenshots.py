@@ -2,7 +2,8 @@
 
 Starts the real app (streamlit run app.py) on a fresh store with the demo data plus the scenarios
 of docs/scenarios/*.yaml, and drives Debian's chromium with Playwright, as tests/browser does; the
-Scenarios page is shot comparing them. Run: .venv/bin/python scripts/screenshots.py
+Scenarios page is shot comparing them. `clients` shoots the Curves page comparing the clients on
+a store of their own (compare-clients.png). Run: .venv/bin/python scripts/screenshots.py
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ CONTENT_HEIGHT_JS = """() => Math.max(0, ...[...document.querySelectorAll(
 SETTLE_POLLS = 20
 SETTLE_POLL_MS = 500
 SCENARIOS = sorted((ROOT / "docs" / "scenarios").glob("*.yaml"))
+# The Curves page comparing two clients of one server: its own store, shot as compare-clients.png.
+CLIENTS = "clients"
+CLIENTS_HEADING = "Compare the clients"
 
 
 def seed_scenarios(db_url: str) -> list[str]:
@@ -121,15 +125,65 @@ def take(out: Path, names: list[str]) -> list[Path]:
     return saved
 
 
+def prepare_clients(db_url: str) -> None:
+    """A store holding only the real vllm bench serve and guidellm runs of one vLLM CPU server
+    (tests/fixtures/vllm-cpu-clients; guidellm's token means at the issue's 129 / 63.9), with
+    no GPU stated: it ran on a CPU."""
+    from tests.client_runs import RECORDED_FACTS, store_client_runs  # noqa: PLC0415
+
+    upgrade(db_url)
+    store_client_runs(db_url, rounded=True, facts=RECORDED_FACTS)
+
+
+def show_clients(page: Page) -> None:
+    """On the Curves page (its only model preselected), wait for the clients' comparison chart."""
+    heading = page.get_by_role("heading", name=CLIENTS_HEADING, exact=True)
+    heading.wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.locator(".js-plotly-plot").last.wait_for(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    heading.scroll_into_view_if_needed()
+
+
+def take_clients(out: Path) -> Path:
+    """The Curves page comparing the clients, as out/compare-clients.png."""
+    chromium = chromium_path()
+    if chromium is None:
+        raise SystemExit("no chromium found ($CAPPLAN_CHROMIUM, /usr/bin/chromium)")
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "compare-clients.png"
+    with (
+        tempfile.TemporaryDirectory(prefix="capplan-shots-") as scratch,
+        running_app(
+            f"sqlite:///{Path(scratch) / 'capplan.db'}",
+            Path(scratch) / "streamlit.log",
+            prepare=prepare_clients,
+        ) as app,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        open_page(page, app.url, "curves")
+        show_clients(page)
+        _shoot(page, target)
+        browser.close()
+    print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+    return target
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("pages", nargs="*", help=f"pages to shoot (default: all of {list(PAGES)})")
     args = parser.parse_args()
-    unknown = [name for name in args.pages if name not in PAGES]
+    unknown = [name for name in args.pages if name not in (*PAGES, CLIENTS)]
     if unknown:
-        parser.error(f"unknown page(s) {unknown}: choose from {list(PAGES)}")
-    take(args.out, args.pages or list(PAGES))
+        parser.error(f"unknown page(s) {unknown}: choose from {[*PAGES, CLIENTS]}")
+    wanted = args.pages or [*PAGES, CLIENTS]
+    pages = [name for name in wanted if name != CLIENTS]
+    if pages:
+        take(args.out, pages)
+    if CLIENTS in wanted:
+        take_clients(args.out)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
+from planner.compare import ClientComparison
 from planner.fit import CurveFit, FitResult, series, series_attr
 from planner.names import curve_name, option_name, provenance_word
 from planner.physics import PhysicsCheck
@@ -341,3 +342,20 @@ def _stat_text(stat: str | None) -> str:
 
 def _color(index: int) -> str:
     return str(PALETTE[index % len(PALETTE)])
+
+
+def client_comparison_figure(comparison: ClientComparison) -> go.Figure:
+    """Output tok/s vs concurrency of one deployment and workload, one trace per tool."""
+    figure = _figure(f"Compare the clients: {comparison.title()}", "output tok/s (all streams)")
+    for index, trace in enumerate(comparison.traces):
+        points = [p for p in trace.points if p.output_tok_s is not None]
+        figure.add_trace(
+            go.Scatter(
+                x=[p.concurrency for p in points],
+                y=[p.output_tok_s for p in points],
+                mode="lines+markers",
+                name=trace.client or trace.tool,
+                line={"color": _color(index)},
+            )
+        )
+    return figure

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.physics import check_curve
-from ui import charts, tables
+from planner.workload_groups import TOLERANCE_TEXT
+from ui import charts, clients, tables
 from ui import resources as res
 from ui.text import plain
 
@@ -54,10 +55,15 @@ shown = [fit for fit in available if fit.curve.run_id in chosen]
 if not shown:
     st.info("Pick at least one curve.")
     st.stop()
+members = tables.workload_members(keys, model, workload)
+if len(members) > 1 and workload != tables.NOT_STATED:
+    exact = ", ".join(f"{isl}/{osl}" for isl, osl in members)
+    st.caption(f"Workload {workload} holds runs measured at {exact}: {TOLERANCE_TEXT}.")
 st.plotly_chart(charts.throughput_figure(shown))
 ttft, speed = st.columns(2)
 ttft.plotly_chart(charts.ttft_figure(shown))
 speed.plotly_chart(charts.stream_speed_figure(shown))
+clients.show_comparisons(shown)
 st.subheader("Fit quality")
 st.caption("Held-out MAPE: mean error predicting each measured point from the others, in %.")
 st.dataframe(tables.fit_quality_rows(shown), hide_index=True)

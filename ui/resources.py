@@ -30,7 +30,7 @@ from planner.sensitivity import SensitivityRow
 from planner.uncertainty import PlanRanges
 from reports.formats import render_report
 from ui import background
-from ui.tables import curves_for, price_entries_from_rows, workload_key
+from ui.tables import curves_for, price_entries_from_rows, workload_members
 from ui.text import plain
 from workflows import history, planning
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
@@ -177,12 +177,14 @@ def curve_fits(url: str, version: int) -> list[CurveFit]:
 
 @st.cache_data(show_spinner="Fitting curves...", max_entries=32)
 def fits_for_workload(url: str, version: int, model: str, workload: str) -> list[CurveFit]:
-    """The fits of the curves of this (canonical) model at this 'ISL/OSL' workload only (the
-    other curves are neither read nor fitted)."""
+    """The fits of the curves of this (canonical) model at this 'ISL/OSL' workload only (runs
+    within tokenisation rounding of it included; the other curves are neither read nor fitted)."""
     names = _same_model(url, version, model)
     if not names:
         return []
-    curves = load_curves(url, version, names, workload_key(workload))
+    # A workload groups the exact ISL/OSL pairs within rounding of it: read each pair's runs.
+    members = workload_members(curve_workloads(url, version), model, workload)
+    curves = [c for pair in members for c in load_curves(url, version, names, pair)]
     return [fit_curve(curve) for curve in curves_for(curves, model, workload)]
 
 

@@ -17,14 +17,16 @@ from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
 from measurements.run_file import Origin, RunFile
+from planner import workload_groups
 from planner.curves import LoadCurve, canonical_gpu, canonical_model
 from planner.fit import CurveFit
 from planner.physics import PhysicsCheck
 from planner.present import fit_to_dict
 from planner.prices import PriceEntry, SkippedPriceRow
+from planner.workload_groups import WorkloadGroup, group_workloads
 
 Row = dict[str, object]
-NOT_STATED = "not stated"
+NOT_STATED = workload_groups.NOT_STATED  # also the name of a workload the source did not state
 PRICE_COLUMNS = (
     "provider",
     "sku",
@@ -181,46 +183,43 @@ def workload_choices(curves: Iterable[LoadCurve], model: str) -> list[str]:
 def workload_key_choices(
     keys: Iterable[tuple[str, int | None, int | None]], model: str
 ) -> list[str]:
-    """The 'ISL/OSL' workloads among (model, ISL, OSL) keys for a model, 'not stated' last."""
-    wanted = canonical_model(model)
-    found = {(isl, osl) for name, isl, osl in keys if canonical_model(name) == wanted}
-    stated = sorted(k for k in found if k[0] is not None and k[1] is not None)
-    texts = [f"{isl}/{osl}" for isl, osl in stated]
-    return texts + ([NOT_STATED] if len(found) > len(stated) else [])
+    """The 'ISL/OSL' workloads among (model, ISL, OSL) keys for a model, 'not stated' last
+    (pairs that differ only by tokenisation rounding are one: planner.workload_groups)."""
+    return [group.name() for group in _model_groups(keys, model)]
 
 
-def workload_key(workload: str) -> tuple[int | None, int | None]:
-    """A workload choice as (ISL, OSL); 'not stated' is (None, None)."""
-    if workload == NOT_STATED:
-        return None, None
-    isl, _, osl = workload.partition("/")
-    return int(isl), int(osl)
+def workload_members(
+    keys: Iterable[tuple[str, int | None, int | None]], model: str, workload: str
+) -> list[tuple[int | None, int | None]]:
+    """The exact (ISL, OSL) pairs stored for a model that make up the chosen workload."""
+    groups = _model_groups(keys, model)
+    return next((list(g.members) for g in groups if g.name() == workload), [])
 
 
 def curves_for(curves: Iterable[LoadCurve], model: str, workload: str) -> list[LoadCurve]:
-    """Curves of this (canonical) model measured at this ISL/OSL workload."""
+    """Curves of this (canonical) model measured at this workload (within rounding of it)."""
     wanted = canonical_model(model)
-    return [
-        curve
-        for curve in curves
-        if canonical_model(curve.key.model) == wanted and _workload_text(curve) == workload
-    ]
+    mine = [curve for curve in curves if canonical_model(curve.key.model) == wanted]
+    members = set(workload_members(_curve_keys(mine), model, workload))
+    return [curve for curve in mine if (curve.key.isl, curve.key.osl) in members]
 
 
 def fits_for(fits: Iterable[CurveFit], model: str, workload: str) -> list[CurveFit]:
-    """Fits of curves of this (canonical) model measured at this ISL/OSL workload."""
+    """Fits of curves of this (canonical) model measured at this workload (within rounding)."""
+    listed = list(fits)
+    kept = {id(c) for c in curves_for((f.curve for f in listed), model, workload)}
+    return [fit for fit in listed if id(fit.curve) in kept]
+
+
+def _curve_keys(curves: Iterable[LoadCurve]) -> list[tuple[str, int | None, int | None]]:
+    return [(c.key.model, c.key.isl, c.key.osl) for c in curves]
+
+
+def _model_groups(
+    keys: Iterable[tuple[str, int | None, int | None]], model: str
+) -> list[WorkloadGroup]:
     wanted = canonical_model(model)
-    return [
-        fit
-        for fit in fits
-        if canonical_model(fit.curve.key.model) == wanted and _workload_text(fit.curve) == workload
-    ]
-
-
-def _workload_text(curve: LoadCurve) -> str:
-    if curve.key.isl is None or curve.key.osl is None:
-        return NOT_STATED
-    return f"{curve.key.isl}/{curve.key.osl}"
+    return group_workloads((isl, osl) for name, isl, osl in keys if canonical_model(name) == wanted)
 
 
 def fit_quality_rows(fits: Iterable[CurveFit]) -> list[Row]:

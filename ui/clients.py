@@ -1,0 +1,56 @@
+"""The Curves page's "Compare the clients" section: one deployment and workload measured by
+several tools on one chart, their numbers side by side, and what each tool means by them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from planner.compare import HEADINGS, ClientComparison, compare_clients
+from planner.fit import CurveFit
+from planner.tool_definitions import WHY_THEY_DIFFER, definitions_for
+from ui import charts
+
+
+def show_comparisons(fits: Sequence[CurveFit]) -> None:
+    """Draw every comparison among the shown curves (nothing when one tool measured them all)."""
+    comparisons = compare_clients([fit.curve for fit in fits])
+    if not comparisons:
+        return
+    st.subheader("Compare the clients")
+    st.caption(WHY_THEY_DIFFER)
+    for comparison in comparisons:
+        st.plotly_chart(charts.client_comparison_figure(comparison))
+        st.dataframe(comparison_rows(comparison), hide_index=True)
+        st.markdown("\n".join(definition_lines(comparison)))
+
+
+def comparison_rows(comparison: ClientComparison) -> list[dict[str, object]]:
+    """One row per tool and concurrency: each value (2 decimals) beside its ratio to the
+    reference tool (3 decimals)."""
+    rows: list[dict[str, object]] = []
+    for row in comparison.rows():
+        cells: dict[str, object] = {"concurrency": row.concurrency, "tool": row.client or row.tool}
+        for column, value, ratio in zip(HEADINGS, row.values, row.ratios, strict=True):
+            cells[column] = None if value is None else round(value, 2)
+            cells[f"{column} / {comparison.reference}"] = None if ratio is None else round(ratio, 3)
+        rows.append(cells)
+    return rows
+
+
+def definition_lines(comparison: ClientComparison) -> list[str]:
+    """A markdown bullet per tool: how it defines output tok/s, duration, TTFT, TPOT and tokens."""
+    lines = []
+    for trace in comparison.traces:
+        d = definitions_for(trace.tool)
+        runs = ", ".join(
+            f"run {run_id} at {workload}"
+            for run_id, workload in zip(trace.run_ids, trace.workloads, strict=True)
+        )
+        lines.append(
+            f"- **{trace.client or d.name}** ({runs}): output tok/s is {d.output_tok_s}; "
+            f"duration: {d.duration}. TTFT: {d.ttft}. TPOT: {d.tpot}. "
+            f"Chunk gap: {d.chunk_gap}. Output tokens: {d.tokens}."
+        )
+    return lines
