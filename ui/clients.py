@@ -11,6 +11,7 @@ from planner.compare import HEADINGS, ClientComparison, compare_clients
 from planner.fit import CurveFit
 from planner.tool_definitions import WHY_THEY_DIFFER, definitions_for
 from ui import charts
+from ui.text import plain
 
 
 def show_comparisons(fits: Sequence[CurveFit]) -> None:
@@ -48,9 +49,10 @@ def definition_lines(comparison: ClientComparison) -> list[str]:
             f"run {run_id} at {workload}"
             for run_id, workload in zip(trace.run_ids, trace.workloads, strict=True)
         )
-        lines.append(
-            f"- **{trace.client or d.name}** ({runs}): output tok/s is {d.output_tok_s}; "
-            f"duration: {d.duration}. TTFT: {d.ttft}. TPOT: {d.tpot}. "
-            f"Chunk gap: {d.chunk_gap}. Output tokens: {d.tokens}."
+        text = (
+            f"({runs}): output tok/s is {d.output_tok_s}; duration: {d.duration}. "
+            f"TTFT: {d.ttft}. TPOT: {d.tpot}. Chunk gap: {d.chunk_gap}. Output tokens: {d.tokens}."
         )
+        # The client names come from the files; the definitions are capplan's own Markdown.
+        lines.append(f"- **{plain(trace.client or d.name)}** {text}")
     return lines
