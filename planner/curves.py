@@ -73,6 +73,9 @@ class LoadCurve:
     gpus_per_replica: int | None  # None: neither TP nor GPU count stated (never guessed)
     flags: tuple[str, ...]
     kv_cache_dtype: str | None = None  # as the deployment stated it; None: not stated
+    # Output tok/s of the run's offline (max-throughput) levels, the highest: a ceiling on the
+    # curve, never a point of it; None: no offline level.
+    ceiling_output_tok_s: float | None = None
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -125,6 +128,12 @@ def curve_from_run(
     points = _points(run.levels, max_failure_rate, flags)
     if not points:
         return None
+    ceiling = offline_ceiling(run.levels)
+    if ceiling is not None:
+        flags.append(
+            f"offline (max-throughput) output {ceiling:,.0f} tok/s: a ceiling on the curve, not a "
+            "concurrency level"
+        )
     flags.extend(_stat_flags(points))
     flags.extend(_derived_throughput_flag(run.levels))
     if run.deployment.engine_args.get("simulated") == "true":
@@ -141,7 +150,19 @@ def curve_from_run(
         gpus_per_replica=gpus_per_replica,
         flags=tuple(flags),
         kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, _launch_command(run)),
+        ceiling_output_tok_s=ceiling,
     )
+
+
+def offline_ceiling(levels: tuple[Level, ...]) -> float | None:
+    """The highest output tok/s of the offline (max-throughput) levels; None without one."""
+    found = [
+        value
+        for level in levels
+        if level.load_kind is LoadKind.OFFLINE
+        and (value := level.value("output_tok_s")) is not None
+    ]
+    return max(found) if found else None
 
 
 def _launch_command(run: RunFile) -> str:
@@ -183,6 +204,8 @@ def _points(
     points: list[CurvePoint] = []
     rate_levels = 0
     for level in levels:
+        if level.load_kind is LoadKind.OFFLINE:
+            continue  # a ceiling (offline_ceiling), never a point
         if level.load_kind is not LoadKind.CONCURRENCY:
             rate_levels += 1
             continue

@@ -39,8 +39,7 @@ from planner.family_fit import (
 UNIDENTIFIABLE = "no family's parameters are identifiable"
 # Mean absolute error of a normal variable is sigma * sqrt(2/pi): turns LOO MAPE into a sigma.
 MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
-# Relative sigma added per doubling of concurrency beyond the measured range (in quadrature with
-# the held-out error): bench/bench_knee.py, next level up on the silicon sample.
+# Relative sigma per doubling of c outside the measured range (bench/bench_knee.py, next level up).
 EXTRAPOLATION_REL_PER_DOUBLING = 0.07
 _Z95 = 1.96
 
@@ -81,6 +80,8 @@ class FitResult:
     # Past the knee (planner.knee): (start concurrency, units per extra stream). Beyond start the
     # value is the fit at start plus that slope (0: flat; TTFT: the queueing wait); None: none.
     past: tuple[float, float] | None = None
+    # An offline (max-throughput) measurement no value may pass (throughput fits only); None: none.
+    ceiling: float | None = None
 
     def eval(self, x: Array | Sequence[float]) -> Array:
         """Fitted values at x (inf at or past a queueing family's saturation, c >= 1/inv_c_sat),
@@ -89,9 +90,11 @@ class FitResult:
         at = self._knee_x(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             y = FAMILIES[self.family].func(at, *self.params) * shape_factor(self.shape, at)
-        if self.past is None:
-            return np.asarray(y, dtype=np.float64)
-        return np.asarray(y + self.past[1] * np.maximum(xs - self.past[0], 0.0), dtype=np.float64)
+        if self.past is not None:
+            y = y + self.past[1] * np.maximum(xs - self.past[0], 0.0)
+        if self.ceiling is not None:
+            y = np.minimum(y, self.ceiling)
+        return np.asarray(y, dtype=np.float64)
 
     def _knee_x(self, xs: Array) -> Array:
         """Where the family is read: x, or the knee's start beyond it."""
@@ -123,8 +126,7 @@ class FitResult:
         return np.asarray(np.where(np.isfinite(rel), rel, self.noise_rel()), dtype=np.float64)
 
     def _queue_rel(self, xs: Array, y: Array) -> Array:
-        """Past the knee, the queueing wait rests on the capacity estimate: a sigma that puts the
-        unqueued extrapolation of the family at the edge of the 95% band."""
+        """Past the knee: a sigma putting the unqueued family at the 95% band's edge."""
         if self.past is None or self.past[1] <= 0:
             return np.zeros_like(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -353,6 +355,7 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
         throughput = fit_throughput(c, t)
     else:
         throughput = _refit_slot(curve, "output_tok_s", like.throughput)
+    throughput = _capped(throughput, curve, flags)
     named = [("output tok/s", throughput), *((_SERIES_TEXT[slot], fits[slot]) for slot in _SERIES)]
     flags.extend(
         f"{text}: {fit.chosen_reason}"
@@ -371,6 +374,24 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
         tpot_stat=stats["tpot"],
         flags=tuple(flags),
     )
+
+
+def _capped(result: FitResult | None, curve: LoadCurve, flags: list[str]) -> FitResult | None:
+    """The throughput fit bounded by the run's offline (max-throughput) measurement; a measured
+    level above it is flagged (the two measurements disagree)."""
+    ceiling = curve.ceiling_output_tok_s
+    if result is None or ceiling is None:
+        return result
+    above = [p for p in curve.points if (p.output_tok_s or 0.0) > ceiling]
+    if above:
+        worst = max(above, key=lambda p: p.output_tok_s or 0.0)
+        flags.append(
+            f"concurrency {worst.concurrency:g} measured {worst.output_tok_s:,.0f} output tok/s, "
+            f"above the offline (max-throughput) {ceiling:,.0f}: the two measurements disagree"
+        )
+    if float(result.eval([result.x_max])[0]) > ceiling:
+        flags.append(f"output tok/s fit capped at the offline maximum, {ceiling:,.0f} tok/s")
+    return replace(result, ceiling=ceiling)
 
 
 def _refit_slot(curve: LoadCurve, attr: str, like: FitResult | None) -> FitResult | None:
