@@ -92,6 +92,7 @@ def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurv
     return LoadCurve(
         key=replace(key, gpu=target.gpu),
         points=points,
+        ceiling_output_tok_s=_projected_ceiling(curve, points),
         run_id=None,
         provenance=PROJECTED,
         label=f"projected from {curve.label_text()}",
@@ -105,6 +106,19 @@ def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurv
             *_memory_flags(curve, source, target, memory),
         ),
     )
+
+
+def _projected_ceiling(curve: LoadCurve, points: tuple[CurvePoint, ...]) -> float | None:
+    """The offline maximum scaled as the projection scaled the top level's output tok/s."""
+    ceiling = curve.ceiling_output_tok_s
+    pairs = [
+        (old.output_tok_s, new.output_tok_s)
+        for old, new in zip(curve.points, points, strict=True)
+        if old.output_tok_s and new.output_tok_s
+    ]
+    if ceiling is None or not pairs:
+        return None
+    return ceiling * pairs[-1][1] / pairs[-1][0]
 
 
 def _memory(curve: LoadCurve, source: Ceilings, target: Ceilings) -> _Memory | None:
