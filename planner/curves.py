@@ -6,6 +6,7 @@ Only closed-loop (concurrency) levels become points; what was dropped or assumed
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -15,6 +16,11 @@ from measurements.run_file import Level, LoadKind, Origin, RunFile
 # The two shipped GPUs' names, for tests and benches; which GPUs exist is hardware's catalog.
 H100 = "H100-SXM-80GB"
 H200 = "H200-SXM-141GB"
+# The words for a run of offline levels only: no points, a ceiling for its deployment's sweeps.
+OFFLINE_ONLY = (
+    "offline (max-throughput) only: a throughput ceiling for concurrency sweeps of the same "
+    "deployment and workload, nothing to plan from by itself"
+)
 _MODEL_SUFFIXES = ("-instruct", "-fp8", "-chat", "-hf")
 _ENGINE_ALIASES = {
     "trtllm": "tensorrt-llm",
@@ -126,13 +132,13 @@ def curve_from_run(
     """Build a LoadCurve from a run's concurrency levels; None when no usable level remains."""
     flags: list[str] = []
     points = _points(run.levels, max_failure_rate, flags)
-    if not points:
-        return None
     ceiling = offline_ceiling(run.levels)
+    if not points and ceiling is None:
+        return None
     if ceiling is not None:
         flags.append(
             f"offline (max-throughput) output {ceiling:,.0f} tok/s: a ceiling on the curve, not a "
-            "concurrency level"
+            "concurrency level" + ("" if points else f"; {OFFLINE_ONLY}")
         )
     flags.extend(_stat_flags(points))
     flags.extend(_derived_throughput_flag(run.levels))
@@ -152,6 +158,21 @@ def curve_from_run(
         kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, _launch_command(run)),
         ceiling_output_tok_s=ceiling,
     )
+
+
+def scaled_ceiling(
+    ceiling: float | None, old: Sequence[CurvePoint], new: Sequence[CurvePoint]
+) -> float | None:
+    """An offline ceiling carried to a derived curve (projected, workload-adjusted): scaled as
+    the top level's output tok/s was; None without a ceiling or a level with throughput."""
+    pairs = [
+        (before.output_tok_s, after.output_tok_s)
+        for before, after in zip(old, new, strict=True)
+        if before.output_tok_s and after.output_tok_s
+    ]
+    if ceiling is None or not pairs:
+        return None
+    return ceiling * pairs[-1][1] / pairs[-1][0]
 
 
 def offline_ceiling(levels: tuple[Level, ...]) -> float | None:

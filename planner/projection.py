@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu
+from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu, scaled_ceiling
 from planner.memory import KvCapacity, mean_context_tokens
 from planner.physics import Ceilings, ceilings, curve_ceilings
 
@@ -92,7 +92,7 @@ def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurv
     return LoadCurve(
         key=replace(key, gpu=target.gpu),
         points=points,
-        ceiling_output_tok_s=_projected_ceiling(curve, points),
+        ceiling_output_tok_s=scaled_ceiling(curve.ceiling_output_tok_s, curve.points, points),
         run_id=None,
         provenance=PROJECTED,
         label=f"projected from {curve.label_text()}",
@@ -106,19 +106,6 @@ def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurv
             *_memory_flags(curve, source, target, memory),
         ),
     )
-
-
-def _projected_ceiling(curve: LoadCurve, points: tuple[CurvePoint, ...]) -> float | None:
-    """The offline maximum scaled as the projection scaled the top level's output tok/s."""
-    ceiling = curve.ceiling_output_tok_s
-    pairs = [
-        (old.output_tok_s, new.output_tok_s)
-        for old, new in zip(curve.points, points, strict=True)
-        if old.output_tok_s and new.output_tok_s
-    ]
-    if ceiling is None or not pairs:
-        return None
-    return ceiling * pairs[-1][1] / pairs[-1][0]
 
 
 def _memory(curve: LoadCurve, source: Ceilings, target: Ceilings) -> _Memory | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from planner.curves import CurvePoint, LoadCurve
+from planner.curves import CurvePoint, LoadCurve, scaled_ceiling
 from planner.physics import ESTIMATE_KV_BYTES_PER_ELEMENT, Ceilings
 
 ADJUSTED = "adjusted"
@@ -113,6 +113,7 @@ def adjust_curve(curve: LoadCurve, isl: int, osl: int, ceil: Ceilings | str) -> 
         curve,
         key=replace(curve.key, isl=isl, osl=osl),
         points=tuple(points),
+        ceiling_output_tok_s=scaled_ceiling(curve.ceiling_output_tok_s, curve.points, points),
         provenance=ADJUSTED,
         label=f"adjusted from {curve.label_text()}",
         flags=(*curve.flags, _flag(curve, isl, osl, prefill, decode_factors)),
@@ -180,10 +181,12 @@ def _adjust_throughput_only(
         f"is scaled by the roofline request time (x {min(factors):.3g}-{max(factors):.3g}) and "
         "no latency is estimated"
     )
+    new_points = tuple(points)
     return replace(
         curve,
         key=replace(curve.key, isl=isl, osl=osl),
-        points=tuple(points),
+        points=new_points,
+        ceiling_output_tok_s=scaled_ceiling(curve.ceiling_output_tok_s, curve.points, new_points),
         provenance=ADJUSTED,
         label=f"adjusted ({THROUGHPUT_ONLY}) from {curve.label_text()}",
         flags=(*curve.flags, flag),

@@ -95,3 +95,20 @@ def test_other_precision_engine_and_tp_are_left_out_with_reasons() -> None:
     assert "precision bf16 (scenario fp8)" in text
     assert "engine sglang not among the candidates" in text
     assert "TP 2 not among the candidate TP sizes" in text
+
+
+def test_an_offline_only_run_is_a_ceiling_for_the_sweep_of_the_same_deployment() -> None:
+    sweep = _curve(1, 1000, 500)  # 100-800 tok/s at 1-8 streams
+    offline = replace(sweep, points=(), run_id=2, ceiling_output_tok_s=650.0)
+    other_workload = replace(offline, key=replace(offline.key, isl=2000), run_id=3)
+    candidates, warnings = select_curves(
+        scenario(
+            workload={"isl": 1000, "osl": 500},
+            candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB"]},
+        ),
+        [sweep, offline, other_workload],
+    )
+    (only,) = candidates
+    assert only.curve.run_id == 1 and only.curve.ceiling_output_tok_s == 650.0
+    assert any("offline (max-throughput) output 650 tok/s" in f for f in only.curve.flags)
+    assert any("offline (max-throughput) only" in w for w in warnings)
