@@ -6,7 +6,8 @@ the first level past the KV capacity (planner.memory, from the fitted levels onl
 latency families as they were (no TPOT that flattens, no knee, bands not widened outside the
 data); after: fit_tpot, planner.knee and the widened bands. MAPE, worst signed error and how
 often the truth lies in the 80% and 95% bands.
-Run: `python bench/bench_knee.py [--quick] [--json]` (--quick: the 1024/1024 curves).
+Run: `python bench/bench_knee.py [--quick] [--json]` (--quick: Llama-3.1-70B at 8192/1024,
+three of the nine first levels past the knee).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from planner.knee import knee_streams, past_knee  # noqa: E402
 
 SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
 Z80, Z95 = 1.2816, 1.96
+QUICK = (8192, 1024)
 METRIC_NAMES = (("output_tok_s", "tok/s"), ("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"))
 Fitter = Callable[[list[float], list[float]], FitResult | None]
 
@@ -59,13 +61,16 @@ class Read:
 
 
 def load_curves(quick: bool = False) -> list[LoadCurve]:
-    """Every silicon-sample curve with 4+ levels (--quick: only 1024/1024)."""
+    """Every silicon-sample curve with 4+ levels (--quick: Llama-3.1-70B at 8192/1024)."""
     runs = import_path(SILICON_CSV, provenance=Provenance.PUBLISHED).runs
     curves = [c for c in (curve_from_run(run) for run in runs) if c is not None]
     return [
         c
         for c in curves
-        if len(c.points) >= 4 and (not quick or (c.key.isl, c.key.osl) == (1024, 1024))
+        if len(c.points) >= 4
+        and (
+            not quick or (c.key.model.endswith("Llama-3.1-70B") and (c.key.isl, c.key.osl) == QUICK)
+        )
     ]
 
 
@@ -193,7 +198,7 @@ def _print(rows: dict[str, dict[str, float | int | None]]) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="only the 1024/1024 curves")
+    parser.add_argument("--quick", action="store_true", help="only Llama-3.1-70B at 8192/1024")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)
     rows = report(args.quick)

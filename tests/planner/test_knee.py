@@ -3,13 +3,20 @@ that hold the truth one level past the KV capacity (issue 15 item 4), on the sil
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from planner.curves import H200, LoadCurve
 from planner.fit import fit_curve
 from planner.knee import knee_streams, past_knee
 from planner.predict import predict
 from tests.planner.builders import silicon_curves
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_knee.py"
 
 
 def _trtllm_70b_h200_tp1(isl: int, osl: int) -> LoadCurve:
@@ -68,3 +75,24 @@ def test_bands_widen_outside_the_measured_range() -> None:
 def test_no_capacity_leaves_the_fit_as_it_was() -> None:
     fit = fit_curve(_trtllm_70b_h200_tp1(1024, 1024))
     assert past_knee(fit, None) is fit
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_knee", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_knee_benchmark_quick_mode_beats_before_one_level_past_the_knee() -> None:
+    rows: dict[str, Any] = _bench().report(quick=True)
+    before, after = rows["past the knee TTFT before"], rows["past the knee TTFT after"]
+    assert before["n"] == after["n"] == 3
+    assert after["median_pct"] < 0.3 * before["median_pct"]
+    assert after["in95_pct"] > before["in95_pct"]
+    for metric in ("tok/s", "TPOT"):
+        # The 80% band holds the next level up within 10 points of 80% (it held 28-58% before).
+        assert 70.0 <= rows[f"next level up {metric} after"]["in80_pct"] <= 90.0
+    assert rows["interior TPOT after"]["mape_pct"] <= rows["interior TPOT before"]["mape_pct"]
