@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measurements.run_file import LoadKind, RunFile
-from planner.curves import OFFLINE_ONLY, curve_from_run
+from planner.curves import curve_from_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ def _level_facts(run: RunFile) -> list[MissingFact]:
     if curve is None:
         return [MissingFact("levels", _why_no_curve(run))]
     if not curve.points:
-        return [MissingFact("levels", OFFLINE_ONLY + ": sweep concurrency to plan from it")]
+        return []  # offline only: used as a ceiling (planner.selection.with_offline_ceilings)
     if all(point.output_tok_s is None for point in curve.points):
         return [
             MissingFact(
