@@ -2,7 +2,8 @@
 
 For every engine x GPU x TP x precision x model with several ISL/OSL curves, each curve A predicts
 every other curve B at the concurrencies both measured; MAPE of output tok/s, TTFT and TPOT by
-(ISL ratio, OSL ratio), adjusted vs used as is. Run: `python bench/bench_workload_adjust.py`.
+(ISL ratio, OSL ratio), adjusted vs used as is, and output tok/s adjusted from throughput alone
+(the latencies stripped from A). Run: `python bench/bench_workload_adjust.py`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 from itertools import permutations
 from pathlib import Path
 
@@ -28,13 +30,14 @@ from planner.workload_adjust import adjust_curve  # noqa: E402
 
 METRICS = ("output_tok_s", "ttft_ms", "tpot_ms")
 Bucket = tuple[str, float, float]  # engine, ISL ratio, OSL ratio (larger over smaller)
-Errors = dict[str, dict[str, list[float]]]  # "adjusted"/"as is" -> metric -> abs % errors
+# "adjusted"/"as is"/"tok/s only" -> metric -> abs % errors
+Errors = dict[str, dict[str, list[float]]]
 
 
 def cross_workload_errors(curves: list[LoadCurve]) -> dict[Bucket, Errors]:
     """Absolute % errors predicting each curve's points from each sibling curve's, by distance."""
     out: dict[Bucket, Errors] = defaultdict(
-        lambda: {"adjusted": defaultdict(list), "as is": defaultdict(list)}
+        lambda: {name: defaultdict(list) for name in ("adjusted", "as is", "tok/s only")}
     )
     specs = load_gpu_specs()
     for source, target in _pairs(curves):
@@ -43,10 +46,20 @@ def cross_workload_errors(curves: list[LoadCurve]) -> dict[Bucket, Errors]:
         if isinstance(adjusted, str):
             continue
         bucket = (source.key.engine, _ratio(source.key.isl, isl), _ratio(source.key.osl, osl))
-        for name, curve in (("adjusted", adjusted), ("as is", source)):
+        bare = adjust_curve(_throughput_only(source), isl, osl, curve_ceilings(source, specs))
+        variants = [("adjusted", adjusted), ("as is", source)]
+        if not isinstance(bare, str):
+            variants.append(("tok/s only", bare))
+        for name, curve in variants:
             for metric, error in _point_errors(curve, target):
                 out[bucket][name][metric].append(error)
     return out
+
+
+def _throughput_only(curve: LoadCurve) -> LoadCurve:
+    """The curve with its latencies removed: what a max-throughput table gives."""
+    points = tuple(CurvePoint(p.concurrency, output_tok_s=p.output_tok_s) for p in curve.points)
+    return replace(curve, points=points)
 
 
 def _pairs(curves: list[LoadCurve]) -> Iterator[tuple[LoadCurve, LoadCurve]]:
@@ -96,14 +109,29 @@ def main() -> None:
     """Print MAPE per engine and distance (every model of the sample), adjusted vs used as is."""
     table = cross_workload_errors(all_curves())
     header = "engine        ISLx  OSLx  points  tok/s adj/as-is   TTFT adj/as-is   TPOT adj/as-is"
-    print(header)
+    print(header + "  tok/s from tok/s only")
     for (engine, isl_x, osl_x), errors in sorted(table.items()):
         cells = [
             f"{np.mean(errors['adjusted'][m]):6.1f} /{np.mean(errors['as is'][m]):6.1f}"
             for m in METRICS
         ]
+        bare = errors["tok/s only"]["output_tok_s"]
+        cells.append(f"{np.mean(bare):6.1f}" if bare else "     -")
         count = len(errors["adjusted"]["tpot_ms"])
         print(f"{engine:<13} {isl_x:4.1f}  {osl_x:4.1f}  {count:6d}  " + "  ".join(cells))
+    _print_within(table)
+
+
+def _print_within(table: dict[Bucket, Errors]) -> None:
+    """Output tok/s MAPE per engine within the 2x limit: full adjustment, tok/s only, as is."""
+    for engine in sorted({key[0] for key in table}):
+        within = [e for (eng, i, o), e in table.items() if eng == engine and max(i, o) <= 2.0]
+        cells = [
+            f"{name} {np.mean([v for e in within for v in e[name]['output_tok_s']]):.1f}%"
+            for name in ("adjusted", "tok/s only", "as is")
+            if any(e[name]["output_tok_s"] for e in within)
+        ]
+        print(f"{engine} within 2x, output tok/s MAPE: " + ", ".join(cells))
 
 
 if __name__ == "__main__":

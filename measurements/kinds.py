@@ -41,7 +41,12 @@ class Origin(StrEnum):
 
 
 class LoadKind(StrEnum):
-    """Closed loop (fixed in-flight requests) or open loop (request arrival rate)."""
+    """Closed loop (fixed in-flight requests), open loop (request arrival rate), or offline: a
+    max-throughput run (trtllm-bench throughput, MLPerf offline, vLLM's throughput benchmark)
+    that queues every request at once and lets the engine batch as it likes. An offline level's
+    load_value is the number of requests in the run, never a concurrency: the planner uses its
+    output tok/s as a ceiling on the curve, not as a point of it."""
 
     CONCURRENCY = "concurrency"
     RATE = "rate"
+    OFFLINE = "offline"

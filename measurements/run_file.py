@@ -205,7 +205,11 @@ class Level(_Model):
     """One load level: a concurrency or a request rate, its counts, metrics and samples."""
 
     load_kind: LoadKind
-    load_value: float = Field(gt=0, description="Concurrency (streams) or rate (requests/s)")
+    load_value: float = Field(
+        gt=0,
+        description="Concurrency (streams), rate (requests/s), or for an offline "
+        "(max-throughput) level the requests in the run",
+    )
     duration_s: Annotated[float, Field(gt=0)] | None = Field(None, description="Measured span")
     window_start_s: float | None = Field(None, description="Steady-state window start, seconds")
     window_end_s: float | None = Field(None, description="Steady-state window end, seconds")

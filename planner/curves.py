@@ -6,6 +6,7 @@ Only closed-loop (concurrency) levels become points; what was dropped or assumed
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -15,6 +16,11 @@ from measurements.run_file import Level, LoadKind, Origin, RunFile
 # The two shipped GPUs' names, for tests and benches; which GPUs exist is hardware's catalog.
 H100 = "H100-SXM-80GB"
 H200 = "H200-SXM-141GB"
+# The words for a run of offline levels only: no points, a ceiling for its deployment's sweeps.
+OFFLINE_ONLY = (
+    "offline (max-throughput) only: a throughput ceiling for concurrency sweeps of the same "
+    "deployment and workload, nothing to plan from by itself"
+)
 _MODEL_SUFFIXES = ("-instruct", "-fp8", "-chat", "-hf")
 _ENGINE_ALIASES = {
     "trtllm": "tensorrt-llm",
@@ -77,6 +83,9 @@ class LoadCurve:
     kv_cache_dtype: str | None = None  # as the deployment stated it; None: not stated
     source: str | None = None  # the tool that measured it (RunFile.source: vllm-bench, guidellm...)
     client: str | None = None  # the client and its version as the file states them
+    # Output tok/s of the run's offline (max-throughput) levels, the highest: a ceiling on the
+    # curve, never a point of it; None: no offline level.
+    ceiling_output_tok_s: float | None = None
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -127,8 +136,14 @@ def curve_from_run(
     """Build a LoadCurve from a run's concurrency levels; None when no usable level remains."""
     flags: list[str] = []
     points = _points(run.levels, max_failure_rate, flags)
-    if not points:
+    ceiling = offline_ceiling(run.levels)
+    if not points and ceiling is None:
         return None
+    if ceiling is not None:
+        flags.append(
+            f"offline (max-throughput) output {ceiling:,.0f} tok/s: a ceiling on the curve, not a "
+            "concurrency level" + ("" if points else f"; {OFFLINE_ONLY}")
+        )
     flags.extend(_stat_flags(points))
     flags.extend(_derived_throughput_flag(run.levels))
     if run.deployment.engine_args.get("simulated") == "true":
@@ -147,7 +162,34 @@ def curve_from_run(
         kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, _launch_command(run)),
         source=str(run.source),
         client=_client(run),
+        ceiling_output_tok_s=ceiling,
     )
+
+
+def scaled_ceiling(
+    ceiling: float | None, old: Sequence[CurvePoint], new: Sequence[CurvePoint]
+) -> float | None:
+    """An offline ceiling carried to a derived curve (projected, workload-adjusted): scaled as
+    the top level's output tok/s was; None without a ceiling or a level with throughput."""
+    pairs = [
+        (before.output_tok_s, after.output_tok_s)
+        for before, after in zip(old, new, strict=True)
+        if before.output_tok_s and after.output_tok_s
+    ]
+    if ceiling is None or not pairs:
+        return None
+    return ceiling * pairs[-1][1] / pairs[-1][0]
+
+
+def offline_ceiling(levels: tuple[Level, ...]) -> float | None:
+    """The highest output tok/s of the offline (max-throughput) levels; None without one."""
+    found = [
+        value
+        for level in levels
+        if level.load_kind is LoadKind.OFFLINE
+        and (value := level.value("output_tok_s")) is not None
+    ]
+    return max(found) if found else None
 
 
 def _launch_command(run: RunFile) -> str:
@@ -196,6 +238,8 @@ def _points(
     points: list[CurvePoint] = []
     rate_levels = 0
     for level in levels:
+        if level.load_kind is LoadKind.OFFLINE:
+            continue  # a ceiling (offline_ceiling), never a point
         if level.load_kind is not LoadKind.CONCURRENCY:
             rate_levels += 1
             continue

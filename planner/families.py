@@ -2,7 +2,8 @@
 
 Throughput: the step-time law c/(a + b c), its c^g extension, a sharper saturation knee, a hard
 concurrency cap (max batch) and a saturating exponential. Latency: linear, power, an open-loop
-queueing blow-up and a closed-loop queue past a batch cap. Each family knows its parameter range.
+queueing blow-up and a closed-loop queue past a batch cap; TPOT also a line that flattens at a
+batch cap. Each family knows its parameter range.
 """
 
 from __future__ import annotations
@@ -142,6 +143,17 @@ def _queue_cap_jac(c: Array, y0: float, k: float, w: float, c_cap: float) -> Arr
     return _columns(np.ones_like(c), c, np.where(over, c - c_cap, 0.0), np.where(over, -w, 0.0))
 
 
+def _linear_cap(c: Array, y0: float, k: float, c_cap: float) -> Array:
+    # TPOT of an engine that batches at most c_cap streams: the step stops growing at the cap
+    # (the rest wait for a slot, which is TTFT, not TPOT).
+    return y0 + k * np.minimum(c, c_cap)
+
+
+def _linear_cap_jac(c: Array, y0: float, k: float, c_cap: float) -> Array:
+    capped = c >= c_cap
+    return _columns(np.ones_like(c), np.minimum(c, c_cap), np.where(capped, k, 0.0))
+
+
 def _weighted_fit(design: Array, y: Array) -> tuple[Array, float]:
     """Coefficients minimising relative residuals (weights 1/y) and their sum of squares."""
     scaled = design / y[:, None]
@@ -229,6 +241,17 @@ def _queue_cap_init(c: Array, y: Array) -> Array | None:
     return None if best is None else best[1]
 
 
+def _linear_cap_init(c: Array, y: Array) -> Array | None:
+    """Exact relative least squares for y0, k at each trial cap (two levels or more above it)."""
+    best: tuple[float, Array] | None = None
+    for c_cap in _cap_candidates(c, above=2):
+        design = np.stack([np.ones_like(c), np.minimum(c, c_cap)], axis=1)
+        coef, sse = _weighted_fit(design, y)
+        if best is None or sse < best[0]:
+            best = (sse, np.array([max(coef[0], 0.0), max(coef[1], 1e-9), c_cap]))
+    return None if best is None else best[1]
+
+
 def _positive_params(params: Array, x_max: float) -> bool:
     return bool(params[0] > 0 and params[1] >= 0)
 
@@ -266,6 +289,11 @@ def _queue_cap_valid(params: Array, x_max: float) -> bool:
     return bool(y0 >= 0 and k >= 0 and w > 0 and 0 < c_cap < x_max)
 
 
+def _linear_cap_valid(params: Array, x_max: float) -> bool:
+    y0, k, c_cap = params
+    return bool(y0 >= 0 and k > 0 and 0 < c_cap < x_max)
+
+
 THROUGHPUT_FAMILIES: tuple[str, ...] = (
     "step-time",
     "saturating",
@@ -274,6 +302,8 @@ THROUGHPUT_FAMILIES: tuple[str, ...] = (
     "step-time-cap",
 )
 LATENCY_FAMILIES: tuple[str, ...] = ("linear", "power", "queueing", "queue-cap")
+# TPOT may also flatten at the engine's batch cap; TTFT never does (past the cap it queues).
+TPOT_FAMILIES: tuple[str, ...] = (*LATENCY_FAMILIES, "linear-cap")
 # The fallback when no family's parameters are identifiable (planner.family_fit.interpolation).
 INTERPOLATED = "interpolated"
 FAMILIES: dict[str, Family] = {
@@ -317,6 +347,14 @@ FAMILIES: dict[str, Family] = {
             lambda params, x_max: True,
         ),
         Family(
+            "linear-cap",
+            ("y0", "k", "c_cap"),
+            _linear_cap,
+            _linear_cap_jac,
+            _linear_cap_init,
+            _linear_cap_valid,
+        ),
+        Family(
             "queue-cap",
             ("y0", "k", "w", "c_cap"),
             _queue_cap,
@@ -340,5 +378,6 @@ def family_formula(name: str) -> str:
         "power": "y(c) = y0 + k c^g",
         "queueing": "y(c) = y0 + k c / (1 - c * inv_c_sat)",
         "queue-cap": "y(c) = y0 + k c + w max(c - c_cap, 0)",
+        "linear-cap": "y(c) = y0 + k min(c, c_cap)",
         INTERPOLATED: "monotone interpolation of the measured points in log c, flat outside",
     }[name]

@@ -21,6 +21,7 @@ from planner.families import (
     INTERPOLATED,
     LATENCY_FAMILIES,
     THROUGHPUT_FAMILIES,
+    TPOT_FAMILIES,
     Array,
 )
 from planner.family_fit import (
@@ -38,6 +39,9 @@ from planner.family_fit import (
 UNIDENTIFIABLE = "no family's parameters are identifiable"
 # Mean absolute error of a normal variable is sigma * sqrt(2/pi): turns LOO MAPE into a sigma.
 MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
+# Relative sigma per doubling of c outside the measured range (bench/bench_knee.py, next level up).
+EXTRAPOLATION_REL_PER_DOUBLING = 0.07
+_Z95 = 1.96
 
 
 def shape_factor(pairs: Sequence[tuple[float, float]], x: Array | Sequence[float]) -> Array:
@@ -73,13 +77,28 @@ class FitResult:
     # Multiplicative correction as (concurrency, factor) pairs (planner.shapes: the shared shape
     # of sibling curves); empty: none. Applied to values and bands alike.
     shape: tuple[tuple[float, float], ...] = ()
+    # Past the knee (planner.knee): (start concurrency, units per extra stream). Beyond start the
+    # value is the fit at start plus that slope (0: flat; TTFT: the queueing wait); None: none.
+    past: tuple[float, float] | None = None
+    # An offline (max-throughput) measurement no value may pass (throughput fits only); None: none.
+    ceiling: float | None = None
 
     def eval(self, x: Array | Sequence[float]) -> Array:
         """Fitted values at x (inf at or past a queueing family's saturation, c >= 1/inv_c_sat),
-        times the shape correction where there is one."""
+        times the shape correction where there is one; past the knee, its line."""
         xs = np.asarray(x, dtype=np.float64)
+        at = self._knee_x(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            return FAMILIES[self.family].func(xs, *self.params) * shape_factor(self.shape, xs)
+            y = FAMILIES[self.family].func(at, *self.params) * shape_factor(self.shape, at)
+        if self.past is not None:
+            y = y + self.past[1] * np.maximum(xs - self.past[0], 0.0)
+        if self.ceiling is not None:
+            y = np.minimum(y, self.ceiling)
+        return np.asarray(y, dtype=np.float64)
+
+    def _knee_x(self, xs: Array) -> Array:
+        """Where the family is read: x, or the knee's start beyond it."""
+        return xs if self.past is None else np.minimum(xs, self.past[0])
 
     def eval_band(self, x: Array | Sequence[float], z: float = 1.96) -> tuple[Array, Array]:
         """Lower and upper band: the fit times exp(-+z x rel_spread), the lognormal error the
@@ -98,11 +117,27 @@ class FitResult:
         xs = np.asarray(x, dtype=np.float64)
         y = self.eval(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            rel = np.sqrt(self._param_var(xs) / y**2 + self.noise_rel() ** 2)
+            doublings = np.log2(np.maximum(xs / self.x_max, self.x_min / np.maximum(xs, 1e-12)))
+            outside = EXTRAPOLATION_REL_PER_DOUBLING * np.maximum(doublings, 0.0)
+            queue = self._queue_rel(xs, y)
+            rel = np.sqrt(
+                self._param_var(xs) / y**2 + self.noise_rel() ** 2 + outside**2 + queue**2
+            )
         return np.asarray(np.where(np.isfinite(rel), rel, self.noise_rel()), dtype=np.float64)
+
+    def _queue_rel(self, xs: Array, y: Array) -> Array:
+        """Past the knee: a sigma putting the unqueued family at the 95% band's edge."""
+        if self.past is None or self.past[1] <= 0:
+            return np.zeros_like(xs)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            unqueued = FAMILIES[self.family].func(xs, *self.params)
+            unqueued = np.where(np.isfinite(unqueued) & (unqueued > 0), unqueued, y)
+            rel = np.abs(np.log(y / unqueued)) / _Z95
+        return np.asarray(np.where(xs > self.past[0], np.nan_to_num(rel), 0.0), dtype=np.float64)
 
     def _param_var(self, xs: Array) -> Array:
         """Variance of the fitted value from the parameter covariance (delta method)."""
+        xs = self._knee_x(xs)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             factor = shape_factor(self.shape, xs)
             jac = FAMILIES[self.family].jac(xs, *self.params) * factor[:, None]
@@ -164,6 +199,11 @@ def fit_throughput(c: Sequence[float] | Array, t: Sequence[float] | Array) -> Fi
 def fit_latency(c: Sequence[float] | Array, y: Sequence[float] | Array) -> FitResult | None:
     """Fit a latency (TTFT or TPOT, ms) vs concurrency; None when too few points or no fit."""
     return _fit(c, y, LATENCY_FAMILIES)
+
+
+def fit_tpot(c: Sequence[float] | Array, y: Sequence[float] | Array) -> FitResult | None:
+    """Fit TPOT (ms) vs concurrency: the latency families and a line that flattens at a cap."""
+    return _fit(c, y, TPOT_FAMILIES)
 
 
 def _fit(
@@ -306,7 +346,8 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
             fits[slot] = _refit_slot(curve, attr, getattr(like, slot))
         else:
             if attr not in cache:
-                cache[attr] = fit_latency(*series(curve.points, attr))
+                fitter = fit_tpot if slot == "tpot" else fit_latency
+                cache[attr] = fitter(*series(curve.points, attr))
             fits[slot] = cache[attr]
         if stat != _SERIES[slot][0][0]:
             flags.append(f"{_SERIES_TEXT[slot]} fitted to values whose statistic is {stat}")
@@ -314,6 +355,7 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
         throughput = fit_throughput(c, t)
     else:
         throughput = _refit_slot(curve, "output_tok_s", like.throughput)
+    throughput = _capped(throughput, curve, flags)
     named = [("output tok/s", throughput), *((_SERIES_TEXT[slot], fits[slot]) for slot in _SERIES)]
     flags.extend(
         f"{text}: {fit.chosen_reason}"
@@ -332,6 +374,24 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
         tpot_stat=stats["tpot"],
         flags=tuple(flags),
     )
+
+
+def _capped(result: FitResult | None, curve: LoadCurve, flags: list[str]) -> FitResult | None:
+    """The throughput fit bounded by the run's offline (max-throughput) measurement; a measured
+    level above it is flagged (the two measurements disagree)."""
+    ceiling = curve.ceiling_output_tok_s
+    if result is None or ceiling is None:
+        return result
+    above = [p for p in curve.points if (p.output_tok_s or 0.0) > ceiling]
+    if above:
+        worst = max(above, key=lambda p: p.output_tok_s or 0.0)
+        flags.append(
+            f"concurrency {worst.concurrency:g} measured {worst.output_tok_s:,.0f} output tok/s, "
+            f"above the offline (max-throughput) {ceiling:,.0f}: the two measurements disagree"
+        )
+    if float(result.eval([result.x_max])[0]) > ceiling:
+        flags.append(f"output tok/s fit capped at the offline maximum, {ceiling:,.0f} tok/s")
+    return replace(result, ceiling=ceiling)
 
 
 def _refit_slot(curve: LoadCurve, attr: str, like: FitResult | None) -> FitResult | None:

@@ -49,6 +49,8 @@ def _level_facts(run: RunFile) -> list[MissingFact]:
     curve = curve_from_run(run)
     if curve is None:
         return [MissingFact("levels", _why_no_curve(run))]
+    if not curve.points:
+        return []  # offline only: used as a ceiling (planner.selection.with_offline_ceilings)
     if all(point.output_tok_s is None for point in curve.points):
         return [
             MissingFact(

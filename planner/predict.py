@@ -13,6 +13,7 @@ import numpy as np
 from planner.curves import CurvePoint
 from planner.families import Array
 from planner.fit import CurveFit, FitResult, series, series_attr
+from planner.knee import knee_streams, past_knee
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +65,13 @@ def _floats(arr: Array) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in arr.tolist()]
 
 
-def predict(fit: CurveFit, concurrencies: Sequence[float]) -> list[Prediction]:
-    """Fitted throughput and latencies with bands; extrapolated marks reads outside the data."""
+def predict(
+    fit: CurveFit, concurrencies: Sequence[float], streams: int | None = None
+) -> list[Prediction]:
+    """Fitted throughput and latencies with bands; extrapolated marks reads outside the data.
+    Past the streams whose KV cache fits (`streams`, else the curve's own estimate) and the
+    measured range, throughput and TPOT stay flat and TTFT queues (planner.knee)."""
+    fit = past_knee(fit, streams if streams is not None else knee_streams(fit))
     xs = np.asarray(concurrencies, dtype=np.float64)
     points = fit.curve.points
     t = _values(fit.throughput, points, "output_tok_s", xs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu
+from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu, scaled_ceiling
 from planner.memory import KvCapacity, mean_context_tokens
 from planner.physics import Ceilings, ceilings, curve_ceilings
 
@@ -92,6 +92,7 @@ def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurv
     return LoadCurve(
         key=replace(key, gpu=target.gpu),
         points=points,
+        ceiling_output_tok_s=scaled_ceiling(curve.ceiling_output_tok_s, curve.points, points),
         run_id=None,
         provenance=PROJECTED,
         label=f"projected from {curve.label_text()}",

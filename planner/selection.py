@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves import LoadCurve, canonical_model
+from planner.curves import OFFLINE_ONLY, LoadCurve, canonical_model
 from planner.physics import Ceilings, check_curve, curve_ceilings
 from planner.projection import project_curve
 from planner.scenario import Scenario
@@ -71,7 +71,7 @@ def select_curves(
     skipped: Counter[str] = Counter()
     groups: dict[GroupKey, list[Entry]] = {}
     refused: dict[GroupKey, WorkloadMatch] = {}
-    for curve in curves:
+    for curve in with_offline_ceilings(curves):
         reason = _exclusion(scenario, curve)
         if reason is not None:
             skipped[reason] += 1
@@ -195,12 +195,50 @@ def _candidate_order(candidate: Candidate) -> tuple[str, str, int, str]:
     return candidate.engine, candidate.gpu, candidate.tp or 0, candidate.curve.key.precision or ""
 
 
+def with_offline_ceilings(curves: Sequence[LoadCurve]) -> list[LoadCurve]:
+    """The curves, each sweep without an offline ceiling of its own given the highest offline
+    (max-throughput) output tok/s of the same deployment and workload, where one was stored."""
+    found: dict[tuple[object, ...], float] = {}
+    for curve in curves:
+        if curve.ceiling_output_tok_s is not None:
+            key = _ceiling_key(curve)
+            found[key] = max(found.get(key, 0.0), curve.ceiling_output_tok_s)
+    return [
+        _with_ceiling(curve, found[_ceiling_key(curve)])
+        if curve.points and curve.ceiling_output_tok_s is None and _ceiling_key(curve) in found
+        else curve
+        for curve in curves
+    ]
+
+
+def _with_ceiling(curve: LoadCurve, ceiling: float) -> LoadCurve:
+    flag = (
+        f"offline (max-throughput) output {ceiling:,.0f} tok/s of the same deployment and "
+        "workload (another run): a ceiling on the curve"
+    )
+    return replace(curve, ceiling_output_tok_s=ceiling, flags=(*curve.flags, flag))
+
+
+def _ceiling_key(curve: LoadCurve) -> tuple[object, ...]:
+    key = curve.key
+    return (
+        key.engine,
+        canonical_model(key.model),
+        key.precision,
+        key.gpu,
+        key.tp,
+        key.isl,
+        key.osl,
+    )
+
+
 def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
     """Why a curve cannot back any candidate of the scenario (None when it can)."""
     key = curve.key
     wanted = scenario.candidates
     rules = (
         (canonical_model(key.model) != canonical_model(scenario.model), "other model"),
+        (not curve.points, OFFLINE_ONLY),
         (
             scenario.precision is not None and (key.precision or "") != scenario.precision,
             f"precision {key.precision or 'not stated'} (scenario {scenario.precision})",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from planner.curves import CurvePoint, LoadCurve
+from planner.curves import CurvePoint, LoadCurve, scaled_ceiling
 from planner.physics import ESTIMATE_KV_BYTES_PER_ELEMENT, Ceilings
 from planner.workload_groups import same_workload
 
@@ -19,6 +19,10 @@ ADJUSTED = "adjusted"
 MAX_ADJUST_RATIO = 2.0
 # Without model facts or latencies nothing can be adjusted: only this close is used as is.
 MAX_UNADJUSTED_RATIO = 1.1
+# Just past the limit (issue 15: 4000/500 against 8192/1024 is 2.048x) the nearest adjustment is
+# still made and shown, marked beyond the validated range, rather than refused outright.
+NEAR_MISS_RATIO = 2.5
+THROUGHPUT_ONLY = "from output tok/s alone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +54,30 @@ def match_workload(curve: LoadCurve, isl: int, osl: int, ceil: Ceilings | str) -
         return WorkloadMatch(
             2, distance, f"{where}: within {MAX_UNADJUSTED_RATIO:g}x, not adjusted"
         )
+    refused = _refusal(curve, ratio, ceil)
+    if refused is not None:
+        return WorkloadMatch(3, distance, None, f"{where}: {refused}")
     if ratio > MAX_ADJUST_RATIO:
-        return WorkloadMatch(
-            3, distance, None, f"{where}: beyond the {MAX_ADJUST_RATIO:g}x adjustment limit"
-        )
+        return WorkloadMatch(3, distance, _near_miss_flag(where, ratio))
+    return WorkloadMatch(3, distance, None)
+
+
+def _refusal(curve: LoadCurve, ratio: float, ceil: Ceilings | str) -> str | None:
+    """Why a curve ratio x away cannot be adjusted; None when it can."""
+    if ratio > NEAR_MISS_RATIO:
+        return f"beyond the {MAX_ADJUST_RATIO:g}x adjustment limit"
     why_not = _why_not_adjustable(curve, ceil)
     if why_not is not None:
-        return WorkloadMatch(
-            3, distance, None, f"{where}: more than {MAX_UNADJUSTED_RATIO:g}x off and {why_not}"
-        )
-    return WorkloadMatch(3, distance, None)
+        return f"more than {MAX_UNADJUSTED_RATIO:g}x off and {why_not}"
+    return None
+
+
+def _near_miss_flag(where: str, ratio: float) -> str:
+    return (
+        f"BEYOND THE VALIDATED RANGE: {where} is {ratio:.3g}x away, past the {MAX_ADJUST_RATIO:g}x "
+        "the adjustment was validated for (bench/bench_workload_adjust.py: at 4x TPOT errs 26%, "
+        "TTFT 98%); shown as the nearest adjustment would give it, not a validated estimate"
+    )
 
 
 def workload_distance(curve: LoadCurve, isl: int, osl: int) -> float:
@@ -82,6 +100,8 @@ def adjust_curve(curve: LoadCurve, isl: int, osl: int, ceil: Ceilings | str) -> 
     if source_isl is None or source_osl is None:
         return "no workload adjustment: the curve's ISL/OSL is not stated"
     prefill = _prefill_flops(ceil, isl) / _prefill_flops(ceil, source_isl)
+    if _lacks_latency(curve):
+        return _adjust_throughput_only(curve, (isl, osl), ceil)
     points = []
     decode_factors = []
     for point in curve.points:
@@ -94,6 +114,7 @@ def adjust_curve(curve: LoadCurve, isl: int, osl: int, ceil: Ceilings | str) -> 
         curve,
         key=replace(curve.key, isl=isl, osl=osl),
         points=tuple(points),
+        ceiling_output_tok_s=scaled_ceiling(curve.ceiling_output_tok_s, curve.points, points),
         provenance=ADJUSTED,
         label=f"adjusted from {curve.label_text()}",
         flags=(*curve.flags, _flag(curve, isl, osl, prefill, decode_factors)),
@@ -137,6 +158,56 @@ def _adjust_point(
     )
 
 
+def _adjust_throughput_only(
+    curve: LoadCurve, workload: tuple[int, int], ceil: Ceilings
+) -> LoadCurve:
+    """Output tok/s scaled by the roofline request time (prefill at peak FLOPS plus OSL decode
+    steps) at each concurrency; no latency is invented. Labelled as resting on throughput alone."""
+    isl, osl = workload
+    source = (curve.key.isl or isl, curve.key.osl or osl)
+    points = []
+    factors = []
+    for point in curve.points:
+        ratio = _request_s(ceil, point.concurrency, isl, osl) / _request_s(
+            ceil, point.concurrency, *source
+        )
+        factors.append(ratio)
+        output = point.output_tok_s
+        if output is not None:
+            output = output * (osl / source[1]) / ratio
+        points.append(CurvePoint(concurrency=point.concurrency, output_tok_s=output))
+    flag = (
+        f"ADJUSTED {THROUGHPUT_ONLY} from ISL/OSL {source[0]}/{source[1]} to {isl}/{osl}, an "
+        f"estimate (not measured): no TTFT or TPOT to split prefill from decode, so output tok/s "
+        f"is scaled by the roofline request time (x {min(factors):.3g}-{max(factors):.3g}) and "
+        "no latency is estimated"
+    )
+    new_points = tuple(points)
+    return replace(
+        curve,
+        key=replace(curve.key, isl=isl, osl=osl),
+        points=new_points,
+        ceiling_output_tok_s=scaled_ceiling(curve.ceiling_output_tok_s, curve.points, new_points),
+        provenance=ADJUSTED,
+        label=f"adjusted ({THROUGHPUT_ONLY}) from {curve.label_text()}",
+        flags=(*curve.flags, flag),
+    )
+
+
+def _request_s(ceil: Ceilings, concurrency: float, isl: int, osl: int) -> float:
+    """Roofline time of one request: its prefill at peak FLOPS and OSL decode steps."""
+    peak = ceil.peak_flops or math.inf
+    return _prefill_flops(ceil, isl) / peak + osl * _step_s(ceil, concurrency, isl, osl)
+
+
+def _lacks_latency(curve: LoadCurve) -> bool:
+    return any(
+        _first(p.p50_ttft_ms, p.ttft_ms, p.p99_ttft_ms) is None
+        or _first(p.p50_tpot_ms, p.tpot_ms, p.p99_tpot_ms) is None
+        for p in curve.points
+    )
+
+
 def _prefill_flops(ceil: Ceilings, isl: int) -> float:
     """Matrix-multiply FLOPs of one prompt: 2 x params x ISL."""
     return 2.0 * ceil.prefill_params * isl
@@ -157,14 +228,8 @@ def _why_not_adjustable(curve: LoadCurve, ceil: Ceilings | str) -> str | None:
         return ceil.replace("no physics check: ", "")
     if ceil.peak_flops is None:
         return f"no peak FLOPS for {ceil.precision} on {ceil.gpu} to scale prefill"
-    missing = [
-        p.concurrency
-        for p in curve.points
-        if _first(p.p50_ttft_ms, p.ttft_ms, p.p99_ttft_ms) is None
-        or _first(p.p50_tpot_ms, p.tpot_ms, p.p99_tpot_ms) is None
-    ]
-    if missing:
-        return "TTFT and TPOT are needed at every level to split prefill from decode"
+    if _lacks_latency(curve) and any(p.output_tok_s is None for p in curve.points):
+        return "TTFT and TPOT (or output tok/s) are needed at every level"
     return None
 
 

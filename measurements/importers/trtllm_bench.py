@@ -1,7 +1,8 @@
 """TensorRT-LLM `trtllm-bench throughput|latency --report_json` statistics -> one RunFile.
 
 One report is one load level. Percentiles are nearest-rank as trtllm-bench computed them and
-are kept as reported; the report states no concurrency setting, only an average in flight."""
+are kept as reported. A report without a concurrency setting is an offline (max-throughput) run:
+an OFFLINE level of num_requests requests, its average in flight in the notes."""
 
 from __future__ import annotations
 
@@ -257,7 +258,8 @@ def _streaming(name: str, doc: Mapping[str, object], metrics: MetricSet) -> list
 
 
 def _load(world: Reader, request: Reader) -> tuple[LoadKind, float, bool, list[str]]:
-    """A stated concurrency setting when the file has one; else the average in flight, unstated."""
+    """A stated concurrency setting when the file has one; else an offline (max-throughput) run
+    of num_requests requests, its average in flight in the notes (never a concurrency)."""
     for key in _CONCURRENCY_KEYS:
         setting = world.count(key)
         if setting is not None:
@@ -267,12 +269,15 @@ def _load(world: Reader, request: Reader) -> tuple[LoadKind, float, bool, list[s
     average = request.number("avg_num_concurrent_requests", required=True, positive=True)
     if average is None:  # unreachable: required=True raises; keeps the type narrow
         raise request.fail("avg_num_concurrent_requests", "is missing: expected a number")
+    sent = request.count("num_requests")
     note = (
-        f"load not stated (trtllm-bench records no concurrency setting): "
-        f"request_info.avg_num_concurrent_requests={average:g} is an average in flight, "
-        "kept as the load value and out of curve fits"
+        "offline (max-throughput) run: trtllm-bench records no concurrency setting; "
+        f"request_info.avg_num_concurrent_requests={average:g} is an average in flight, not a "
+        "concurrency: the level is a throughput ceiling, kept out of curve fits"
     )
-    return LoadKind.CONCURRENCY, average, False, [note]
+    if sent is None or sent < 1:
+        return LoadKind.OFFLINE, average, False, [f"{note}; num_requests not stated"]
+    return LoadKind.OFFLINE, float(sent), True, [note]
 
 
 def _noted(name: str, doc: Mapping[str, object]) -> list[str]:

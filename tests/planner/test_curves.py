@@ -17,6 +17,7 @@ from measurements.run_file import (
     Workload,
 )
 from planner.curves import canonical_engine, canonical_gpu, canonical_model, curve_from_run
+from planner.fit import fit_curve
 
 
 def _level(
@@ -180,3 +181,34 @@ def test_canonical_engine() -> None:
     assert canonical_engine("TensorRT-LLM") == "tensorrt-llm"
     assert canonical_engine("vLLM") == "vllm"
     assert canonical_engine("sglang") == "sglang"
+
+
+def _offline_run(offline_tok_s: float) -> RunFile:
+    # SYNTHETIC sweep (not measured): T(c) = c / (0.012 + 0.00018 c) at 1-64 streams, with a
+    # trtllm-bench throughput run of 512 requests (an offline level) beside it.
+    levels = tuple(
+        _level(LoadKind.CONCURRENCY, c, c / (0.012 + 0.00018 * c)) for c in (1, 4, 16, 64)
+    )
+    return _run((*levels, _level(LoadKind.OFFLINE, 512, offline_tok_s)), tp=8)
+
+
+def test_an_offline_level_is_a_ceiling_on_the_curve_never_a_concurrency() -> None:
+    curve = curve_from_run(_offline_run(4_500.0))
+    assert curve is not None
+    assert curve.concurrencies() == (1.0, 4.0, 16.0, 64.0)  # 512 is a request count, not a level
+    assert curve.ceiling_output_tok_s == 4_500.0
+    assert any("offline (max-throughput) output 4,500 tok/s" in flag for flag in curve.flags)
+    fit = fit_curve(curve)
+    assert fit.throughput is not None
+    assert float(fit.throughput.eval([10_000.0])[0]) <= 4_500.0  # past the data, never above it
+    assert not any("disagree" in flag for flag in fit.flags)
+
+
+def test_a_level_above_the_offline_ceiling_is_flagged_and_the_fit_capped() -> None:
+    curve = curve_from_run(_offline_run(2_000.0))  # c=64 measured 2,721 tok/s
+    assert curve is not None
+    fit = fit_curve(curve)
+    assert fit.throughput is not None
+    assert float(fit.throughput.eval([64.0])[0]) == 2_000.0
+    assert any("above the offline (max-throughput) 2,000" in flag for flag in fit.flags)
+    assert any("capped at the offline maximum" in flag for flag in fit.flags)

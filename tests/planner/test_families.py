@@ -10,9 +10,10 @@ from planner.families import (
     INTERPOLATED,
     LATENCY_FAMILIES,
     THROUGHPUT_FAMILIES,
+    TPOT_FAMILIES,
     family_formula,
 )
-from planner.fit import fit_latency, fit_throughput
+from planner.fit import fit_latency, fit_throughput, fit_tpot
 
 C = np.array([1, 2, 4, 8, 16, 32, 48, 64, 96, 128], dtype=float)
 # NIM's published sweep (seed article): TTFT 0.8 s at c=50, 8 s at c=100, 89 s at c=250.
@@ -31,6 +32,7 @@ PARAMS = {
     "power": (15.0, 0.1, 1.3),
     "queueing": (200.0, 30.0, 1 / 300),
     "queue-cap": (300.0, 10.0, 500.0, 40.0),
+    "linear-cap": (15.0, 0.12, 40.0),
 }
 
 
@@ -57,7 +59,7 @@ def test_jacobian_matches_finite_differences(name: str) -> None:
 
 
 def test_every_family_is_listed_once_and_has_a_formula() -> None:
-    names = (*THROUGHPUT_FAMILIES, *LATENCY_FAMILIES, INTERPOLATED)
+    names = (*THROUGHPUT_FAMILIES, *TPOT_FAMILIES, INTERPOLATED)
     assert sorted(names) == sorted(FAMILIES)
     assert all(family_formula(name) for name in names)
 
@@ -132,3 +134,25 @@ def test_rich_families_need_two_points_more_than_their_parameters() -> None:
     assert throughput is not None and throughput.family in {"step-time", "saturating"}
     for name in ("step-time-power", "step-time-knee", "step-time-cap"):
         assert name not in throughput.chosen_reason
+
+
+# SYNTHETIC capped TPOT (not measured): 20 ms + 0.25 ms per stream up to a batch cap of 48
+# streams, flat beyond, 1% noise: the shape of NIM's capped TPOT that no line or power law
+# follows (issue 15 item 4: interior TPOT MAPE 19.9%, worst -37% without a flattening family).
+CAP_C = np.array([1.0, 4.0, 8.0, 16.0, 32.0, 64.0, 96.0, 128.0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_tpot_that_flattens_at_a_batch_cap_is_fitted_as_one(seed: int) -> None:
+    truth = 20.0 + 0.25 * np.minimum(CAP_C, 48.0)
+    tpot = fit_tpot(CAP_C, _noisy(truth, 0.01, seed))
+    line = fit_latency(CAP_C, _noisy(truth, 0.01, seed))
+    assert tpot is not None and line is not None
+    assert tpot.family == "linear-cap"
+    assert tpot.loo_mape_pct is not None and line.loo_mape_pct is not None
+    assert tpot.loo_mape_pct < line.loo_mape_pct / 2
+    assert abs(float(tpot.eval([110.0])[0]) / 32.0 - 1.0) < 0.03
+
+
+def test_ttft_never_flattens_at_a_cap() -> None:
+    assert "linear-cap" in TPOT_FAMILIES and "linear-cap" not in LATENCY_FAMILIES

@@ -67,3 +67,15 @@ def test_a_rate_sweep_has_no_concurrency_level_for_the_planner() -> None:
     run = _run("poisson-rate40-detailed.json", DeploymentOverrides(gpu="H100-SXM-80GB", tp=1))
     (fact,) = missing_for_planning(run)
     assert fact.field == "levels" and "request-rate levels" in fact.message
+
+
+def test_a_trtllm_bench_throughput_report_is_an_offline_ceiling_not_a_concurrency() -> None:
+    # The recorded trtllm-bench throughput report (no concurrency setting, 512 requests): it
+    # used to be asked for a concurrency to invent; now it is stored, as a throughput ceiling.
+    path = REAL.parent / "trtllm-bench" / "report.json"
+    (run,) = import_bytes(path.name, path.read_bytes()).runs
+    curve = curve_from_run(run)
+    assert curve is not None and curve.points == ()
+    assert curve.ceiling_output_tok_s == run.levels[0].value("output_tok_s")
+    assert any("offline (max-throughput) only" in flag for flag in curve.flags)
+    assert missing_for_planning(run) == ()  # nothing to fill in: a refusing ingest keeps it

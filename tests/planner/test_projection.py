@@ -199,3 +199,15 @@ def test_ttft_and_throughput_hold_at_every_level_including_past_the_kv_capacity(
             truths.append(real.ttft_ms)
             worst = max(worst, abs(point.output_tok_s / real.output_tok_s - 1))
     assert len(truths) == 45 and _mape(guesses, truths) < 12.0 and worst < 0.16
+
+
+def test_an_offline_ceiling_is_projected_with_the_top_levels_throughput() -> None:
+    source, _ = _vllm_70b_pairs(H100, H200)[0]
+    top = source.points[-1].output_tok_s
+    assert top is not None
+    # SYNTHETIC offline maximum 10% above the top level (the silicon sample has none).
+    projected = _projected(replace(source, ceiling_output_tok_s=1.1 * top), "H200")
+    projected_top = projected.points[-1].output_tok_s
+    assert projected.ceiling_output_tok_s is not None and projected_top is not None
+    assert projected.ceiling_output_tok_s == pytest.approx(1.1 * projected_top)
+    assert _projected(source, "H200").ceiling_output_tok_s is None

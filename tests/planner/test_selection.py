@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from planner.curves import CurveKey, CurvePoint, LoadCurve
 from planner.selection import select_curves
+from planner.workload_adjust import ADJUSTED
 
 from .builders import scenario
 
@@ -51,12 +52,22 @@ def test_very_near_workload_is_used_as_is_with_a_flag() -> None:
     assert "measured at ISL/OSL 1050/480, scenario 1000/500: within 1.1x, not adjusted" in flags
 
 
-def test_nearby_workload_without_latencies_cannot_be_adjusted_and_is_refused() -> None:
-    chosen, _, warnings = _pick(_curve(1, 1500, 300))
-    assert chosen is None
-    assert any(
-        "measured at ISL/OSL 1500/300" in w and "TTFT and TPOT are needed" in w for w in warnings
-    )
+def test_nearby_workload_without_latencies_is_adjusted_from_throughput_alone_and_says_so() -> None:
+    # Issue 15 item 6: adjustment used to refuse every curve lacking TTFT and TPOT.
+    chosen, _, _ = _pick(_curve(1, 1500, 300))
+    assert chosen is not None and chosen.provenance == ADJUSTED
+    assert (chosen.key.isl, chosen.key.osl) == (1000, 500)
+    assert any("ADJUSTED from output tok/s alone" in flag for flag in chosen.flags)
+    assert all(p.ttft_ms is None and p.tpot_ms is None for p in chosen.points)
+    assert all(p.output_tok_s is not None for p in chosen.points)
+
+
+def test_a_workload_just_past_the_limit_is_adjusted_and_marked_beyond_the_validated_range() -> None:
+    # Issue 15 item 6: 4000/500 against 8192/1024 is 2.048x away; it was refused and the plan's
+    # headline was "no option meets the SLA". Here 1000/500 against 2048/1024, the same 2.048x.
+    chosen, flags, _ = _pick(_curve(5, 2048, 1024))
+    assert chosen is not None and chosen.provenance == ADJUSTED
+    assert any("BEYOND THE VALIDATED RANGE" in f and "2.05x away" in f for f in flags)
 
 
 def test_workload_beyond_the_adjustment_limit_is_refused_naming_the_nearest() -> None:
@@ -84,3 +95,20 @@ def test_other_precision_engine_and_tp_are_left_out_with_reasons() -> None:
     assert "precision bf16 (scenario fp8)" in text
     assert "engine sglang not among the candidates" in text
     assert "TP 2 not among the candidate TP sizes" in text
+
+
+def test_an_offline_only_run_is_a_ceiling_for_the_sweep_of_the_same_deployment() -> None:
+    sweep = _curve(1, 1000, 500)  # 100-800 tok/s at 1-8 streams
+    offline = replace(sweep, points=(), run_id=2, ceiling_output_tok_s=650.0)
+    other_workload = replace(offline, key=replace(offline.key, isl=2000), run_id=3)
+    candidates, warnings = select_curves(
+        scenario(
+            workload={"isl": 1000, "osl": 500},
+            candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB"]},
+        ),
+        [sweep, offline, other_workload],
+    )
+    (only,) = candidates
+    assert only.curve.run_id == 1 and only.curve.ceiling_output_tok_s == 650.0
+    assert any("offline (max-throughput) output 650 tok/s" in f for f in only.curve.flags)
+    assert any("offline (max-throughput) only" in w for w in warnings)

@@ -100,14 +100,16 @@ def test_per_user_throughput_with_ttft_is_only_a_note() -> None:
     assert "nearest-rank" in (level.notes or "")
 
 
-def test_average_concurrency_is_not_a_stated_load() -> None:
+def test_a_report_without_a_concurrency_setting_is_an_offline_level_not_a_concurrency() -> None:
+    # Issue 15 item 6: the average in flight used to be stored as an (unstated) concurrency.
     level = only_level(load())
     assert (level.load_kind, level.load_value, level.load_stated) == (
-        LoadKind.CONCURRENCY,
-        57.8125,
-        False,
+        LoadKind.OFFLINE,
+        512,
+        True,
     )
     assert "avg_num_concurrent_requests=57.8125" in (level.notes or "")
+    assert "offline (max-throughput)" in (level.notes or "")
 
 
 def test_a_stated_concurrency_setting_is_a_stated_level() -> None:
