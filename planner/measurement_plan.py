@@ -21,7 +21,7 @@ from planner.options import Option, RejectedOption, SizedOption
 from planner.physics import ceilings
 from planner.scenario import Scenario
 from planner.sla_targets import SLA_TARGET_BY_FIELD
-from planner.workload_adjust import MAX_ADJUST_RATIO
+from planner.workload_adjust import NEAR_MISS_RATIO
 
 TP_SIZES = (1, 2, 4, 8)
 # A TP is worth sweeping when its KV cache holds at least this many streams of ISL + OSL.
@@ -176,7 +176,7 @@ def _headline(scenario: Scenario, gaps: list[DataGap], covered: int, sweeps: int
     if covered == 0:
         return (
             f"No measurements close enough to {model} at {workload} (within "
-            f"{MAX_ADJUST_RATIO:g}x of its ISL/OSL, with every metric the SLA needs): {reasons}; "
+            f"{NEAR_MISS_RATIO:g}x of its ISL/OSL, with every metric the SLA needs): {reasons}; "
             f"{run}."
         )
     pairs = ", ".join(f"{engine_name(gap.engine)} on {gpu_name(gap.gpu)}" for gap in gaps)
