@@ -64,6 +64,11 @@ FLAGS = {
     "gpu_count": "--gpu-count",
     "tp": "--tp",
     "pp": "--pp",
+    "connect_timeout_s": "--connect-timeout",
+    "first_byte_timeout_s": "--first-byte-timeout",
+    "chunk_timeout_s": "--chunk-timeout",
+    "request_timeout_s": "--request-timeout",
+    "force": "--force",
 }
 
 # The options of `capplan probe`, each parameter named after the ProbeRequest field it sets.
@@ -136,6 +141,25 @@ GpuOption = Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-s
 GpuCountOption = Annotated[int | None, typer.Option(help="GPUs per replica.")]
 TpOption = Annotated[int | None, typer.Option(help="Tensor-parallel size.")]
 PpOption = Annotated[int | None, typer.Option(help="Pipeline-parallel size.")]
+ConnectTimeoutOption = Annotated[
+    float, typer.Option("--connect-timeout", help="Limit on opening a connection, seconds.")
+]
+FirstByteTimeoutOption = Annotated[
+    float,
+    typer.Option("--first-byte-timeout", help="Limit from send to the answer's headers, seconds."),
+]
+ChunkTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--chunk-timeout", help="Limit on silence between two reads of a stream, seconds."
+    ),
+]
+RequestTimeoutOption = Annotated[
+    float, typer.Option("--request-timeout", help="Whole-request limit, seconds.")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Replace an existing --out file (else refused).")
+]
 StoreOption = Annotated[
     str | None, typer.Option("--db", help="Also store the run in this database.")
 ]
@@ -185,6 +209,11 @@ def probe_cmd(
     gpu_count: GpuCountOption = DEFAULT.gpu_count,
     tp: TpOption = DEFAULT.tp,
     pp: PpOption = DEFAULT.pp,
+    connect_timeout_s: ConnectTimeoutOption = DEFAULT.connect_timeout_s,
+    first_byte_timeout_s: FirstByteTimeoutOption = DEFAULT.first_byte_timeout_s,
+    chunk_timeout_s: ChunkTimeoutOption = DEFAULT.chunk_timeout_s,
+    request_timeout_s: RequestTimeoutOption = DEFAULT.request_timeout_s,
+    force: ForceOption = DEFAULT.force,
     db: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:

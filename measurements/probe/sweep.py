@@ -28,7 +28,12 @@ from errors import InputError
 from measurements.probe.config import ProbeConfig
 from measurements.probe.level_run import LevelRun, ProgressEvent
 from measurements.probe.prompts import PromptFactory, PromptSpec, load_tokenizer
-from measurements.probe.redaction import redact_args, redact_command, redact_url
+from measurements.probe.redaction import (
+    redact_args,
+    redact_command,
+    redact_url,
+    remember_secret,
+)
 from measurements.probe.saturation import SaturationPoint, assess
 from measurements.probe.send import Clock, RequestRecord, send_request
 from measurements.probe.workloads import run_workload as workload_of
@@ -249,6 +254,7 @@ def api_key(config: ProbeConfig) -> str | None:
             field="api_key_env",
             value=config.api_key_env,
         )
+    remember_secret(key)  # masked in every text from here on, however a server echoes it
     return key
 
 
