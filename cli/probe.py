@@ -226,7 +226,7 @@ def probe_cmd(
     fields = {name: value for name, value in given.items() if name not in NOT_REQUEST_FIELDS}
     request = guard(lambda: _flagged(lambda: _probe_request(fields)))
     open_store = None if db is None else (lambda: open_engine(db))
-    result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, as_json)))
+    result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, db, as_json)))
     _report_probe(result, as_json)
     if not result.outcome.complete:
         raise typer.Exit(1)
@@ -251,7 +251,7 @@ def _flagged(action: Callable[[], T]) -> T:
 
 
 def _probe_with_progress(
-    request: ProbeRequest, open_store: Callable[[], Engine] | None, quiet: bool
+    request: ProbeRequest, open_store: Callable[[], Engine] | None, db: str | None, quiet: bool
 ) -> ProbeResult:
     from rich.progress import (  # noqa: PLC0415
         BarColumn,
@@ -262,8 +262,11 @@ def _probe_with_progress(
         TimeElapsedColumn,
     )
 
+    from db.engine import resolve_db_url  # noqa: PLC0415
     from measurements.probe.level_run import ProgressEvent  # noqa: PLC0415
     from workflows.probe import probe_endpoint  # noqa: PLC0415
+
+    store_url = resolve_db_url(db)  # the store in use, stored into or not: never written over
 
     with Progress(
         TextColumn("{task.description}"),
@@ -292,7 +295,7 @@ def _probe_with_progress(
                 status += f", {event.failures} failed"
             progress.update(tasks[event.level_index], completed=event.requests_done, status=status)
 
-        return probe_endpoint(request, open_store=open_store, on_progress=show)
+        return probe_endpoint(request, open_store=open_store, on_progress=show, store_url=store_url)
 
 
 def _report_probe(result: ProbeResult, as_json: bool) -> None:

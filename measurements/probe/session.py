@@ -108,8 +108,10 @@ async def _measure(
     api_key = probe_api_key(config)  # an unset key variable stops before the first request
     facts = await server_facts(server.base_url, api_key)
     if facts.models and config.model not in facts.models:
+        served = ", ".join(name[:80] for name in facts.models[:5])
+        more = f" and {len(facts.models) - 5} more" if len(facts.models) > 5 else ""
         raise InputError(
-            f"the server does not serve this model; it serves {', '.join(facts.models)}",
+            f"the server does not serve this model; it serves {served}{more}",
             field="model",
             value=config.model,
         )
@@ -131,6 +133,7 @@ async def _measure(
         capabilities=capabilities,
         out=plan.out,
         on_progress=on_progress,
+        notes=facts.notes,
     )
 
 

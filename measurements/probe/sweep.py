@@ -74,12 +74,14 @@ async def run_probe(
     clock: Clock = time.perf_counter,
     transport: httpx.AsyncBaseTransport | None = None,
     label: str = "capplan probe",
+    notes: tuple[str, ...] = (),
 ) -> ProbeOutcome:
     """Warm up, sweep the levels (stopping at saturation or when the server dies) and write
     the RunFile to `out` after every level; the written file says complete=False until the
     sweep has ended normally."""
     header = _Header(deployment, environment, startup, capabilities, label)
     sweep = _Sweep(config, clock, transport, on_progress)
+    sweep.notes.extend(notes)
     return await sweep.run(header, out)
 
 
@@ -146,6 +148,13 @@ class _Sweep:
             if self.levels:
                 self._write(header, out, False, f"interrupted after {len(self.levels)} level(s)")
             raise
+        except (ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
+            # What a server sent broke the probe itself (a bug, never a request's failure):
+            # the levels measured so far are still written and stored, marked incomplete.
+            if not self.levels:
+                raise
+            reason = f"the probe stopped on an error of its own: {type(exc).__name__}: {exc!s:.200}"
+            complete, knee = False, None
         return ProbeOutcome(self._write(header, out, complete, reason), complete, reason, knee)
 
     async def _levels(self, header: _Header, out: Path) -> tuple[str, bool, float | None]:
