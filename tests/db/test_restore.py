@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from cli import app
 from db.backup import backup
 from db.engine import current_revision, head_revision
 from db.restore import restore
@@ -120,3 +122,36 @@ def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Pat
     else:
         assert restore(target, huge).rows["load_levels"] > 0
         assert table_rows(target)["load_levels"][0][2] == 2**40
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("load_levels", "load_kind", "sideways", "'sideways' is refused by the Level model"),
+        ("load_levels", "load_value", "fast", "'fast' is not a number"),
+        ("load_levels", "load_value", -3.0, "-3.0 is refused by the Level model"),
+        ("level_metrics", "value", -123, "-123 is refused by the Metric model"),
+        ("level_metrics", "name", "bogus_metric", "'bogus_metric' is refused by the Metric"),
+        ("level_metrics", "value", "12", "'12' is not a number"),
+        ("runs", "source", "nowhere", "'nowhere' is not one of the store's values"),
+        ("runs", "isl", -5, "-5 is refused by the Workload model"),
+        ("request_samples", "ttft_ms", -1.0, "-1.0 is refused by the RequestSample model"),
+        ("load_levels", "completed", True, "True is not a whole number"),
+    ],
+)
+def test_a_row_the_store_would_not_write_is_refused_before_the_target_is_touched(
+    stores: Stores, tmp_path: Path, case: tuple[str, str, object, str]
+) -> None:
+    table, column, value, why = case
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
+    target = filled_target(stores)
+    before = table_rows(target)
+    result = CliRunner().invoke(app, ["db", "restore", str(bad), "--replace", "--db", target])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert str(bad) in line and f"field '{table}.{column}'" in line
+    assert f"{table} row id 1, column {column}: the value {why}" in line
+    assert "nothing was restored" in line and "Traceback" not in result.output
+    assert table_rows(target) == before
