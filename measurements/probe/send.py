@@ -13,7 +13,13 @@ import httpx
 from measurements.probe.config import ProbeConfig
 from measurements.probe.prompts import PromptSpec
 from measurements.probe.redaction import redact_text
-from measurements.probe.sse import SseDecoder, SseEventTooLargeError, StreamTally, parse_event
+from measurements.probe.sse import (
+    SseDecoder,
+    SseEvent,
+    SseEventTooLargeError,
+    StreamTally,
+    parse_event,
+)
 
 Clock = Callable[[], float]
 DRAIN_AFTER_DONE_S = 0.5  # read past [DONE] this long at most, so the connection is reused
@@ -228,23 +234,26 @@ async def _read_stream(
         async for piece in response.aiter_bytes():
             if tally.done:
                 continue  # draining what follows [DONE]: never parsed, never timed
-            at_s = clock()  # one read may hold several events: they arrived together
-            for event in decoder.feed_bytes(piece):
-                if tally.add(parse_event(event), at_s):
-                    break
+            events = decoder.feed_bytes(piece)
+            _tally(tally, events, clock())  # one read's events arrived together
             if tally.error is not None:
                 return
-            timer.stage("drain" if tally.done else "chunk")
+            if tally.done:
+                timer.stage("drain")
+            elif events:  # keep-alive comments alone are silence: they never restart the wait
+                timer.stage("chunk")
     except TimeoutError:
         if not tally.done:
             raise
         return  # the drain after [DONE] took too long; the answer itself was complete
-    if tally.done:
-        return
-    at_s = clock()  # the body ended without a blank line after its last event
-    for event in decoder.close():
+    if not tally.done:  # the body ended without a blank line after its last event
+        _tally(tally, decoder.close(), clock())
+
+
+def _tally(tally: StreamTally, events: list[SseEvent], at_s: float) -> None:
+    for event in events:
         if tally.add(parse_event(event), at_s):
-            break
+            return
 
 
 def _auth_headers(config: ProbeConfig) -> dict[str, str]:
