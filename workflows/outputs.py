@@ -43,8 +43,6 @@ def check_output(
     def refuse(message: str) -> InputError:
         return InputError(message, field=rule.flag, value=str(path))
 
-    if not path.name.lower().endswith(rule.extensions):
-        raise refuse(f"a {rule.what} must be named *{' or *'.join(rule.extensions)}")
     if path.is_dir():
         raise refuse(f"is a folder; give the {rule.what}'s file name")
     if any(_same_file(path, store) for store in protected):
@@ -53,6 +51,8 @@ def check_output(
         raise refuse(f"is a file this command reads: the {rule.what} would replace it")
     if _is_sqlite(path):
         raise refuse(f"is a SQLite database: capplan never writes a {rule.what} over one")
+    if not path.name.lower().endswith(rule.extensions):
+        raise refuse(f"a {rule.what} must be named *{' or *'.join(rule.extensions)}")
     if (path.exists() or path.is_symlink()) and not force:
         raise refuse(f"exists; pass --force to replace it (or give another {rule.what} name)")
     _check_writable(path, refuse)
