@@ -25,6 +25,7 @@ __all__ = [
     "redact_text",
     "redact_url",
     "redact_value",
+    "remember_command_secrets",
     "remember_secret",
 ]
 
@@ -66,7 +67,7 @@ _HEADER = re.compile(
     r"(?!(?:bearer|basic)\s)[^\s'\",;]+",
     re.IGNORECASE,
 )
-_TEXT_SHORT = re.compile(r"(?<![\w-])(-[kK])(\s+|=)(?!-)('[^']*'|\"[^\"]*\"|[^\s'\",]+)")
+_TEXT_SHORT = re.compile(r"(?<![\w-])(-[kK])(\s+|=)(?!-)('[^']*'|\"[^\"]*\"|[^\s'\",;]+)")
 # Secrets this process holds (the API key it read): masked in every text, however echoed.
 _KNOWN_SECRETS: set[str] = set()
 _MIN_SECRET_CHARS = 6  # shorter values would mask ordinary words
@@ -87,6 +88,21 @@ def remember_secret(value: str | None) -> None:
     """Mask this exact value in every text redact_text handles from now on (the API key)."""
     if value and len(value) >= _MIN_SECRET_CHARS:
         _KNOWN_SECRETS.add(value)
+
+
+def remember_command_secrets(argv: Iterable[str], env: dict[str, str]) -> None:
+    """Remember the secrets a launch command carries (secret-named flags' values, `-k KEY`,
+    secret environment values): a server that prints them raw in its log is masked too."""
+    for name, value in env.items():
+        if is_secret_env_name(name):
+            remember_secret(value)
+    words = list(argv)
+    for word, following in zip(words, [*words[1:], ""], strict=True):
+        flag, sep, value = word.partition("=")
+        if not flag.startswith("-"):
+            continue
+        if flag in _SECRET_SHORT_FLAGS or is_secret_name(flag.lstrip("-")):
+            remember_secret(value if sep else following)
 
 
 def _mask_known(text: str) -> str:

@@ -18,6 +18,7 @@ from measurements.probe.config import ProbeConfig
 from measurements.probe.engines import RunningServer, attach, launch
 from measurements.probe.launch_spec import LaunchSpec, engine_args
 from measurements.probe.level_run import ProgressEvent
+from measurements.probe.redaction import remember_command_secrets
 from measurements.probe.request import ProbeRequest
 from measurements.probe.server_facts import ServerFacts, server_facts
 from measurements.probe.sweep import NOT_CHECKED, ProbeOutcome, run_probe
@@ -95,6 +96,7 @@ async def run_session(
 def _start(plan: SessionPlan) -> RunningServer:
     if plan.launch is None:
         return attach(plan.probe.base_url)
+    remember_command_secrets(plan.launch.command or (), plan.launch.env)
     log_path = plan.log_path or plan.out.with_suffix(".server.log")
     return launch(plan.launch, log_path)
 

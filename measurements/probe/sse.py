@@ -336,6 +336,6 @@ class StreamTally:
             chunk_tokens=tuple(tokens),
             input_tokens=self.prompt_tokens,
             output_tokens=usage if usage is not None else counted,
-            tokens_exact=usage is not None and usage == counted,
+            tokens_exact=usage == counted and self.usage_mismatch is None,
             usage_note=self.usage_mismatch,
         )

@@ -12,7 +12,12 @@ import pytest
 from errors import InputError
 from measurements.probe.engines import EngineError, RunningServer, launch
 from measurements.probe.launch_spec import LaunchSpec
-from measurements.probe.redaction import redact_command, redact_text
+from measurements.probe.redaction import (
+    redact_command,
+    redact_text,
+    remember_command_secrets,
+    remember_secret,
+)
 from measurements.probe.request import ProbeRequest
 
 KEY = "sk-LEAK-123"
@@ -136,3 +141,26 @@ def test_a_launched_server_log_and_its_error_never_show_the_key(tmp_path: Path) 
     first = log_path.read_text(encoding="utf-8").splitlines()[0]
     masked = [sys.executable, "-c", code, "--api-key", "***", "--port", "9"]
     assert first == f"$ {shlex.join(masked)}"
+
+
+def test_short_key_flags_header_values_and_key_shapes_are_masked() -> None:
+    assert redact_command("serve m -k s3cr3t-value --port 8 -K=other") == (
+        "serve m -k '***' --port 8 '-K=***'"
+    )
+    text = redact_text(
+        "client -k s3cr3t-value; Authorization: Basic dXNlcjpwYXNz; x-api-key: abcdef; "
+        '{"authorization": "tok12345"}; sk-live0123456 hf_abcdefghij'
+    )
+    assert text == (
+        'client -k ***; Authorization: Basic ***; x-api-key: ***; {"authorization": "***"}; *** ***'
+    )
+    assert redact_text("disk-cache-size and task-manager") == "disk-cache-size and task-manager"
+
+
+def test_a_remembered_secret_is_masked_however_it_is_echoed() -> None:
+    remember_command_secrets(["serve", "--api-key", "raw-remembered-1"], {"HF_TOKEN": "raw-env-2"})
+    remember_secret("raw-probe-key-3")
+    echoed = "got raw-remembered-1, raw-env-2 and raw-probe-key-3 back"
+    assert redact_text(echoed) == "got ***, *** and *** back"
+    remember_secret("abc")  # too short to mask safely: ordinary words stay
+    assert redact_text("abc def") == "abc def"
