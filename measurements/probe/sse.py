@@ -258,6 +258,7 @@ class StreamTally:
         self.usage_mismatch: str | None = None
         self._continuous = False
         self._usage_seen = 0
+        self._streamed = 0  # tokens the chunks carried so far
         self._empty_finish_s: float | None = None
 
     def add(self, chunk: StreamChunk, at_s: float) -> bool:
@@ -274,6 +275,11 @@ class StreamTally:
             return True
         if chunk.has_choices:
             self._choice(chunk, at_s)
+            if self.max_tokens is not None and self._streamed > self.max_tokens:
+                self.error = (
+                    f"impossible stream: more than max_tokens {self.max_tokens} token chunks"
+                )
+                return True
         if chunk.prompt_tokens is not None:
             self.prompt_tokens = chunk.prompt_tokens
         if chunk.completion_tokens is not None:
@@ -310,9 +316,11 @@ class StreamTally:
             if new > 0:
                 self.times_s.append(at_s)
                 self.tokens.append(new)
+                self._streamed += new
         elif chunk.text:
             self.times_s.append(at_s)
             self.tokens.append(1)
+            self._streamed += 1
         elif chunk.finish_reason is not None:
             self._empty_finish_s = at_s
 

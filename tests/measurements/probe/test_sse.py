@@ -200,3 +200,10 @@ def test_usage_below_what_was_streamed_is_flagged_and_never_believed() -> None:
     honest.add(_chunk(None), 0.1)
     honest.add(StreamChunk(completion_tokens=4), 0.2)  # one chunk may carry several tokens
     assert honest.timeline().usage_note is None and honest.timeline().output_tokens == 4
+
+
+def test_an_endless_stream_of_text_chunks_ends_past_max_tokens() -> None:
+    tally = StreamTally(max_tokens=8)
+    taken = next(i for i in range(1, 100) if tally.add(_chunk(None), 0.1 * i))
+    assert taken == 9 and len(tally.times_s) == 9
+    assert tally.error == "impossible stream: more than max_tokens 8 token chunks"
