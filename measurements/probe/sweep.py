@@ -113,7 +113,12 @@ class _Sweep:
         self.levels: list[Level] = []
         self.points: list[SaturationPoint] = []
         self.unit = "concurrency" if config.closed_loop else "rate"
-        self.notes = [f"{config.endpoint} endpoint {redact_url(config.url)}, {self.unit} sweep"]
+        self.notes = [
+            f"{config.endpoint} endpoint {redact_url(config.url)}, {self.unit} sweep",
+            f"timeouts: connect {config.connect_timeout_s:g} s, first byte "
+            f"{config.first_byte_timeout_s:g} s, between chunks {config.chunk_timeout_s:g} s, "
+            f"whole request {config.request_timeout_s:g} s",
+        ]
         if config.tokenizer and tokenizer is None:
             self.notes.append(f"tokenizer {config.tokenizer!r} not found locally (no download)")
         self.started_at = datetime.now(UTC)
