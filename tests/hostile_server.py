@@ -70,6 +70,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         auth = self.headers.get("Authorization", "")
         plan.seen_auth.add(auth)
+        if not body.get("stream"):  # a capability check: not a measured completion
+            self._capability(plan, auth)
+            return
         n = plan.number()
         late = plan.after_warm_up(n)
         if plan.echo_auth_every and late and late % plan.echo_auth_every == 0:
@@ -79,6 +82,13 @@ class _Handler(BaseHTTPRequestHandler):
             plan.release.wait(120)
             return
         self._stream(plan, n, late, int(body["max_tokens"]), auth)
+
+    def _capability(self, plan: Hostility, auth: str) -> None:
+        if plan.echo_auth_every:
+            self._json(400, {"error": {"message": f"no tools for {auth} ({auth[7:]})"}})
+            return
+        choice = {"index": 0, "message": {"role": "assistant", "content": "no"}}
+        self._json(200, {"choices": [choice], "usage": {"completion_tokens": 1}})
 
     def _stream(self, plan: Hostility, n: int, late: int, max_tokens: int, auth: str) -> None:
         self.send_response(200)

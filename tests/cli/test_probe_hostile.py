@@ -23,10 +23,11 @@ KEY = "Zq8-hostile-key-4471"  # no known key shape: only the remembered key can 
 
 
 def _probe(base_url: str, tmp_path: Path, *extra: str) -> tuple[Result, float]:
+    checks = () if "--check-capabilities" in extra else ("--no-check-capabilities",)
     args = [
         "probe",
         *("--model", MODEL, "--isl", "8", "--osl", "8", "--base-url", base_url),
-        *("--concurrency", "1,2", "--requests-per-level", "8", "--no-check-capabilities"),
+        *("--concurrency", "1,2", "--requests-per-level", "8", *checks),
         *("--out", str(tmp_path / "run.json"), "--db", f"sqlite:///{tmp_path / 'store.db'}"),
         "--json",
         *extra,
@@ -121,7 +122,9 @@ def test_a_server_echoing_the_key_leaks_it_into_no_file_table_or_output(
     monkeypatch.setenv("CAPPLAN_HOSTILE_KEY", KEY)
     plan = Hostility(echo_auth_every=3, echo_event_every=4, echo_auth_in_version=True)
     with hostile_server(plan) as url:
-        result, _ = _probe(url, tmp_path, "--api-key-env", "CAPPLAN_HOSTILE_KEY")
+        result, _ = _probe(
+            url, tmp_path, "--api-key-env", "CAPPLAN_HOSTILE_KEY", "--check-capabilities"
+        )
     assert result.exit_code == 0, result.output
     assert plan.seen_auth == {f"Bearer {KEY}"}  # the server had the key to echo
     db = tmp_path / "store.db"
@@ -143,3 +146,4 @@ def test_a_server_echoing_the_key_leaks_it_into_no_file_table_or_output(
         assert KEY not in text, where
     assert "invalid credentials: Authorization was Bearer ***" in dump  # the echo was stored
     assert "engine failed for Bearer ***" in dump
+    assert "no tools for Bearer *** (***)" in dump  # a capability check's answer, masked
