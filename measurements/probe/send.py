@@ -229,23 +229,20 @@ async def _error_body(response: httpx.Response) -> str:
 async def _read_stream(
     response: httpx.Response, attempt: Attempt, clock: Clock, timer: _Timer
 ) -> None:
+    # A drain after [DONE] that takes too long times out like any stage: the send's handler
+    # then records nothing, since the answer itself was complete (Attempt.fail).
     decoder, tally = SseDecoder(), attempt.tally
-    try:
-        async for piece in response.aiter_bytes():
-            if tally.done:
-                continue  # draining what follows [DONE]: never parsed, never timed
-            events = decoder.feed_bytes(piece)
-            _tally(tally, events, clock())  # one read's events arrived together
-            if tally.error is not None:
-                return
-            if tally.done:
-                timer.stage("drain")
-            elif events:  # keep-alive comments alone are silence: they never restart the wait
-                timer.stage("chunk")
-    except TimeoutError:
-        if not tally.done:
-            raise
-        return  # the drain after [DONE] took too long; the answer itself was complete
+    async for piece in response.aiter_bytes():
+        if tally.done:
+            continue  # draining what follows [DONE]: never parsed, never timed
+        events = decoder.feed_bytes(piece)
+        _tally(tally, events, clock())  # one read's events arrived together
+        if tally.error is not None:
+            return
+        if tally.done:
+            timer.stage("drain")
+        elif events:  # keep-alive comments alone are silence: they never restart the wait
+            timer.stage("chunk")
     if not tally.done:  # the body ended without a blank line after its last event
         _tally(tally, decoder.close(), clock())
 
