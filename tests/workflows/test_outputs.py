@@ -5,6 +5,7 @@ format against the extension; writes are atomic."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -166,3 +167,18 @@ def test_report_refuses_its_out_before_planning(
     assert "field '--out'" in line and why in line
     assert not store.exists()  # refused before the store was opened
     assert (tmp_path / "existing.pdf").read_bytes() == b"%PDF-1.7 kept"
+
+
+def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path: Path) -> None:
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        # root writes through permissions: a read-only file system (sysfs) stands in for it
+        target = folder if os.geteuid() != 0 else Path("/sys")
+        if not target.is_dir():
+            pytest.skip("no read-only folder to write into on this machine")
+        with pytest.raises(InputError, match="cannot be written"):
+            check_output(target / "run.json", RULE)
+    finally:
+        folder.chmod(0o755)
