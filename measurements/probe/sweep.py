@@ -153,13 +153,6 @@ class _Sweep:
             if self.levels:
                 self._write(header, out, False, f"interrupted after {len(self.levels)} level(s)")
             raise
-        except (ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
-            # What a server sent broke the probe itself (a bug, never a request's failure):
-            # the levels measured so far are still written and stored, marked incomplete.
-            if not self.levels:
-                raise
-            reason = f"the probe stopped on an error of its own: {type(exc).__name__}: {exc!s:.200}"
-            complete, knee = False, None
         return ProbeOutcome(self._write(header, out, complete, reason), complete, reason, knee)
 
     async def _levels(self, header: _Header, out: Path) -> tuple[str, bool, float | None]:
@@ -196,7 +189,13 @@ class _Sweep:
         pool = int(value) if self.config.closed_loop else None
         async with self.client(pool) as client:
             await (run.closed(client) if self.config.closed_loop else run.open(client))
-        level = run.level()
+        try:
+            level = run.level()
+        except (ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
+            # What a server sent broke the probe's own math (a bug, never a request's failure):
+            # the level's counts are kept and written, and the sweep stops there.
+            self.levels.append(run.counts_only(f"{type(exc).__name__}: {exc!s:.160}"))
+            return f"the probe could not aggregate {self.unit} {value:g}", False, None
         self.levels.append(level)
         self.points.append(
             SaturationPoint(value, level.value("output_tok_s"), level.value("p50_ttft_ms"))
