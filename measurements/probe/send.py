@@ -4,6 +4,7 @@ STYLE.md's probe invariants. A request-level failure is returned as data, never 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ Clock = Callable[[], float]
 DRAIN_AFTER_DONE_S = 0.5  # read past [DONE] this long at most, so the connection is reused
 ERROR_BODY_BYTES = 64 * 1024  # of an error answer, read at most this much (a body may be endless)
 ERROR_TEXT_CHARS = 300  # of which this much is kept in the record
+REARM_SHARE = 0.1  # a stage's deadline moves once this share of its limit has passed
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +172,11 @@ async def send_into(
 
 class _Timer:
     """One request's timer: the earlier of its whole-request limit and the limit of the stage
-    it waits in (status line and headers; the next read), so the message names what stalled."""
+    it waits in (status line and headers; the next read), so the message names what stalled.
+
+    Re-armed lazily: within a stage, a read moves the deadline only once a tenth of the stage's
+    limit has passed since it was last set, so a stall fires after 90-100% of the limit of
+    silence and a busy stream pays a clock read per chunk, not a timer reschedule."""
 
     def __init__(self, config: ProbeConfig) -> None:
         self.config = config
@@ -181,20 +187,27 @@ class _Timer:
         }
         self.binding = "total"
         self._deadline: asyncio.Timeout | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._total_end = 0.0
+        self._stage = ""
+        self._armed_at = -math.inf
 
     def start(self, deadline: asyncio.Timeout, stage: str) -> None:
         """Arm the timer at the send: the whole-request limit runs from now."""
-        self._deadline = deadline
-        self._total_end = asyncio.get_running_loop().time() + self.config.request_timeout_s
+        self._deadline, self._loop = deadline, asyncio.get_running_loop()
+        self._total_end = self._loop.time() + self.config.request_timeout_s
         self.stage(stage)
 
     def stage(self, stage: str) -> None:
         """Wait in `stage` from now: its own limit, or what is left of the whole request's."""
-        assert self._deadline is not None, "start() arms the timer"
-        stage_end = asyncio.get_running_loop().time() + self.limits_s[stage]
-        self.binding = stage if stage_end < self._total_end else "total"
-        self._deadline.reschedule(min(stage_end, self._total_end))
+        if self._deadline is None or self._loop is None:
+            raise RuntimeError("start() arms the timer before any stage")
+        now, limit_s = self._loop.time(), self.limits_s[stage]
+        if stage == self._stage and now - self._armed_at < REARM_SHARE * limit_s:
+            return
+        self._stage, self._armed_at = stage, now
+        self.binding = stage if now + limit_s < self._total_end else "total"
+        self._deadline.reschedule(min(now + limit_s, self._total_end))
 
     def message(self, chunks: int) -> str:
         """What timed out, with the limit that did it (and the flag that sets it)."""

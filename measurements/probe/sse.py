@@ -62,34 +62,31 @@ class SseDecoder:
         if self._skip_lf and text.startswith("\n"):
             text = text[1:]
         self._skip_lf = text.endswith("\r")
-        last_end = max(text.rfind("\n"), text.rfind("\r"))
-        if last_end < 0:  # no line ends here: the open line grows
-            self._hold(text)
-            return []
-        head, tail = text[: last_end + 1], text[last_end + 1 :]
-        if self._pending:
-            head = "".join([*self._pending, head])
+        lines = _EOL.split(text)  # this read only: what came before is never scanned again
+        tail = lines.pop()  # the line still open after the last line end ("" if none)
+        if lines and self._pending:  # the open line ends here: joined once
+            lines[0] = "".join([*self._pending, lines[0]])
             self._pending, self._pending_chars = [], 0
-        lines = _EOL.split(head)
-        lines.pop()  # the empty text after the last line end
         events: list[SseEvent] = []
         for line in lines:
             event = self._line(line)
             if event is not None:
                 events.append(event)
-        self._hold(tail)
+        if tail:
+            self._hold(tail)
         return events
 
     def _hold(self, text: str) -> None:
-        if not text:
-            return
         self._pending.append(text)
         self._pending_chars += len(text)
         if self._pending_chars + self._data_chars > self._max:
-            raise SseEventTooLargeError(
-                f"one event is over {self._max:,} characters (the probe's bound on an event): "
-                "refused rather than held in memory"
-            )
+            raise self._too_large()
+
+    def _too_large(self) -> SseEventTooLargeError:
+        return SseEventTooLargeError(
+            f"one event is over {self._max:,} characters (the probe's bound on an event): "
+            "refused rather than held in memory"
+        )
 
     def close(self) -> list[SseEvent]:
         """End of stream: dispatch an event the server did not terminate with a blank line."""
@@ -112,10 +109,7 @@ class SseDecoder:
             self._data.append(value)
             self._data_chars += len(value) + 1
             if self._data_chars > self._max:
-                raise SseEventTooLargeError(
-                    f"one event is over {self._max:,} characters (the probe's bound on an "
-                    "event): refused rather than held in memory"
-                )
+                raise self._too_large()
         elif name == "event":
             self._event = value
         return None
@@ -269,10 +263,10 @@ class StreamTally:
         if chunk.done:
             self.done = True
             return True
-        impossible = self._impossible(chunk)
-        if impossible is not None:
-            self.error = impossible
-            return True
+        if chunk.completion_tokens is not None or chunk.prompt_tokens is not None:
+            self.error = self._impossible(chunk)
+            if self.error is not None:
+                return True
         if chunk.has_choices:
             self._choice(chunk, at_s)
             if self.max_tokens is not None and self._streamed > self.max_tokens:
