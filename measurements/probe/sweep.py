@@ -229,7 +229,14 @@ class _Sweep:
             label=header.label,
             notes="\n".join([*self.notes, self.factory.describe(), status]),
         )
-        write_run_file(run, out)
+        try:
+            write_run_file(run, out)
+        except OSError as exc:  # the disk filled or the folder went away mid-sweep
+            raise InputError(
+                f"cannot write the run file after {len(self.levels)} level(s): {exc.strerror}",
+                file=str(out),
+                field="out",
+            ) from exc
         return run
 
 

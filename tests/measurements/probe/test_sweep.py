@@ -15,6 +15,7 @@ import pytest
 
 from errors import InputError
 from measurements.probe import level_run
+from measurements.probe import sweep as sweep_module
 from measurements.probe.config import ProbeConfig, SaturationConfig
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.sweep import ProbeOutcome, run_probe
@@ -275,3 +276,14 @@ def test_a_level_the_probe_cannot_aggregate_is_kept_as_counts_and_ends_the_sweep
     assert first.metrics and not second.metrics
     assert (second.requests_sent, second.completed, second.failed) == (16, 16, 0)
     assert second.notes is not None and "OverflowError: cannot fit" in second.notes
+
+
+def test_a_run_file_that_cannot_be_written_mid_sweep_is_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(run: object, path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sweep_module, "write_run_file", disk_full)
+    with pytest.raises(InputError, match=r"after 1 level\(s\): No space left on device"):
+        sweep(FakeServer(), tmp_path / "run.json", saturation=SaturationConfig(enabled=False))
