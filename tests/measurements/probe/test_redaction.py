@@ -3,6 +3,7 @@ server log's `$` line, error messages (with the log tail they quote) or InputErr
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from measurements.probe.redaction import (
     remember_secret,
 )
 from measurements.probe.request import ProbeRequest
+from measurements.probe.session import run_session
 
 KEY = "sk-LEAK-123"
 
@@ -164,3 +166,23 @@ def test_a_remembered_secret_is_masked_however_it_is_echoed() -> None:
     assert redact_text(echoed) == "got ***, *** and *** back"
     remember_secret("abc")  # too short to mask safely: ordinary words stay
     assert redact_text("abc def") == "abc def"
+
+
+def test_a_launched_server_printing_its_key_bare_is_masked_in_the_error(tmp_path: Path) -> None:
+    # No flag, no key shape: the server prints the bare key, then dies. The session remembered
+    # the launch command's secrets before starting it, so the log tail it quotes is masked.
+    bare = "bare-launch-key-5150"
+    code = "import sys; print('serving with', sys.argv[sys.argv.index('-k') + 1]); sys.exit(3)"
+    request = ProbeRequest(
+        model="m",
+        isl_tokens=8,
+        osl_tokens=4,
+        out_path=tmp_path / "run.json",
+        engine="other",
+        launch_command=shlex.join([sys.executable, "-c", code, "-k", bare, "--port", "9"]),
+        concurrencies=(1,),
+    )
+    with pytest.raises(EngineError) as caught:
+        asyncio.run(run_session(request))
+    assert "serving with ***" in str(caught.value) and bare not in str(caught.value)
+    assert bare not in (tmp_path / "run.server.log").read_text(encoding="utf-8").splitlines()[0]
