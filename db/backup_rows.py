@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import JSON, Boolean, Float, Integer, Table
+from sqlalchemy import JSON, Boolean, Float, Integer, String, Table
 
 from measurements.run_file import (
     Capabilities,
@@ -50,6 +50,8 @@ def _why_type_refused(kind: object, value: object) -> str | None:
         return None if isinstance(value, bool) else "is not true or false"
     if isinstance(kind, Integer | Float):  # BigInteger is an Integer
         return _why_number_refused(value, whole=isinstance(kind, Integer))
+    if isinstance(kind, String):  # Text is a String
+        return None if isinstance(value, str) else "is not text"
     return None
 
 
@@ -137,6 +139,22 @@ def _check_price(row: Row) -> Refusal:
     return None
 
 
+def _check_plan_record(row: Row) -> Refusal:
+    for column in ("run_ids", "basis_run_ids"):
+        ids = row.get(column)
+        if ids is not None and not (
+            isinstance(ids, list)
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+        ):
+            return column, "is not a list of run ids"
+    prices = row.get("prices_used")
+    if prices is not None and not (
+        isinstance(prices, list) and all(isinstance(p, dict) for p in prices)
+    ):
+        return "prices_used", "is not a list of price entries"
+    return None
+
+
 _MODEL_CHECKS: dict[str, Callable[[Row], Refusal]] = {
     "deployments": _check_deployment,
     "runs": _check_run,
@@ -144,4 +162,5 @@ _MODEL_CHECKS: dict[str, Callable[[Row], Refusal]] = {
     "level_metrics": _check_metric,
     "request_samples": _check_sample,
     "prices": _check_price,
+    "plan_records": _check_plan_record,
 }

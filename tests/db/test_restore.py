@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 
 from cli import app
 from db.backup import backup
+from db.backup_rows import why_row_refused
 from db.engine import current_revision, head_revision
+from db.models import Base
 from db.restore import restore
 from errors import InputError, StoreError
 from tests.db.backup_files import edit, filled_target, old_backup, set_value, table_rows
@@ -137,6 +139,7 @@ def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Pat
         ("runs", "isl", -5, "-5 is refused by the Workload model"),
         ("request_samples", "ttft_ms", -1.0, "-1.0 is refused by the RequestSample model"),
         ("load_levels", "completed", True, "True is not a whole number"),
+        ("deployments", "engine", 7, "7 is not text"),
     ],
 )
 def test_a_row_the_store_would_not_write_is_refused_before_the_target_is_touched(
@@ -155,3 +158,14 @@ def test_a_row_the_store_would_not_write_is_refused_before_the_target_is_touched
     assert f"{table} row id 1, column {column}: the value {why}" in line
     assert "nothing was restored" in line and "Traceback" not in result.output
     assert table_rows(target) == before
+
+
+def test_plan_record_and_price_rows_are_checked_as_the_store_would_write_them() -> None:
+    records, prices = Base.metadata.tables["plan_records"], Base.metadata.tables["prices"]
+    assert why_row_refused(records, {"run_ids": ["1"]}) == ("run_ids", "is not a list of run ids")
+    assert why_row_refused(records, {"prices_used": [3]})[0] == "prices_used"  # type: ignore[index]
+    assert why_row_refused(records, {"run_ids": [1, 2], "prices_used": [{}]}) is None
+    assert why_row_refused(prices, {"usd_per_gpu_hour": 0.0}) == (
+        "usd_per_gpu_hour",
+        "is not a positive price",
+    )
