@@ -63,14 +63,20 @@ def db_upgrade_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
 @db_app.command("backup")
 def db_backup_cmd(
     out_file: Annotated[Path, typer.Option("--out", help="Backup file to write (.jsonl.gz).")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing --out file (else refused).")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export the whole store (every table, ids kept) to one portable file."""
-    from db.backup import backup  # noqa: PLC0415
+    from db.backup import backup, store_files  # noqa: PLC0415
     from db.engine import redact, resolve_db_url  # noqa: PLC0415
+    from workflows.outputs import OutputRule, check_output  # noqa: PLC0415
 
     url = resolve_db_url(db)
+    rule = OutputRule("--out", "backup", (".jsonl.gz", ".gz"))
+    guard(lambda: check_output(out_file, rule, force=force, protected=store_files(url)))
     summary = guard(lambda: backup(url, out_file))
     if as_json:
         print_json({"db": redact(url), "out": str(out_file), **dataclasses.asdict(summary)})

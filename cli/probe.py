@@ -64,6 +64,11 @@ FLAGS = {
     "gpu_count": "--gpu-count",
     "tp": "--tp",
     "pp": "--pp",
+    "connect_timeout_s": "--connect-timeout",
+    "first_byte_timeout_s": "--first-byte-timeout",
+    "chunk_timeout_s": "--chunk-timeout",
+    "request_timeout_s": "--request-timeout",
+    "force": "--force",
 }
 
 # The options of `capplan probe`, each parameter named after the ProbeRequest field it sets.
@@ -136,6 +141,25 @@ GpuOption = Annotated[str | None, typer.Option(help="GPU SKU (else from nvidia-s
 GpuCountOption = Annotated[int | None, typer.Option(help="GPUs per replica.")]
 TpOption = Annotated[int | None, typer.Option(help="Tensor-parallel size.")]
 PpOption = Annotated[int | None, typer.Option(help="Pipeline-parallel size.")]
+ConnectTimeoutOption = Annotated[
+    float, typer.Option("--connect-timeout", help="Limit on opening a connection, seconds.")
+]
+FirstByteTimeoutOption = Annotated[
+    float,
+    typer.Option("--first-byte-timeout", help="Limit from send to the answer's headers, seconds."),
+]
+ChunkTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--chunk-timeout", help="Limit on silence between two reads of a stream, seconds."
+    ),
+]
+RequestTimeoutOption = Annotated[
+    float, typer.Option("--request-timeout", help="Whole-request limit, seconds.")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Replace an existing --out file (else refused).")
+]
 StoreOption = Annotated[
     str | None, typer.Option("--db", help="Also store the run in this database.")
 ]
@@ -185,6 +209,11 @@ def probe_cmd(
     gpu_count: GpuCountOption = DEFAULT.gpu_count,
     tp: TpOption = DEFAULT.tp,
     pp: PpOption = DEFAULT.pp,
+    connect_timeout_s: ConnectTimeoutOption = DEFAULT.connect_timeout_s,
+    first_byte_timeout_s: FirstByteTimeoutOption = DEFAULT.first_byte_timeout_s,
+    chunk_timeout_s: ChunkTimeoutOption = DEFAULT.chunk_timeout_s,
+    request_timeout_s: RequestTimeoutOption = DEFAULT.request_timeout_s,
+    force: ForceOption = DEFAULT.force,
     db: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -197,7 +226,7 @@ def probe_cmd(
     fields = {name: value for name, value in given.items() if name not in NOT_REQUEST_FIELDS}
     request = guard(lambda: _flagged(lambda: _probe_request(fields)))
     open_store = None if db is None else (lambda: open_engine(db))
-    result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, as_json)))
+    result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, db, as_json)))
     _report_probe(result, as_json)
     if not result.outcome.complete:
         raise typer.Exit(1)
@@ -222,7 +251,7 @@ def _flagged(action: Callable[[], T]) -> T:
 
 
 def _probe_with_progress(
-    request: ProbeRequest, open_store: Callable[[], Engine] | None, quiet: bool
+    request: ProbeRequest, open_store: Callable[[], Engine] | None, db: str | None, quiet: bool
 ) -> ProbeResult:
     from rich.progress import (  # noqa: PLC0415
         BarColumn,
@@ -233,8 +262,11 @@ def _probe_with_progress(
         TimeElapsedColumn,
     )
 
+    from db.engine import resolve_db_url  # noqa: PLC0415
     from measurements.probe.level_run import ProgressEvent  # noqa: PLC0415
     from workflows.probe import probe_endpoint  # noqa: PLC0415
+
+    store_url = resolve_db_url(db)  # the store in use, stored into or not: never written over
 
     with Progress(
         TextColumn("{task.description}"),
@@ -263,7 +295,7 @@ def _probe_with_progress(
                 status += f", {event.failures} failed"
             progress.update(tasks[event.level_index], completed=event.requests_done, status=status)
 
-        return probe_endpoint(request, open_store=open_store, on_progress=show)
+        return probe_endpoint(request, open_store=open_store, on_progress=show, store_url=store_url)
 
 
 def _report_probe(result: ProbeResult, as_json: bool) -> None:

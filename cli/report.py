@@ -49,6 +49,9 @@ ReportSamplesOption = Annotated[
     int | None,
     typer.Option(help="Error samples per option (0: no ranges shown; default: 400).", min=0),
 ]
+ReportForceOption = Annotated[
+    bool, typer.Option("--force", help="Replace an existing --out file (else refused).")
+]
 ReportSensitivityOption = Annotated[
     bool, typer.Option("--sensitivity/--no-sensitivity", help="Include the sensitivity view.")
 ]
@@ -74,17 +77,15 @@ def report_cmd(
     record: RecordOption = None,
     samples: ReportSamplesOption = None,
     with_sensitivity: ReportSensitivityOption = True,
+    force: ReportForceOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Write the capacity report of a scenario (or of a recorded plan): PDF for finance, XLSX with
     the data behind every chart, self-contained HTML, CSV of the options, or JSON with everything
     to reproduce it."""
-    if fmt not in REPORT_FORMATS:
-        expected = f"expected one of {', '.join(REPORT_FORMATS)}"
-        fail(InputError(expected, field="--format", value=fmt))
-    if (scenario_path is None) == (record is None):
-        fail(InputError("give a SCENARIO.yaml or --record ID (one of them)", field="--record"))
+    _check_report_args(fmt, scenario_path, record)
+    _check_report_out(out_path, fmt, scenario_path, db, force)
     from planner.capacity import make_plan  # noqa: PLC0415
     from reports.formats import render_report  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
@@ -154,10 +155,45 @@ def _scenario_basis(engine: Engine, scenario_path: Path) -> _ReportBasis:
     return _ReportBasis(scenario, prices, planning.scenario_runs(engine, scenario))
 
 
+def _check_report_args(fmt: str, scenario_path: Path | None, record: int | None) -> None:
+    if fmt not in REPORT_FORMATS:
+        expected = f"expected one of {', '.join(REPORT_FORMATS)}"
+        fail(InputError(expected, field="--format", value=fmt))
+    if (scenario_path is None) == (record is None):
+        fail(InputError("give a SCENARIO.yaml or --record ID (one of them)", field="--record"))
+
+
+# The extensions each report format may be written under.
+REPORT_EXTENSIONS = {
+    "pdf": (".pdf",),
+    "xlsx": (".xlsx",),
+    "html": (".html", ".htm"),
+    "csv": (".csv",),
+    "json": (".json",),
+}
+
+
+def _check_report_out(
+    out_path: Path, fmt: str, scenario_path: Path | None, db: str | None, force: bool
+) -> None:
+    """Refuse --out before any planning: its extension against --format, a folder, the store,
+    the scenario it reads, an existing file without --force (workflows.outputs)."""
+    from db.backup import store_files  # noqa: PLC0415
+    from db.engine import resolve_db_url  # noqa: PLC0415
+    from workflows.outputs import OutputRule, check_output  # noqa: PLC0415
+
+    rule = OutputRule("--out", f"{fmt} report", REPORT_EXTENSIONS.get(fmt, (f".{fmt}",)))
+    store = store_files(resolve_db_url(db))
+    inputs = [scenario_path] if scenario_path is not None else []
+    guard(lambda: check_output(out_path, rule, force=force, protected=store, inputs=inputs))
+
+
 def _write_report(out_path: Path, content: bytes) -> None:
-    """Write the rendered report; a file that cannot be written fails on --out."""
+    """Write the rendered report atomically; a file that cannot be written fails on --out."""
+    from workflows.outputs import write_atomic  # noqa: PLC0415
+
     try:
-        out_path.write_bytes(content)
+        write_atomic(out_path, content)
     except OSError as exc:
         message = f"cannot write the report: {exc.strerror}"
         fail(InputError(message, field="--out", value=str(out_path)))

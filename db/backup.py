@@ -22,7 +22,8 @@ from typing import IO, Any
 
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Column, Connection, Table, func, inspect, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from db.engine import BEGIN_OPTION, make_engine, redact
 from db.models import Base
@@ -35,6 +36,7 @@ __all__ = [
     "BackupSummary",
     "backup",
     "read_snapshot",
+    "store_files",
     "store_tables",
 ]
 
@@ -55,6 +57,20 @@ class BackupSummary:
         """One line for people."""
         counts = ", ".join(f"{count} {table}" for table, count in self.rows.items())
         return f"{verb} {sum(self.rows.values())} rows at revision {self.revision}: {counts}"
+
+
+def store_files(url: str) -> tuple[Path, ...]:
+    """The files a SQLite store at `url` lives in (the database, its journal, WAL and shared
+    memory), which no output may replace; () for Postgres or an in-memory database."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return ()
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return ()
+    main = Path(database).expanduser()
+    return (main, *(main.with_name(main.name + tail) for tail in ("-journal", "-wal", "-shm")))
 
 
 def store_tables(connection: Connection | None = None) -> list[Table]:
@@ -85,6 +101,10 @@ def read_snapshot(connection: Connection) -> Connection:
 def backup(url: str, path: Path) -> BackupSummary:
     """Write the whole store at `url` to `path` (gzip'd JSON lines), every table read in one
     snapshot; StoreError on failure."""
+    if any(_same_path(path, store) for store in store_files(url)):
+        raise InputError(
+            "the backup would replace the live store it backs up", file=str(path), field="out"
+        )
     engine = make_engine(url)
     partial = path.with_name(path.name + ".partial")
     rows: dict[str, int] = {}
@@ -124,6 +144,12 @@ def backup(url: str, path: Path) -> BackupSummary:
     finally:
         engine.dispose()
     return BackupSummary(path, revision, rows)
+
+
+def _same_path(path: Path, other: Path) -> bool:
+    if path.exists() and other.exists():
+        return path.samefile(other)
+    return path.resolve() == other.resolve()
 
 
 def _line(out: IO[str], document: object) -> None:

@@ -1,6 +1,7 @@
 """Reading a backup file back, checked: the header (format, version, revision), then every table
 and row in file order. Every line must parse, every table and column be known, every text fit
-its column and hold no NUL character, and the end line be there with matching row counts.
+its column and hold no NUL character, every row pass the models the store writes it with
+(db/backup_rows.py), and the end line be there with matching row counts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from sqlalchemy import String, Table
 
 from db.backup import FORMAT, FORMAT_VERSION, store_tables
+from db.backup_rows import why_row_refused
 from db.models import UTCDateTime
 from errors import InputError
 
@@ -138,13 +140,36 @@ def _decode_row(
             except ValueError as exc:
                 why = f"is not a date and time ({exc})"
         if why is not None:
-            raise InputError(
-                f"line {number}: {table.name} row id {row.get('id')!r}, column {name}: the value "
-                f"{why}; the store refuses it, so nothing was restored (fix that row in the "
-                "source store and back up again)",
-                file=str(path),
-            )
+            raise _refused(path, number, table, row, (name, why))
+    refusal = why_row_refused(table, row)
+    if refusal is not None:
+        column, why = refusal
+        raise _refused(path, number, table, row, (column, f"{_preview(row.get(column))} {why}"))
     return row
+
+
+def _refused(
+    path: Path, number: int, table: Table, row: dict[str, object], refusal: tuple[str, str]
+) -> InputError:
+    column, why = refusal
+    return InputError(
+        f"line {number}: {table.name} row id {_preview(row.get('id'))}, column {column}: the "
+        f"value {why}; the store refuses it, so nothing was restored (fix that row in the "
+        "source store and back up again)",
+        file=str(path),
+        field=f"{table.name}.{column}",
+    )
+
+
+def _preview(value: object, limit: int = 60) -> str:
+    """A value quoted in a message, bounded (never the repr of a whole long value)."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + "..."
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**24:
+        return f"(a {value.bit_length()}-bit integer)"
+    if isinstance(value, dict | list):
+        return f"({type(value).__name__} of {len(value)})"
+    return repr(value)
 
 
 def _why_refused(kind: object, value: object) -> str | None:

@@ -9,14 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db import repository
+from db.backup import store_files
 from db.engine import Engine
 from db.repository import SaveResult
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from measurements.probe.session import run_session
 from measurements.probe.sweep import ProbeOutcome
+from workflows.outputs import OutputRule, check_output
 
 OnProgress = Callable[[ProgressEvent], None]
+RUN_FILE = OutputRule(flag="out_path", what="run file", extensions=(".json",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,14 +37,18 @@ def probe_endpoint(
     *,
     open_store: Callable[[], Engine] | None = None,
     on_progress: OnProgress | None = None,
+    store_url: str | None = None,
 ) -> ProbeResult:
     """Run the session the request asks for, then store the run when open_store is given.
 
-    The store is opened only after the sweep, so a sweep's RunFile is on disk even when the
-    store then refuses it. InputError (a bad request, a server that is not there) comes
-    before the first measured request; a server that dies mid-sweep gives an incomplete
-    outcome, the levels measured so far kept.
+    The run file's path is checked first (workflows.outputs: never the store `store_url`
+    names, never an existing file unless request.force). The store is opened only after the
+    sweep, so a sweep's RunFile is on disk even when the store then refuses it. InputError (a
+    bad request, a server that is not there) comes before the first measured request; a
+    server that dies mid-sweep gives an incomplete outcome, the levels measured so far kept.
     """
+    protected = store_files(store_url) if store_url is not None else ()
+    check_output(request.out_path, RUN_FILE, force=request.force, protected=protected)
     outcome = asyncio.run(run_session(request, on_progress))
     stored = repository.save_run(open_store(), outcome.run) if open_store is not None else None
     return ProbeResult(outcome=outcome, out_path=request.out_path, stored=stored)

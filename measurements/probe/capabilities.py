@@ -73,7 +73,7 @@ async def check_structured_output(
         return first
     second = await _structured_attempt(client, base_url, {**body, "guided_json": CHECK_SCHEMA})
     if second.status == "supported":
-        return CapabilityCheck(status="supported", detail=f"via guided_json; {second.detail}")
+        return _check("supported", f"via guided_json; {second.detail}")
     return first
 
 
@@ -237,7 +237,8 @@ def _object_conforms(value: object, schema: dict[str, Any]) -> bool:
 
 
 def _check(status: CapabilityStatus, detail: str) -> CapabilityCheck:
-    return CapabilityCheck(status=status, detail=detail)
+    # The detail quotes what the server said, which may echo the key back: masked here.
+    return CapabilityCheck(status=status, detail=redact_text(detail))
 
 
 def _quote(value: object) -> str:

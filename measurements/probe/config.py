@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from measurements.probe.defaults import TIMEOUT_DEFAULTS
 from measurements.probe.workloads import Arrival, WorkloadConfig
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,10 +72,20 @@ class ProbeConfig(BaseModel):
     )
     ramp_fraction: _Fraction = Field(0.1, description="Share of a level's span cut at the start")
     drain_fraction: _Fraction = Field(0.1, description="Share of a level's span cut at the end")
-    request_timeout_s: Annotated[float, Field(gt=0)] = Field(
-        600, description="Whole-request limit, seconds"
+    connect_timeout_s: Annotated[float, Field(gt=0)] = Field(
+        TIMEOUT_DEFAULTS.connect_s, description="Limit on opening a connection, seconds"
     )
-    connect_timeout_s: Annotated[float, Field(gt=0)] = Field(10, description="Connect limit, s")
+    first_byte_timeout_s: Annotated[float, Field(gt=0)] = Field(
+        TIMEOUT_DEFAULTS.first_byte_s,
+        description="Limit from send to the response's status line and headers, seconds",
+    )
+    chunk_timeout_s: Annotated[float, Field(gt=0)] = Field(
+        TIMEOUT_DEFAULTS.between_chunks_s,
+        description="Limit on the silence between two reads of a streaming answer, seconds",
+    )
+    request_timeout_s: Annotated[float, Field(gt=0)] = Field(
+        TIMEOUT_DEFAULTS.total_s, description="Whole-request limit, seconds"
+    )
     api_key_env: str | None = Field(
         None, description="NAME of the environment variable holding the API key (never stored)"
     )

@@ -8,6 +8,23 @@ from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
+class TimeoutDefaults:
+    """How long the probe waits on a server, seconds: a stalled server is declared dead in
+    seconds (three requests in a row timing out), not after the whole-request limit.
+
+    vLLM and trtllm-serve send a streaming answer's headers as soon as they accept it (queued
+    or not) and then a chunk per decode step, so 20 s of silence is a stall, not load."""
+
+    connect_s: float = 5.0
+    first_byte_s: float = 20.0
+    between_chunks_s: float = 20.0
+    total_s: float = 600.0
+
+
+TIMEOUT_DEFAULTS = TimeoutDefaults()
+
+
+@dataclass(frozen=True, slots=True)
 class ProbeDefaults:
     """Every ProbeRequest default, by field name (fields without one are required)."""
 
@@ -40,6 +57,11 @@ class ProbeDefaults:
     gpu_count: int | None = None
     tp: int | None = None
     pp: int | None = None
+    connect_timeout_s: float = TIMEOUT_DEFAULTS.connect_s
+    first_byte_timeout_s: float = TIMEOUT_DEFAULTS.first_byte_s
+    chunk_timeout_s: float = TIMEOUT_DEFAULTS.between_chunks_s
+    request_timeout_s: float = TIMEOUT_DEFAULTS.total_s
+    force: bool = False
 
 
 PROBE_DEFAULTS = ProbeDefaults()

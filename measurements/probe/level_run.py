@@ -158,6 +158,20 @@ class LevelRun:
             self.records, load_kind=kind, load_value=self.value, window=window, config=cfg
         )
 
+    def counts_only(self, why: str) -> Level:
+        """The level when its metrics cannot be computed: what was sent, completed and failed,
+        no metrics (so no fit reads it), and why, in its notes."""
+        kind = LoadKind.CONCURRENCY if self.sweep.config.closed_loop else LoadKind.RATE
+        return Level(
+            load_kind=kind,
+            load_value=self.value,
+            requests_sent=len(self.records),
+            completed=sum(r.ok for r in self.records),
+            failed=sum(r.error is not None for r in self.records),
+            incomplete=sum(r.incomplete for r in self.records),
+            notes=f"metrics could not be computed ({why}): counts only, kept out of fits",
+        )
+
     def _planned_sessions(self) -> deque[tuple[PromptSpec, ...]] | None:
         if self.total is None:
             return None  # a timed level makes its prompts as it goes

@@ -82,6 +82,12 @@ def _failure_notes(ok: list[RequestRecord], failed: list[RequestRecord], limit: 
 
 def _length_notes(ok: list[RequestRecord], ignore_eos: bool) -> list[str]:
     notes: list[str] = []
+    lied = [r.usage_note for r in ok if r.usage_note is not None]
+    if lied:
+        notes.append(
+            f"{len(lied)} of {len(ok)} answers: the server's usage disagreed with its own "
+            f"stream (first: {lied[0]}); the streamed count is the floor"
+        )
     short = [r for r in ok if r.output_tokens != r.requested_output_tokens]
     if ignore_eos and short:
         notes.append(f"{len(short)} of {len(ok)} answers were not max_tokens long")

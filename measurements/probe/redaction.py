@@ -2,9 +2,11 @@
 with an API key or token in them (`--api-key sk-...`, `--hf-token=...`, `HF_TOKEN=... vllm serve`),
 URLs with a password or key in them, and server log lines quoted in error messages.
 
-The probe reads its API key only from the environment variable it is told the NAME of; a key
-typed into a launch command (`vllm serve M --api-key sk-...`) or a base URL is still masked here
-before the RunFile is written, printed or stored."""
+The probe reads its API key only from the environment variable it is told the NAME of, and
+remembers it here (remember_secret): every text redact_text masks has that key masked too,
+wherever a server echoed it (a 401 body, an error event, a log line). A key typed into a launch
+command (`vllm serve M --api-key sk-...`, `-k sk-...`) or a base URL is masked here before the
+RunFile is written, printed or stored."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ __all__ = [
     "redact_text",
     "redact_url",
     "redact_value",
+    "remember_command_secrets",
+    "remember_secret",
 ]
 
 MASK = "***"
@@ -49,7 +53,24 @@ _ENV_PARTS = frozenset(
     }
 )
 _ENV_ENDING = re.compile(r"(APIKEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)
-_BEARER = re.compile(r"(\bbearer\s+)[^\s'\",;]+", re.IGNORECASE)
+_BEARER = re.compile(r"(\b(?:bearer|basic)\s+)[^\s'\",;]+", re.IGNORECASE)
+# Short flags that take a key (`-k sk-...`, as several servers and clients spell --api-key).
+_SECRET_SHORT_FLAGS = frozenset({"-k", "-K"})
+# Keys recognisable by their own shape, wherever they stand: OpenAI/vLLM `sk-`, Hugging Face
+# `hf_`, GitHub tokens, Slack tokens, AWS access key ids.
+_KEY_SHAPE = re.compile(
+    r"\b(?:sk-[\w-]{6,}|hf_\w{6,}|gh[pousr]_\w{6,}|github_pat_\w{6,}|xox[abprs]-[\w-]{6,}"
+    r"|AKIA[0-9A-Z]{12,})"
+)
+_HEADER = re.compile(
+    r"(\b(?:proxy-)?authorization|\bx-api-key|\bapi-key)(['\"]?\s*[:=]\s*['\"]?)"
+    r"(?!(?:bearer|basic)\s)[^\s'\",;]+",
+    re.IGNORECASE,
+)
+_TEXT_SHORT = re.compile(r"(?<![\w-])(-[kK])(\s+|=)(?!-)('[^']*'|\"[^\"]*\"|[^\s'\",;]+)")
+# Secrets this process holds (the API key it read): masked in every text, however echoed.
+_KNOWN_SECRETS: set[str] = set()
+_MIN_SECRET_CHARS = 6  # shorter values would mask ordinary words
 # Free text (log lines, unparseable commands): the patterns redact_text masks.
 _TEXT_FLAG = re.compile(
     rf"(?<![\w-])(--?[\w-]*?(?:{_SECRET_WORDS}))(=|\s+)(?!-)('[^']*'|\"[^\"]*\"|['\"]?[^\s'\",]+)",
@@ -61,6 +82,34 @@ _TEXT_ASSIGN = re.compile(r"(?<![\w-])([A-Za-z_][A-Za-z0-9_]*)=([^\s,;&=(){}\[\]
 _TEXT_MAPPING = re.compile(r"(['\"])([\w-]+)\1(\s*:\s*)(\[[^\]]*\]|'[^']*'|\"[^\"]*\"|[^\s,}]+)")
 _TEXT_USERINFO = re.compile(r"(\b[a-zA-Z][\w+.-]*://[^\s/@:]*:)[^\s/@]+@")
 _TEXT_QUERY = re.compile(r"([?&]([\w-]+)=)([^&\s'\"]+)")
+
+
+def remember_secret(value: str | None) -> None:
+    """Mask this exact value in every text redact_text handles from now on (the API key)."""
+    if value and len(value) >= _MIN_SECRET_CHARS:
+        _KNOWN_SECRETS.add(value)
+
+
+def remember_command_secrets(argv: Iterable[str], env: dict[str, str]) -> None:
+    """Remember the secrets a launch command carries (secret-named flags' values, `-k KEY`,
+    secret environment values): a server that prints them raw in its log is masked too."""
+    for name, value in env.items():
+        if is_secret_env_name(name):
+            remember_secret(value)
+    words = list(argv)
+    for word, following in zip(words, [*words[1:], ""], strict=True):
+        flag, sep, value = word.partition("=")
+        if not flag.startswith("-"):
+            continue
+        if flag in _SECRET_SHORT_FLAGS or is_secret_name(flag.lstrip("-")):
+            remember_secret(value if sep else following)
+
+
+def _mask_known(text: str) -> str:
+    for secret in _KNOWN_SECRETS:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
 
 
 def is_secret_name(name: str) -> bool:
@@ -93,7 +142,7 @@ def redact_argv(argv: Iterable[str]) -> list[str]:
         hide_next = False
         if word.startswith("-"):
             flag, sep, value = word.partition("=")
-            if is_secret_name(flag.lstrip("-")):
+            if flag in _SECRET_SHORT_FLAGS or is_secret_name(flag.lstrip("-")):
                 hide_next = not sep
                 masked.append(f"{flag}={MASK}" if sep else word)
             else:
@@ -109,7 +158,8 @@ def _redact_word(word: str) -> str:
         return f"{name}={MASK}"
     if "://" in word:
         word = redact_url(word)
-    return _BEARER.sub(rf"\1{MASK}", word)
+    word = _KEY_SHAPE.sub(MASK, _mask_known(word))
+    return _HEADER.sub(rf"\1\2{MASK}", _BEARER.sub(rf"\1{MASK}", word))
 
 
 def redact_command(command: str) -> str:
@@ -142,13 +192,16 @@ def redact_text(text: str) -> str:
     def query(match: re.Match[str]) -> str:
         return f"{match[1]}{MASK}" if is_secret_name(match[2]) else match[0]
 
+    text = _mask_known(text)
     text = _TEXT_USERINFO.sub(rf"\1{MASK}@", text)
     text = _TEXT_QUERY.sub(query, text)
     text = _TEXT_FLAG.sub(flag, text)
     text = _TEXT_LISTED.sub(rf"\1'{MASK}'", text)
     text = _TEXT_ASSIGN.sub(assign, text)
     text = _TEXT_MAPPING.sub(mapping, text)
-    return _BEARER.sub(rf"\1{MASK}", text)
+    text = _TEXT_SHORT.sub(flag, text)
+    text = _HEADER.sub(rf"\1\2{MASK}", text)
+    return _KEY_SHAPE.sub(MASK, _BEARER.sub(rf"\1{MASK}", text))
 
 
 def redact_value(value: object) -> object:

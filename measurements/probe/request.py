@@ -32,6 +32,7 @@ from measurements.probe.workloads import Arrival
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _Count = Annotated[int, Field(ge=1)]
+_Seconds = Annotated[float, Field(gt=0, le=86400)]
 _LAUNCHED_ENGINES = ("vllm", "tensorrt-llm")
 
 
@@ -121,6 +122,21 @@ class ProbeRequest(BaseModel):
     gpu_count: _Count | None = Field(_DEFAULT.gpu_count, description="GPUs per replica")
     tp: _Count | None = Field(_DEFAULT.tp, description="Tensor-parallel size")
     pp: _Count | None = Field(_DEFAULT.pp, description="Pipeline-parallel size")
+    connect_timeout_s: _Seconds = Field(
+        _DEFAULT.connect_timeout_s, description="Limit on opening a connection, seconds"
+    )
+    first_byte_timeout_s: _Seconds = Field(
+        _DEFAULT.first_byte_timeout_s,
+        description="Limit from send to the answer's status line and headers, seconds",
+    )
+    chunk_timeout_s: _Seconds = Field(
+        _DEFAULT.chunk_timeout_s,
+        description="Limit on the silence between two reads of a streaming answer, seconds",
+    )
+    request_timeout_s: _Seconds = Field(
+        _DEFAULT.request_timeout_s, description="Whole-request limit, seconds"
+    )
+    force: bool = Field(_DEFAULT.force, description="Replace an existing run file at out_path")
 
     @model_validator(mode="wrap")
     @classmethod
@@ -242,6 +258,10 @@ class ProbeRequest(BaseModel):
             "api_key_env": self.api_key_env,
             "ignore_eos": self.ignore_eos,
             "tokenizer": self.tokenizer,
+            "connect_timeout_s": self.connect_timeout_s,
+            "first_byte_timeout_s": self.first_byte_timeout_s,
+            "chunk_timeout_s": self.chunk_timeout_s,
+            "request_timeout_s": self.request_timeout_s,
             "saturation": {
                 "enabled": self.stop_at_saturation,
                 "min_gain_pct": self.min_gain_pct,

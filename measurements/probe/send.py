@@ -4,6 +4,7 @@ STYLE.md's probe invariants. A request-level failure is returned as data, never 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,10 +14,19 @@ import httpx
 from measurements.probe.config import ProbeConfig
 from measurements.probe.prompts import PromptSpec
 from measurements.probe.redaction import redact_text
-from measurements.probe.sse import SseDecoder, StreamTally, parse_event
+from measurements.probe.sse import (
+    SseDecoder,
+    SseEvent,
+    SseEventTooLargeError,
+    StreamTally,
+    parse_event,
+)
 
 Clock = Callable[[], float]
 DRAIN_AFTER_DONE_S = 0.5  # read past [DONE] this long at most, so the connection is reused
+ERROR_BODY_BYTES = 64 * 1024  # of an error answer, read at most this much (a body may be endless)
+ERROR_TEXT_CHARS = 300  # of which this much is kept in the record
+REARM_SHARE = 0.1  # a stage's deadline moves once this share of its limit has passed
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,7 @@ class RequestRecord:
     incomplete: bool = False
     requested_input_tokens: int | None = None
     requested_output_tokens: int | None = None
+    usage_note: str | None = None  # the server's usage disagreed with its stream: how
 
     @property
     def ok(self) -> bool:
@@ -83,7 +94,7 @@ class Attempt:
         self.status: int | None = None
         self.message: str | None = None
         self.failed_s: float | None = None
-        self.tally = StreamTally()
+        self.tally = StreamTally(prompt.max_tokens, prompt.input_tokens)
 
     def fail(self, at_s: float, message: str) -> None:
         """Record the first failure (a later one, e.g. while closing, is a consequence)."""
@@ -94,6 +105,8 @@ class Attempt:
         """The frozen record; a stream without tokens or without its end is a failure."""
         line = self.tally.timeline()
         error = self.message or self.tally.error
+        if error is not None:
+            error = redact_text(error)  # a server may echo the key back in what it says
         if error is None and not incomplete:
             if not line.chunk_times_s:
                 error = "no token chunk in the stream"
@@ -117,6 +130,7 @@ class Attempt:
             incomplete=incomplete and error is None,
             requested_input_tokens=self.prompt.input_tokens,
             requested_output_tokens=self.prompt.max_tokens,
+            usage_note=line.usage_note,
         )
 
 
@@ -135,45 +149,121 @@ async def send_into(
     """Send `attempt` and fill it in; the caller keeps it, so a cut request keeps its chunks."""
     body, headers = request_body(config, attempt.prompt), _auth_headers(config)
     attempt.send_s = clock()
+    timer = _Timer(config)
     try:
-        async with asyncio.timeout(config.request_timeout_s):
+        async with asyncio.timeout(None) as deadline:
+            timer.start(deadline, "first_byte")
             async with client.stream("POST", config.url, json=body, headers=headers) as response:
                 attempt.status = response.status_code
+                timer.stage("chunk")
                 if response.status_code != 200:
-                    text = (await response.aread()).decode("utf-8", "replace").strip()
-                    attempt.fail(clock(), f"HTTP {response.status_code}: {text[:300]}")
+                    text = await _error_body(response)
+                    attempt.fail(clock(), f"HTTP {response.status_code}: {text}")
                     return
-                await _read_stream(response, attempt, clock)
+                await _read_stream(response, attempt, clock, timer)
     except TimeoutError:
-        attempt.fail(clock(), f"Timeout: no full answer within {config.request_timeout_s:g} s")
+        attempt.fail(clock(), timer.message(len(attempt.tally.times_s)))
+    except SseEventTooLargeError as exc:
+        attempt.fail(clock(), f"SseEventTooLargeError: {exc}")
     except Exception as exc:  # noqa: BLE001  (the per-request boundary: a failure is data)
         # httpx errors may quote the URL (and a key in it): stored samples keep the masked text.
         attempt.fail(clock(), redact_text(f"{type(exc).__name__}: {exc}").rstrip(": "))
 
 
-async def _read_stream(response: httpx.Response, attempt: Attempt, clock: Clock) -> None:
-    decoder, tally = SseDecoder(), attempt.tally
-    try:
-        async with asyncio.timeout(None) as drain:
-            async for piece in response.aiter_bytes():
-                if tally.done:
-                    continue  # draining what follows [DONE]: never parsed, never timed
-                at_s = clock()  # one read may hold several events: they arrived together
-                for event in decoder.feed_bytes(piece):
-                    if tally.add(parse_event(event), at_s):
-                        break
-                if tally.error is not None:
-                    return
-                if tally.done:
-                    drain.reschedule(asyncio.get_running_loop().time() + DRAIN_AFTER_DONE_S)
-    except TimeoutError:
-        return  # the drain after [DONE] took too long; the answer itself was complete
-    if tally.done:
-        return
-    at_s = clock()  # the body ended without a blank line after its last event
-    for event in decoder.close():
-        if tally.add(parse_event(event), at_s):
+class _Timer:
+    """One request's timer: the earlier of its whole-request limit and the limit of the stage
+    it waits in (status line and headers; the next read), so the message names what stalled.
+
+    Re-armed lazily: within a stage, a read moves the deadline only once a tenth of the stage's
+    limit has passed since it was last set, so a stall fires after 90-100% of the limit of
+    silence and a busy stream pays a clock read per chunk, not a timer reschedule."""
+
+    def __init__(self, config: ProbeConfig) -> None:
+        self.config = config
+        self.limits_s = {
+            "first_byte": config.first_byte_timeout_s,
+            "chunk": config.chunk_timeout_s,
+            "drain": DRAIN_AFTER_DONE_S,
+        }
+        self.binding = "total"
+        self._deadline: asyncio.Timeout | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._total_end = 0.0
+        self._stage = ""
+        self._armed_at = -math.inf
+
+    def start(self, deadline: asyncio.Timeout, stage: str) -> None:
+        """Arm the timer at the send: the whole-request limit runs from now."""
+        self._deadline, self._loop = deadline, asyncio.get_running_loop()
+        self._total_end = self._loop.time() + self.config.request_timeout_s
+        self.stage(stage)
+
+    def stage(self, stage: str) -> None:
+        """Wait in `stage` from now: its own limit, or what is left of the whole request's."""
+        if self._deadline is None or self._loop is None:
+            raise RuntimeError("start() arms the timer before any stage")
+        now, limit_s = self._loop.time(), self.limits_s[stage]
+        if stage == self._stage and now - self._armed_at < REARM_SHARE * limit_s:
+            return
+        self._stage, self._armed_at = stage, now
+        self.binding = stage if now + limit_s < self._total_end else "total"
+        self._deadline.reschedule(min(now + limit_s, self._total_end))
+
+    def message(self, chunks: int) -> str:
+        """What timed out, with the limit that did it (and the flag that sets it)."""
+        cfg = self.config
+        if self.binding == "first_byte":
+            return (
+                f"Timeout: no response within {cfg.first_byte_timeout_s:g} s of sending "
+                "(first-byte timeout)"
+            )
+        if self.binding == "chunk":
+            return (
+                f"Timeout: the stream went silent for {cfg.chunk_timeout_s:g} s after {chunks} "
+                "token chunk(s) (between-chunks timeout)"
+            )
+        return f"Timeout: no full answer within {cfg.request_timeout_s:g} s"
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error answer (at most ERROR_BODY_BYTES read), secrets masked, clipped."""
+    pieces: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
+        pieces.append(piece)
+        size += len(piece)
+        if size >= ERROR_BODY_BYTES:
             break
+    text = b"".join(pieces)[:ERROR_BODY_BYTES].decode("utf-8", "replace")
+    text = redact_text(" ".join(text.split()))  # masked whole, before clipping cuts a key
+    return text if len(text) <= ERROR_TEXT_CHARS else text[: ERROR_TEXT_CHARS - 3] + "..."
+
+
+async def _read_stream(
+    response: httpx.Response, attempt: Attempt, clock: Clock, timer: _Timer
+) -> None:
+    # A drain after [DONE] that takes too long times out like any stage: the send's handler
+    # then records nothing, since the answer itself was complete (Attempt.fail).
+    decoder, tally = SseDecoder(), attempt.tally
+    async for piece in response.aiter_bytes():
+        if tally.done:
+            continue  # draining what follows [DONE]: never parsed, never timed
+        events = decoder.feed_bytes(piece)
+        _tally(tally, events, clock())  # one read's events arrived together
+        if tally.error is not None:
+            return
+        if tally.done:
+            timer.stage("drain")
+        elif events:  # keep-alive comments alone are silence: they never restart the wait
+            timer.stage("chunk")
+    if not tally.done:  # the body ended without a blank line after its last event
+        _tally(tally, decoder.close(), clock())
+
+
+def _tally(tally: StreamTally, events: list[SseEvent], at_s: float) -> None:
+    for event in events:
+        if tally.add(parse_event(event), at_s):
+            return
 
 
 def _auth_headers(config: ProbeConfig) -> dict[str, str]:

@@ -1,13 +1,20 @@
 """What a running server says about itself: `/version` and `/v1/models`, read once before the
-sweep (an unreachable or refusing server raises EngineError)."""
+sweep (an unreachable or refusing server raises EngineError). Nothing it says is trusted whole:
+answers are read up to a bound, and a string longer than the store keeps (a 300-character
+version) is cut to SERVER_TEXT_CHARS and noted."""
 
 from __future__ import annotations
+
+import json
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from measurements.probe.engines import EngineError
 from measurements.probe.redaction import redact_text, redact_url
+
+SERVER_TEXT_CHARS = 64  # a version, owner or profile as kept (the store's columns hold 128)
+ANSWER_BYTES = 8 * 1024 * 1024  # of /version or /v1/models, read at most this much
 
 
 class ServerFacts(BaseModel):
@@ -23,6 +30,7 @@ class ServerFacts(BaseModel):
     lora_adapters: tuple[str, ...] = Field((), description="Models listed with a parent")
     simulated: bool = Field(False, description="True for capplan's simulated engine")
     profile: str | None = Field(None, description="The simulator profile, when simulated")
+    notes: tuple[str, ...] = Field((), description="What was cut from what the server said")
 
 
 async def server_facts(
@@ -42,21 +50,46 @@ async def server_facts(
         version = await _version(client)
     base = next((c for c in cards if not c.get("parent")), cards[0] if cards else {})
     max_len = base.get("max_model_len")
+    notes: list[str] = []
     return ServerFacts(
         base_url=url,
-        version=_text(version.get("version")),
+        version=_text(version.get("version"), "/version", notes),
         models=tuple(str(c["id"]) for c in sorted(cards, key=lambda c: bool(c.get("parent")))),
-        max_model_len=max_len if isinstance(max_len, int) else None,
-        owned_by=_text(base.get("owned_by")),
+        max_model_len=max_len if isinstance(max_len, int) and 0 < max_len < 2**40 else None,
+        owned_by=_text(base.get("owned_by"), "owned_by of /v1/models", notes),
         lora_adapters=tuple(str(c["id"]) for c in cards if c.get("parent")),
         simulated=version.get("simulated") is True,
-        profile=_text(version.get("profile")),
+        profile=_text(version.get("profile"), "profile of /version", notes),
+        notes=tuple(notes),
     )
+
+
+async def _get(client: httpx.AsyncClient, path: str) -> tuple[int, bytes]:
+    """GET `path`: the status and at most ANSWER_BYTES of the body (the rest is never read)."""
+    async with client.stream("GET", path) as answer:
+        pieces: list[bytes] = []
+        size = 0
+        async for piece in answer.aiter_bytes():
+            pieces.append(piece)
+            size += len(piece)
+            if size > ANSWER_BYTES:
+                break
+        return answer.status_code, b"".join(pieces)
+
+
+def _json(body: bytes) -> object:
+    """The decoded body; None when it is not JSON or was cut at the bound."""
+    if len(body) > ANSWER_BYTES:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
 
 
 async def _model_cards(client: httpx.AsyncClient, url: str) -> list[dict[str, object]]:
     try:
-        answer = await client.get("/v1/models")
+        status, body = await _get(client, "/v1/models")
     except httpx.HTTPError as exc:
         raise EngineError(
             redact_text(
@@ -64,29 +97,37 @@ async def _model_cards(client: httpx.AsyncClient, url: str) -> list[dict[str, ob
                 "is the server running and is the base URL right?"
             )
         ) from exc
-    if answer.status_code != 200:
-        hint = " (set the API key's environment variable)" if answer.status_code == 401 else ""
+    if status != 200:
+        hint = " (set the API key's environment variable)" if status == 401 else ""
+        text = redact_text(body[:4096].decode("utf-8", "replace"))  # masked whole, then cut
         raise EngineError(
-            redact_text(
-                f"{url}/v1/models answered HTTP {answer.status_code}{hint}: {answer.text[:200]!r}"
-            )
+            redact_text(f"{url}/v1/models answered HTTP {status}{hint}: {text[:200]!r}")
         )
-    try:
-        data = answer.json().get("data")
-    except (ValueError, AttributeError) as exc:
-        raise EngineError(f"{url}/v1/models did not answer an OpenAI model list") from exc
+    document = _json(body)
+    if not isinstance(document, dict):
+        raise EngineError(f"{url}/v1/models did not answer an OpenAI model list")
+    data = document.get("data")
     return [c for c in data if isinstance(c, dict) and "id" in c] if isinstance(data, list) else []
 
 
 async def _version(client: httpx.AsyncClient) -> dict[str, object]:
     # /version is optional (older trtllm-serve lacks it): its absence is not an error.
     try:
-        answer = await client.get("/version")
-        body = answer.json() if answer.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError):
+        status, body = await _get(client, "/version")
+    except httpx.HTTPError:
         return {}
-    return body if isinstance(body, dict) else {}
+    document = _json(body) if status == 200 else None
+    return document if isinstance(document, dict) else {}
 
 
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
+def _text(value: object, what: str, notes: list[str]) -> str | None:
+    """A string the server sent, cut to SERVER_TEXT_CHARS (the cut noted), secrets masked."""
+    if value is None:
+        return None
+    text = redact_text(" ".join(str(value).split()))
+    if len(text) <= SERVER_TEXT_CHARS:
+        return text
+    notes.append(
+        f"the server's {what} was {len(text):,} characters: kept the first {SERVER_TEXT_CHARS}"
+    )
+    return text[: SERVER_TEXT_CHARS - 3] + "..."

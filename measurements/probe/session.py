@@ -18,6 +18,7 @@ from measurements.probe.config import ProbeConfig
 from measurements.probe.engines import RunningServer, attach, launch
 from measurements.probe.launch_spec import LaunchSpec, engine_args
 from measurements.probe.level_run import ProgressEvent
+from measurements.probe.redaction import remember_command_secrets
 from measurements.probe.request import ProbeRequest
 from measurements.probe.server_facts import ServerFacts, server_facts
 from measurements.probe.sweep import NOT_CHECKED, ProbeOutcome, run_probe
@@ -95,6 +96,7 @@ async def run_session(
 def _start(plan: SessionPlan) -> RunningServer:
     if plan.launch is None:
         return attach(plan.probe.base_url)
+    remember_command_secrets(plan.launch.command or (), plan.launch.env)
     log_path = plan.log_path or plan.out.with_suffix(".server.log")
     return launch(plan.launch, log_path)
 
@@ -108,8 +110,10 @@ async def _measure(
     api_key = probe_api_key(config)  # an unset key variable stops before the first request
     facts = await server_facts(server.base_url, api_key)
     if facts.models and config.model not in facts.models:
+        served = ", ".join(name[:80] for name in facts.models[:5])
+        more = f" and {len(facts.models) - 5} more" if len(facts.models) > 5 else ""
         raise InputError(
-            f"the server does not serve this model; it serves {', '.join(facts.models)}",
+            f"the server does not serve this model; it serves {served}{more}",
             field="model",
             value=config.model,
         )
@@ -131,6 +135,7 @@ async def _measure(
         capabilities=capabilities,
         out=plan.out,
         on_progress=on_progress,
+        notes=facts.notes,
     )
 
 

@@ -12,6 +12,13 @@ from dataclasses import dataclass
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _ERROR_TEXT_LIMIT = 300
+# One event's bound: a vLLM or trtllm-serve chunk is well under 1 KB, a long tool-call delta a
+# few KB; 4 Mi characters leaves room for any real one and keeps a hostile server's endless
+# event from taking the probe's memory (or, decoded in one go, its event loop).
+MAX_EVENT_CHARS = 4 * 1024 * 1024
+# A server's prompt_tokens above this multiple of the prompt's target length (+1024) is a lie:
+# word-count estimates are off by 2x at worst, chat templates add a few hundred tokens.
+PROMPT_TOKENS_SLACK = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,14 +29,26 @@ class SseEvent:
     event: str | None = None
 
 
-class SseDecoder:
-    """Incremental SSE decoder (WHATWG rules: CR, LF or CRLF lines; blank line dispatches)."""
+class SseEventTooLargeError(ValueError):
+    """One event (or one line) grew past the decoder's bound: the stream is refused."""
 
-    def __init__(self) -> None:
+
+class SseDecoder:
+    """Incremental SSE decoder (WHATWG rules: CR, LF or CRLF lines; blank line dispatches).
+
+    Linear in the bytes received: a read is scanned once for line ends, and a line still
+    open is kept as pieces, joined once when it ends. One event (its data lines together, or
+    one unterminated line) may hold at most `max_event_chars` characters; past that the
+    decoder raises SseEventTooLargeError rather than hold an endless event in memory."""
+
+    def __init__(self, max_event_chars: int = MAX_EVENT_CHARS) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._max = max_event_chars
+        self._pending: list[str] = []  # pieces of the line still open
+        self._pending_chars = 0
         self._skip_lf = False  # a CR ended the last read; a LF starting the next one pairs with it
         self._data: list[str] = []
+        self._data_chars = 0
         self._event: str | None = None
 
     def feed_bytes(self, piece: bytes) -> list[SseEvent]:
@@ -43,21 +62,39 @@ class SseDecoder:
         if self._skip_lf and text.startswith("\n"):
             text = text[1:]
         self._skip_lf = text.endswith("\r")
-        lines = _EOL.split(self._buffer + text)
-        self._buffer = lines.pop()
+        lines = _EOL.split(text)  # this read only: what came before is never scanned again
+        tail = lines.pop()  # the line still open after the last line end ("" if none)
+        if lines and self._pending:  # the open line ends here: joined once
+            lines[0] = "".join([*self._pending, lines[0]])
+            self._pending, self._pending_chars = [], 0
         events: list[SseEvent] = []
         for line in lines:
             event = self._line(line)
             if event is not None:
                 events.append(event)
+        if tail:
+            self._hold(tail)
         return events
+
+    def _hold(self, text: str) -> None:
+        self._pending.append(text)
+        self._pending_chars += len(text)
+        if self._pending_chars + self._data_chars > self._max:
+            raise self._too_large()
+
+    def _too_large(self) -> SseEventTooLargeError:
+        return SseEventTooLargeError(
+            f"one event is over {self._max:,} characters (the probe's bound on an event): "
+            "refused rather than held in memory"
+        )
 
     def close(self) -> list[SseEvent]:
         """End of stream: dispatch an event the server did not terminate with a blank line."""
         events = self.feed(self._utf8.decode(b"", final=True))
-        if self._buffer:
-            self._line(self._buffer)
-            self._buffer = ""
+        if self._pending:
+            line = "".join(self._pending)
+            self._pending, self._pending_chars = [], 0
+            self._line(line)
         last = self._dispatch()
         return [*events, last] if last is not None else events
 
@@ -70,6 +107,9 @@ class SseDecoder:
         value = value.removeprefix(" ")
         if name == "data":
             self._data.append(value)
+            self._data_chars += len(value) + 1
+            if self._data_chars > self._max:
+                raise self._too_large()
         elif name == "event":
             self._event = value
         return None
@@ -79,7 +119,7 @@ class SseDecoder:
             self._event = None
             return None
         event = SseEvent("\n".join(self._data), self._event)
-        self._data, self._event = [], None
+        self._data, self._data_chars, self._event = [], 0, None
         return event
 
 
@@ -128,7 +168,7 @@ def _json_object(data: str) -> dict[str, object] | str:
     """The decoded object, or the complaint about it."""
     try:
         obj = json.loads(data)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, 10^5 brackets deep
         return f"chunk is not JSON: {_clip(data)}"
     return obj if isinstance(obj, dict) else f"chunk is not a JSON object: {_clip(data)}"
 
@@ -167,6 +207,13 @@ def _choice_text(choice: dict[str, object]) -> str:
     return "".join(part for part in parts if isinstance(part, str))
 
 
+def _bounded(number: int) -> str:
+    """A number a server sent, for a message: at most 24 digits shown."""
+    if abs(number) < 10**24:
+        return str(number)
+    return f"{'-' if number < 0 else ''}(a {int(number.bit_length() * 0.30103) + 1}-digit number)"
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= _ERROR_TEXT_LIMIT else text[: _ERROR_TEXT_LIMIT - 3] + "..."
 
@@ -180,6 +227,7 @@ class Timeline:
     input_tokens: int | None
     output_tokens: int | None  # server usage when given, else the tokens counted in chunks
     tokens_exact: bool  # chunk_tokens agree with the server's count (else 1 per chunk, assumed)
+    usage_note: str | None = None  # the server's usage disagreed with the stream: how
 
 
 class StreamTally:
@@ -191,7 +239,9 @@ class StreamTally:
     neither, except that an empty finish chunk counts when the final usage shows it carried the
     last token (vLLM's completions stream does this when the last token decodes to nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int | None = None, prompt_tokens: int | None = None) -> None:
+        self.max_tokens = max_tokens  # asked for: a usage above it is impossible
+        self.sent_prompt_tokens = prompt_tokens  # about what the prompt holds (a target)
         self.times_s: list[float] = []
         self.tokens: list[int] = []
         self.prompt_tokens: int | None = None
@@ -199,8 +249,10 @@ class StreamTally:
         self.error: str | None = None
         self.done = False
         self.finish_reason: str | None = None
+        self.usage_mismatch: str | None = None
         self._continuous = False
         self._usage_seen = 0
+        self._streamed = 0  # tokens the chunks carried so far
         self._empty_finish_s: float | None = None
 
     def add(self, chunk: StreamChunk, at_s: float) -> bool:
@@ -211,13 +263,42 @@ class StreamTally:
         if chunk.done:
             self.done = True
             return True
+        if chunk.completion_tokens is not None or chunk.prompt_tokens is not None:
+            self.error = self._impossible(chunk)
+            if self.error is not None:
+                return True
         if chunk.has_choices:
             self._choice(chunk, at_s)
+            if self.max_tokens is not None and self._streamed > self.max_tokens:
+                self.error = (
+                    f"impossible stream: more than max_tokens {self.max_tokens} token chunks"
+                )
+                return True
         if chunk.prompt_tokens is not None:
             self.prompt_tokens = chunk.prompt_tokens
         if chunk.completion_tokens is not None:
             self.completion_tokens = chunk.completion_tokens
         return False
+
+    def _impossible(self, chunk: StreamChunk) -> str | None:
+        """Why the usage this chunk states cannot be true (the request's error), or None."""
+        done = chunk.completion_tokens
+        if done is not None and (
+            done < 0 or (self.max_tokens is not None and done > self.max_tokens)
+        ):
+            return (
+                f"impossible server usage: completion_tokens {_bounded(done)} for max_tokens "
+                f"{self.max_tokens} ({sum(self.tokens)} streamed)"
+            )
+        prompt, sent = chunk.prompt_tokens, self.sent_prompt_tokens
+        if prompt is not None and (
+            prompt < 0 or (sent is not None and prompt > PROMPT_TOKENS_SLACK * sent + 1024)
+        ):
+            return (
+                f"impossible server usage: prompt_tokens {_bounded(prompt)} for a prompt of "
+                f"about {sent} tokens"
+            )
+        return None
 
     def _choice(self, chunk: StreamChunk, at_s: float) -> None:
         if chunk.finish_reason is not None:
@@ -229,9 +310,11 @@ class StreamTally:
             if new > 0:
                 self.times_s.append(at_s)
                 self.tokens.append(new)
+                self._streamed += new
         elif chunk.text:
             self.times_s.append(at_s)
             self.tokens.append(1)
+            self._streamed += 1
         elif chunk.finish_reason is not None:
             self._empty_finish_s = at_s
 
@@ -244,10 +327,17 @@ class StreamTally:
             times.append(finish_s)
             tokens.append(1)
         counted = sum(tokens)
+        if usage is not None and (usage < counted or (self._continuous and usage > counted)):
+            # Each token chunk carries at least one token (continuous usage: exactly its growth),
+            # so the server's count disagrees with its own stream: flagged, and never below what
+            # was streamed.
+            self.usage_mismatch = f"server usage says {usage} output tokens, streamed {counted}"
+            usage = max(usage, counted)
         return Timeline(
             chunk_times_s=tuple(times),
             chunk_tokens=tuple(tokens),
             input_tokens=self.prompt_tokens,
             output_tokens=usage if usage is not None else counted,
-            tokens_exact=usage is not None and usage == counted,
+            tokens_exact=usage == counted and self.usage_mismatch is None,
+            usage_note=self.usage_mismatch,
         )

@@ -28,7 +28,12 @@ from errors import InputError
 from measurements.probe.config import ProbeConfig
 from measurements.probe.level_run import LevelRun, ProgressEvent
 from measurements.probe.prompts import PromptFactory, PromptSpec, load_tokenizer
-from measurements.probe.redaction import redact_args, redact_command, redact_url
+from measurements.probe.redaction import (
+    redact_args,
+    redact_command,
+    redact_url,
+    remember_secret,
+)
 from measurements.probe.saturation import SaturationPoint, assess
 from measurements.probe.send import Clock, RequestRecord, send_request
 from measurements.probe.workloads import run_workload as workload_of
@@ -69,12 +74,14 @@ async def run_probe(
     clock: Clock = time.perf_counter,
     transport: httpx.AsyncBaseTransport | None = None,
     label: str = "capplan probe",
+    notes: tuple[str, ...] = (),
 ) -> ProbeOutcome:
     """Warm up, sweep the levels (stopping at saturation or when the server dies) and write
     the RunFile to `out` after every level; the written file says complete=False until the
     sweep has ended normally."""
     header = _Header(deployment, environment, startup, capabilities, label)
     sweep = _Sweep(config, clock, transport, on_progress)
+    sweep.notes.extend(notes)
     return await sweep.run(header, out)
 
 
@@ -106,7 +113,12 @@ class _Sweep:
         self.levels: list[Level] = []
         self.points: list[SaturationPoint] = []
         self.unit = "concurrency" if config.closed_loop else "rate"
-        self.notes = [f"{config.endpoint} endpoint {redact_url(config.url)}, {self.unit} sweep"]
+        self.notes = [
+            f"{config.endpoint} endpoint {redact_url(config.url)}, {self.unit} sweep",
+            f"timeouts: connect {config.connect_timeout_s:g} s, first byte "
+            f"{config.first_byte_timeout_s:g} s, between chunks {config.chunk_timeout_s:g} s, "
+            f"whole request {config.request_timeout_s:g} s",
+        ]
         if config.tokenizer and tokenizer is None:
             self.notes.append(f"tokenizer {config.tokenizer!r} not found locally (no download)")
         self.started_at = datetime.now(UTC)
@@ -177,7 +189,13 @@ class _Sweep:
         pool = int(value) if self.config.closed_loop else None
         async with self.client(pool) as client:
             await (run.closed(client) if self.config.closed_loop else run.open(client))
-        level = run.level()
+        try:
+            level = run.level()
+        except (ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
+            # What a server sent broke the probe's own math (a bug, never a request's failure):
+            # the level's counts are kept and written, and the sweep stops there.
+            self.levels.append(run.counts_only(f"{type(exc).__name__}: {exc!s:.160}"))
+            return f"the probe could not aggregate {self.unit} {value:g}", False, None
         self.levels.append(level)
         self.points.append(
             SaturationPoint(value, level.value("output_tok_s"), level.value("p50_ttft_ms"))
@@ -211,7 +229,14 @@ class _Sweep:
             label=header.label,
             notes="\n".join([*self.notes, self.factory.describe(), status]),
         )
-        write_run_file(run, out)
+        try:
+            write_run_file(run, out)
+        except OSError as exc:  # the disk filled or the folder went away mid-sweep
+            raise InputError(
+                f"cannot write the run file after {len(self.levels)} level(s): {exc.strerror}",
+                file=str(out),
+                field="out",
+            ) from exc
         return run
 
 
@@ -249,6 +274,7 @@ def api_key(config: ProbeConfig) -> str | None:
             field="api_key_env",
             value=config.api_key_env,
         )
+    remember_secret(key)  # masked in every text from here on, however a server echoes it
     return key
 
 

@@ -272,3 +272,16 @@ def test_a_backup_is_one_snapshot_while_a_run_is_stored(
     target = stores.empty("backup_snapshot")
     assert restore(target, file).rows == written.rows
     assert table_rows(target) == before
+
+
+def test_backup_refuses_to_write_over_the_store_it_backs_up(tmp_path: Path) -> None:
+    file = tmp_path / "live.db"
+    url = f"sqlite:///{file}"
+    upgrade(url)
+    before = file.read_bytes()
+    for target in (file, tmp_path / "live.db-wal", tmp_path / "." / "live.db"):
+        with pytest.raises(InputError, match="would replace the live store"):
+            backup(url, target)
+    assert file.read_bytes() == before
+    assert backup_module.store_files("postgresql+psycopg://u@h/db") == ()
+    assert backup_module.store_files("sqlite://") == ()

@@ -8,9 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from cli import app
 from db.backup import backup
+from db.backup_rows import why_row_refused
 from db.engine import current_revision, head_revision
+from db.models import Base
 from db.restore import restore
 from errors import InputError, StoreError
 from tests.db.backup_files import edit, filled_target, old_backup, set_value, table_rows
@@ -120,3 +124,48 @@ def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Pat
     else:
         assert restore(target, huge).rows["load_levels"] > 0
         assert table_rows(target)["load_levels"][0][2] == 2**40
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("load_levels", "load_kind", "sideways", "'sideways' is refused by the Level model"),
+        ("load_levels", "load_value", "fast", "'fast' is not a number"),
+        ("load_levels", "load_value", -3.0, "-3.0 is refused by the Level model"),
+        ("level_metrics", "value", -123, "-123 is refused by the Metric model"),
+        ("level_metrics", "name", "bogus_metric", "'bogus_metric' is refused by the Metric"),
+        ("level_metrics", "value", "12", "'12' is not a number"),
+        ("runs", "source", "nowhere", "'nowhere' is not one of the store's values"),
+        ("runs", "isl", -5, "-5 is refused by the Workload model"),
+        ("request_samples", "ttft_ms", -1.0, "-1.0 is refused by the RequestSample model"),
+        ("load_levels", "completed", True, "True is not a whole number"),
+        ("deployments", "engine", 7, "7 is not text"),
+    ],
+)
+def test_a_row_the_store_would_not_write_is_refused_before_the_target_is_touched(
+    stores: Stores, tmp_path: Path, case: tuple[str, str, object, str]
+) -> None:
+    table, column, value, why = case
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
+    target = filled_target(stores)
+    before = table_rows(target)
+    result = CliRunner().invoke(app, ["db", "restore", str(bad), "--replace", "--db", target])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert str(bad) in line and f"field '{table}.{column}'" in line
+    assert f"{table} row id 1, column {column}: the value {why}" in line
+    assert "nothing was restored" in line and "Traceback" not in result.output
+    assert table_rows(target) == before
+
+
+def test_plan_record_and_price_rows_are_checked_as_the_store_would_write_them() -> None:
+    records, prices = Base.metadata.tables["plan_records"], Base.metadata.tables["prices"]
+    assert why_row_refused(records, {"run_ids": ["1"]}) == ("run_ids", "is not a list of run ids")
+    assert why_row_refused(records, {"prices_used": [3]})[0] == "prices_used"  # type: ignore[index]
+    assert why_row_refused(records, {"run_ids": [1, 2], "prices_used": [{}]}) is None
+    assert why_row_refused(prices, {"usd_per_gpu_hour": 0.0}) == (
+        "usd_per_gpu_hour",
+        "is not a positive price",
+    )

@@ -3,6 +3,7 @@ server log's `$` line, error messages (with the log tail they quote) or InputErr
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import sys
 from pathlib import Path
@@ -12,8 +13,14 @@ import pytest
 from errors import InputError
 from measurements.probe.engines import EngineError, RunningServer, launch
 from measurements.probe.launch_spec import LaunchSpec
-from measurements.probe.redaction import redact_command, redact_text
+from measurements.probe.redaction import (
+    redact_command,
+    redact_text,
+    remember_command_secrets,
+    remember_secret,
+)
 from measurements.probe.request import ProbeRequest
+from measurements.probe.session import run_session
 
 KEY = "sk-LEAK-123"
 
@@ -136,3 +143,46 @@ def test_a_launched_server_log_and_its_error_never_show_the_key(tmp_path: Path) 
     first = log_path.read_text(encoding="utf-8").splitlines()[0]
     masked = [sys.executable, "-c", code, "--api-key", "***", "--port", "9"]
     assert first == f"$ {shlex.join(masked)}"
+
+
+def test_short_key_flags_header_values_and_key_shapes_are_masked() -> None:
+    assert redact_command("serve m -k s3cr3t-value --port 8 -K=other") == (
+        "serve m -k '***' --port 8 '-K=***'"
+    )
+    text = redact_text(
+        "client -k s3cr3t-value; Authorization: Basic dXNlcjpwYXNz; x-api-key: abcdef; "
+        '{"authorization": "tok12345"}; sk-live0123456 hf_abcdefghij'
+    )
+    assert text == (
+        'client -k ***; Authorization: Basic ***; x-api-key: ***; {"authorization": "***"}; *** ***'
+    )
+    assert redact_text("disk-cache-size and task-manager") == "disk-cache-size and task-manager"
+
+
+def test_a_remembered_secret_is_masked_however_it_is_echoed() -> None:
+    remember_command_secrets(["serve", "--api-key", "raw-remembered-1"], {"HF_TOKEN": "raw-env-2"})
+    remember_secret("raw-probe-key-3")
+    echoed = "got raw-remembered-1, raw-env-2 and raw-probe-key-3 back"
+    assert redact_text(echoed) == "got ***, *** and *** back"
+    remember_secret("abc")  # too short to mask safely: ordinary words stay
+    assert redact_text("abc def") == "abc def"
+
+
+def test_a_launched_server_printing_its_key_bare_is_masked_in_the_error(tmp_path: Path) -> None:
+    # No flag, no key shape: the server prints the bare key, then dies. The session remembered
+    # the launch command's secrets before starting it, so the log tail it quotes is masked.
+    bare = "bare-launch-key-5150"
+    code = "import sys; print('serving with', sys.argv[sys.argv.index('-k') + 1]); sys.exit(3)"
+    request = ProbeRequest(
+        model="m",
+        isl_tokens=8,
+        osl_tokens=4,
+        out_path=tmp_path / "run.json",
+        engine="other",
+        launch_command=shlex.join([sys.executable, "-c", code, "-k", bare, "--port", "9"]),
+        concurrencies=(1,),
+    )
+    with pytest.raises(EngineError) as caught:
+        asyncio.run(run_session(request))
+    assert "serving with ***" in str(caught.value) and bare not in str(caught.value)
+    assert bare not in (tmp_path / "run.server.log").read_text(encoding="utf-8").splitlines()[0]

@@ -18,6 +18,7 @@ from measurements.aggregate import per_token_gaps
 from measurements.probe import send as send_module
 from measurements.probe.config import ProbeConfig
 from measurements.probe.prompts import PromptSpec
+from measurements.probe.redaction import remember_secret
 from measurements.probe.send import RequestRecord, send_request
 from measurements.probe.workloads import WorkloadConfig
 
@@ -207,3 +208,57 @@ def test_request_body_and_api_key_header(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     assert plain_body["prompt"] == "hello there" and "authorization" not in seen[1].headers
     assert plain_body["stream_options"] == {"include_usage": True}
+
+
+def test_each_stall_is_named_by_the_timeout_that_ended_it() -> None:
+    quick = CONFIG.model_copy(
+        update={"first_byte_timeout_s": 0.05, "chunk_timeout_s": 0.05, "request_timeout_s": 5}
+    )
+
+    async def no_headers(request: httpx.Request) -> httpx.Response:
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    started = time.perf_counter()
+    silent = send(no_headers, time.perf_counter, quick)
+    assert silent.error == "Timeout: no response within 0.05 s of sending (first-byte timeout)"
+    clock = ScriptedClock()
+    first = events(BODIES["vllm-completions"])[0]
+    hung = send(scripted(clock, [(0.1, first)], hang=True), clock, quick)
+    assert hung.error == (
+        "Timeout: the stream went silent for 0.05 s after 1 token chunk(s) (between-chunks timeout)"
+    )
+    assert time.perf_counter() - started < 2
+
+    async def keep_alive(request: httpx.Request) -> httpx.Response:
+        async def body() -> AsyncIterator[bytes]:
+            yield first
+            while True:  # bytes that are never an event: silence all the same
+                await asyncio.sleep(0.01)
+                yield b": ping\n\n"
+
+        return httpx.Response(200, content=body())
+
+    assert "between-chunks timeout" in str(send(keep_alive, time.perf_counter, quick).error)
+
+
+def test_an_error_body_is_read_bounded_and_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAPPLAN_TEST_ECHO_KEY", "plain-echoed-key-99")
+    keyed = CONFIG.model_copy(update={"api_key_env": "CAPPLAN_TEST_ECHO_KEY"})
+    remember_secret("plain-echoed-key-99")  # as the sweep does when it reads the key
+    reads: list[int] = []
+
+    async def echo(request: httpx.Request) -> httpx.Response:
+        async def endless() -> AsyncIterator[bytes]:
+            header = request.headers["authorization"]
+            yield f"bad key {header} and {header.removeprefix('Bearer ')} ".encode()
+            while True:
+                reads.append(1)
+                yield b"x" * 65536
+
+        return httpx.Response(401, content=endless())
+
+    record = send(echo, time.perf_counter, keyed)
+    assert record.error is not None and record.http_status == 401
+    assert record.error.startswith("HTTP 401: bad key Bearer *** and *** ")
+    assert len(record.error) <= len("HTTP 401: ") + 300 and len(reads) <= 2

@@ -4,12 +4,13 @@ an unreachable or refusing server is an EngineError."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
 from measurements.probe.engines import EngineError
-from measurements.probe.server_facts import server_facts
+from measurements.probe.server_facts import ANSWER_BYTES, server_facts
 from measurements.sim.server import start_in_thread
 
 
@@ -54,3 +55,32 @@ def test_server_facts_unreachable_or_refusing_server_is_an_engine_error() -> Non
 
     with pytest.raises(EngineError, match="HTTP 401 \\(set the API key"):
         asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(unauthorised)))
+
+
+def test_over_long_server_strings_are_cut_and_noted_and_answers_read_bounded() -> None:
+    reads: list[int] = []
+
+    async def endless_models() -> AsyncIterator[bytes]:
+        yield b'{"object": "list", "data": [{"id": "m"}], "pad": "'
+        while True:
+            reads.append(1)
+            yield b"x" * 65536
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"data": [{"id": "m", "owned_by": "o" * 500}]})
+        return httpx.Response(200, json={"version": "v" * 300})
+
+    facts = asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(handler)))
+    assert facts.version == "v" * 61 + "..." and facts.owned_by == "o" * 61 + "..."
+    assert facts.notes == (
+        "the server's /version was 300 characters: kept the first 64",
+        "the server's owned_by of /v1/models was 500 characters: kept the first 64",
+    )
+
+    def endless(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=endless_models())
+
+    with pytest.raises(EngineError, match="did not answer an OpenAI model list"):
+        asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(endless)))
+    assert len(reads) <= ANSWER_BYTES // 65536 + 1

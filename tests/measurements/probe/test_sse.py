@@ -4,11 +4,19 @@ serializer; every expected count is the server's own usage line in the body."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from measurements.probe.sse import SseDecoder, SseEvent, StreamTally, parse_event
+from measurements.probe.sse import (
+    SseDecoder,
+    SseEvent,
+    SseEventTooLargeError,
+    StreamChunk,
+    StreamTally,
+    parse_event,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 VLLM_COMPLETIONS = FIXTURES / "vllm-cpu-real" / "vllm-completions-stream.sse"
@@ -131,3 +139,71 @@ def test_done_ends_the_stream() -> None:
     tally = StreamTally()
     assert tally.add(parse_event(SseEvent(" [DONE] ")), 1.0)
     assert tally.done and tally.error is None
+
+
+def _chunk(completion: int | None, prompt: int | None = None, text: str = "t") -> StreamChunk:
+    return StreamChunk(
+        has_choices=True, text=text, prompt_tokens=prompt, completion_tokens=completion
+    )
+
+
+def test_one_event_over_the_bound_is_refused_however_it_arrives() -> None:
+    with pytest.raises(SseEventTooLargeError, match="over 1,000 characters"):
+        SseDecoder(max_event_chars=1000).feed("data: " + "x" * 2000)  # no line end yet
+    many_lines = SseDecoder(max_event_chars=1000)
+    with pytest.raises(SseEventTooLargeError):
+        for _ in range(30):
+            many_lines.feed("data: " + "y" * 50 + "\n")  # one event: no blank line between
+    fine = SseDecoder(max_event_chars=1000)
+    for _ in range(100):  # many small events add up to far more than the bound: all fine
+        assert fine.feed("data: " + "z" * 50 + "\n\n") == [SseEvent("z" * 50)]
+
+
+def test_decoding_is_linear_in_the_bytes_received() -> None:
+    # One 16 MB event in 16 KiB reads took 27 s when every read re-split the whole buffer.
+    body = b"data: " + b"x" * (16 * 1024 * 1024) + b"\n\n"
+    decoder = SseDecoder(max_event_chars=32 * 1024 * 1024)
+    started = time.perf_counter()
+    events = [
+        e for i in range(0, len(body), 16384) for e in decoder.feed_bytes(body[i : i + 16384])
+    ]
+    assert time.perf_counter() - started < 3
+    assert len(events) == 1 and len(events[0].data) == 16 * 1024 * 1024
+
+
+@pytest.mark.parametrize("claimed", [-5, 9, 10**9, 10**20, 10**400])
+def test_impossible_completion_usage_is_the_requests_error(claimed: int) -> None:
+    tally = StreamTally(max_tokens=8, prompt_tokens=8)
+    assert tally.add(_chunk(1), 0.1) is False
+    assert tally.add(StreamChunk(completion_tokens=claimed), 0.2) is True
+    assert tally.error is not None and tally.error.startswith("impossible server usage")
+    assert "for max_tokens 8 (1 streamed)" in tally.error and len(tally.error) < 120
+
+
+def test_impossible_prompt_usage_is_the_requests_error() -> None:
+    assert StreamTally(8, 100).add(_chunk(1, prompt=100 * 16 + 1024), 0.1) is False
+    for prompt in (-1, 100 * 16 + 1025):
+        tally = StreamTally(8, 100)
+        assert tally.add(_chunk(1, prompt=prompt), 0.1) is True
+        assert tally.error is not None and "prompt_tokens" in tally.error
+
+
+def test_usage_below_what_was_streamed_is_flagged_and_never_believed() -> None:
+    tally = StreamTally(max_tokens=8)
+    for at_s in (0.1, 0.2, 0.3):
+        tally.add(_chunk(None), at_s)  # three text chunks, no per-chunk usage
+    tally.add(StreamChunk(completion_tokens=1), 0.4)
+    line = tally.timeline()
+    assert line.output_tokens == 3 and not line.tokens_exact
+    assert line.usage_note == "server usage says 1 output tokens, streamed 3"
+    honest = StreamTally(max_tokens=8)
+    honest.add(_chunk(None), 0.1)
+    honest.add(StreamChunk(completion_tokens=4), 0.2)  # one chunk may carry several tokens
+    assert honest.timeline().usage_note is None and honest.timeline().output_tokens == 4
+
+
+def test_an_endless_stream_of_text_chunks_ends_past_max_tokens() -> None:
+    tally = StreamTally(max_tokens=8)
+    taken = next(i for i in range(1, 100) if tally.add(_chunk(None), 0.1 * i))
+    assert taken == 9 and len(tally.times_s) == 9
+    assert tally.error == "impossible stream: more than max_tokens 8 token chunks"

@@ -7,17 +7,20 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
 import pytest
 
 from errors import InputError
+from measurements.probe import level_run
+from measurements.probe import sweep as sweep_module
 from measurements.probe.config import ProbeConfig, SaturationConfig
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.sweep import ProbeOutcome, run_probe
 from measurements.probe.workloads import ArrivalProcess, WorkloadConfig
-from measurements.run_file import Deployment, LoadKind, read_run_file
+from measurements.run_file import Deployment, Level, LoadKind, read_run_file
 
 
 class FakeServer:
@@ -246,3 +249,41 @@ def test_a_server_that_answers_nothing_is_an_input_error_and_writes_nothing(tmp_
     with pytest.raises(InputError, match="every warm-up request failed"):
         sweep(FakeServer(fail_from=1), tmp_path / "run.json")
     assert not (tmp_path / "run.json").exists()
+
+
+def test_a_level_the_probe_cannot_aggregate_is_kept_as_counts_and_ends_the_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An edge case no server reaches any more (usage is checked per request): the probe's own
+    # math failing on the second level must still leave that level's counts in the file.
+    real = level_run.level_from_records
+    calls: list[int] = []
+
+    def second_fails(*args: Any, **kwargs: Any) -> Level:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OverflowError("cannot fit 'int' into an index-sized integer")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(level_run, "level_from_records", second_fails)
+    out = tmp_path / "run.json"
+    outcome = sweep(FakeServer(), out, saturation=SaturationConfig(enabled=False))
+    assert (
+        not outcome.complete
+        and outcome.stop_reason == "the probe could not aggregate concurrency 2"
+    )
+    first, second = read_run_file(out).levels
+    assert first.metrics and not second.metrics
+    assert (second.requests_sent, second.completed, second.failed) == (16, 16, 0)
+    assert second.notes is not None and "OverflowError: cannot fit" in second.notes
+
+
+def test_a_run_file_that_cannot_be_written_mid_sweep_is_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(run: object, path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sweep_module, "write_run_file", disk_full)
+    with pytest.raises(InputError, match=r"after 1 level\(s\): No space left on device"):
+        sweep(FakeServer(), tmp_path / "run.json", saturation=SaturationConfig(enabled=False))

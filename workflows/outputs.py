@@ -1,0 +1,104 @@
+"""Output paths that never destroy: every file a command writes (`probe --out`, `report --out`,
+`db backup --out`) is checked before any work, and written atomically (temp file + rename).
+
+Refused, each as an InputError naming the flag and the path: an extension that is not the
+format's, a folder, a folder that does not exist or cannot be written, the live store (or any
+SQLite database), a file the same command reads, and an existing file unless --force."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from errors import InputError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRule:
+    """What one command writes: its flag, what it calls the file, the extensions it takes."""
+
+    flag: str
+    what: str
+    extensions: tuple[str, ...]
+
+
+def check_output(
+    path: Path,
+    rule: OutputRule,
+    *,
+    force: bool = False,
+    protected: Sequence[Path] = (),
+    inputs: Sequence[Path] = (),
+) -> Path:
+    """Refuse `path` before any work (InputError naming rule.flag and the path); returns it.
+
+    `protected` are the live store's files, `inputs` the files the same command reads."""
+
+    def refuse(message: str) -> InputError:
+        return InputError(message, field=rule.flag, value=str(path))
+
+    if path.is_dir():
+        raise refuse(f"is a folder; give the {rule.what}'s file name")
+    if any(_same_file(path, store) for store in protected):
+        raise refuse(f"is the live store: writing the {rule.what} there would destroy it")
+    if any(_same_file(path, source) for source in inputs):
+        raise refuse(f"is a file this command reads: the {rule.what} would replace it")
+    if _is_sqlite(path):
+        raise refuse(f"is a SQLite database: capplan never writes a {rule.what} over one")
+    if not path.name.lower().endswith(rule.extensions):
+        raise refuse(f"a {rule.what} must be named *{' or *'.join(rule.extensions)}")
+    if (path.exists() or path.is_symlink()) and not force:
+        raise refuse(f"exists; pass --force to replace it (or give another {rule.what} name)")
+    _check_writable(path, refuse)
+    return path
+
+
+def write_atomic(path: Path, content: bytes) -> None:
+    """Write `content` to a temp file beside `path`, then rename it over: a crash or a full
+    disk leaves the old file (or none), never half a file. OSError on failure."""
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
+        Path(temp).replace(path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    with contextlib.suppress(OSError):
+        if path.exists() and other.exists():
+            return path.samefile(other)
+    return path.resolve() == other.resolve()
+
+
+def _is_sqlite(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as stream:
+            return stream.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _check_writable(path: Path, refuse: Callable[[str], InputError]) -> None:
+    """Really create (and remove) a file beside `path`: permissions, a read-only file system
+    and a folder that is not there all show up now, before any work."""
+    folder = path.parent
+    if not folder.is_dir():
+        raise refuse(f"the folder {folder} does not exist")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise refuse(f"the folder {folder} cannot be written ({exc.strerror})") from None
