@@ -7,7 +7,6 @@ its column and hold no NUL character, every row pass the models the store writes
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from collections.abc import Iterator
 from datetime import datetime
@@ -20,6 +19,7 @@ from db.backup import FORMAT, FORMAT_VERSION, store_tables
 from db.backup_rows import why_row_refused
 from db.models import UTCDateTime
 from errors import InputError
+from measurements.bounded import load_json
 
 
 def read_header(path: Path) -> dict[str, Any]:
@@ -47,9 +47,14 @@ def read_header(path: Path) -> dict[str, Any]:
 
 def _parse(path: Path, line: str, number: int) -> dict[str, Any]:
     try:
-        document = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"line {number} is not JSON: {exc}", file=str(path)) from exc
+        document = load_json(line, str(path))  # bounded: depth, sizes, duplicate keys
+    except InputError as exc:
+        raise InputError(
+            f"line {number} is not JSON capplan reads: {exc.message}",
+            file=str(path),
+            field=exc.field,
+            value=exc.value,
+        ) from None
     if not isinstance(document, dict):
         raise InputError(f"line {number} is not a JSON object", file=str(path))
     return document

@@ -18,6 +18,8 @@ from cli import app
 from measurements.probe.defaults import TIMEOUT_DEFAULTS
 from tests.hostile_server import MODEL, Hostility, hostile_server
 
+pytestmark = pytest.mark.hostile
+
 runner = CliRunner()
 KEY = "Zq8-hostile-key-4471"  # no known key shape: only the remembered key can mask it
 

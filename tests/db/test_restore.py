@@ -30,6 +30,7 @@ def _duplicate_run(lines: list[str]) -> list[str]:
     return [*lines[: at + 2], json.dumps(row), *lines[at + 2 : -1], json.dumps(end)]
 
 
+@pytest.mark.hostile
 def test_a_broken_backup_changes_nothing_in_the_target(stores: Stores, tmp_path: Path) -> None:
     head_file = tmp_path / "head.jsonl.gz"
     backup(filled_target(stores), head_file)
@@ -53,6 +54,7 @@ def test_a_broken_backup_changes_nothing_in_the_target(stores: Stores, tmp_path:
     assert current_revision(new) is None
 
 
+@pytest.mark.hostile
 def test_a_backup_the_database_refuses_changes_nothing(stores: Stores, tmp_path: Path) -> None:
     # Two scenarios named alike break the unique name only in the database, after the file
     # check: at an older revision (the staging load) and at head (the one load transaction).
@@ -87,6 +89,7 @@ def test_an_older_backup_replaces_a_filled_store(stores: Stores, tmp_path: Path)
     assert not after["runs"] and not after["deployments"]
 
 
+@pytest.mark.hostile
 @pytest.mark.parametrize(
     "case",
     [
@@ -108,6 +111,7 @@ def test_a_value_the_store_refuses_is_named_and_nothing_is_restored(
     assert current_revision(target) is None
 
 
+@pytest.mark.hostile
 def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Path) -> None:
     file = tmp_path / "store.jsonl.gz"
     backup(filled_target(stores), file)
@@ -126,6 +130,7 @@ def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Pat
         assert table_rows(target)["load_levels"][0][2] == 2**40
 
 
+@pytest.mark.hostile
 @pytest.mark.parametrize(
     "case",
     [

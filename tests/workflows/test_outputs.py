@@ -17,6 +17,8 @@ from errors import InputError
 from tests.hostile_server import MODEL, Hostility, hostile_server
 from workflows.outputs import OutputRule, check_output, write_atomic
 
+pytestmark = pytest.mark.hostile
+
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
