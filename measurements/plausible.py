@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,6 +29,26 @@ def level_problems(level: Level) -> list[str]:
     problems.extend(_order_problems(level.metrics))
     if level.load_value > MAX_LOAD:
         problems.append(f"load {level.load_value:g} is beyond {MAX_LOAD:g}")
+    return problems
+
+
+def repeated_levels(levels: Sequence[Level]) -> list[str]:
+    """Levels that repeat an earlier one exactly (same load, counts and metrics): a file written
+    twice over, which would count one measurement as two."""
+    by_load: dict[tuple[str, float], list[int]] = defaultdict(list)
+    for index, level in enumerate(levels):
+        by_load[(str(level.load_kind), level.load_value)].append(index)
+    problems: list[str] = []
+    for (kind, value), indices in by_load.items():
+        if len(indices) < 2:  # the usual case: nothing to compare
+            continue
+        seen: dict[str, int] = {}
+        for index in indices:
+            key = levels[index].model_dump_json(exclude={"samples", "notes"})
+            if key in seen:
+                earlier = seen[key]
+                problems.append(f"level {index} repeats level {earlier} exactly ({kind} {value:g})")
+            seen.setdefault(key, index)
     return problems
 
 

@@ -30,7 +30,7 @@ from measurements.kinds import LoadKind as LoadKind  # noqa: PLC0414
 from measurements.kinds import Origin as Origin  # noqa: PLC0414
 from measurements.kinds import Provenance as Provenance  # noqa: PLC0414
 from measurements.kinds import Source as Source  # noqa: PLC0414
-from measurements.plausible import level_problems
+from measurements.plausible import level_problems, repeated_levels
 
 SCHEMA_VERSION = 1
 MAX_RUN_FILE_BYTES = 200 * 1024 * 1024
@@ -283,6 +283,13 @@ class RunFile(_Model):
     source_sha256: str | None = Field(
         None, description="Content key used to deduplicate: sha256 of the source bytes (+ part)"
     )
+
+    @model_validator(mode="after")
+    def _no_repeated_levels(self) -> RunFile:
+        problems = repeated_levels(self.levels)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
 
 def read_run_file(path: Path) -> RunFile:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from measurements.run_file import Level, Metric
+from measurements.run_file import Level, Metric, RunFile
 
 pytestmark = pytest.mark.hostile
 
@@ -78,3 +78,28 @@ def test_a_plausible_level_is_kept_whole() -> None:
         output_tokens_total=63 * 256,
     )
     assert level.value("p99_ttft_ms") == 180.0 and level.completed == 63
+
+
+def test_a_level_repeated_exactly_is_refused_but_a_repeat_measurement_is_kept() -> None:
+    first = _level(("p50_ttft_ms", 100.0), completed=10)
+    again = _level(("p50_ttft_ms", 104.0), completed=10)  # the same load measured twice
+    deployment = {"engine": "vllm", "model": "m"}
+    with pytest.raises(ValidationError) as caught:
+        RunFile.model_validate(
+            {
+                "source": "probe",
+                "provenance": "measured",
+                "deployment": deployment,
+                "levels": [first, first],
+            }
+        )
+    assert "level 1 repeats level 0 exactly (concurrency 8)" in str(caught.value)
+    kept = RunFile.model_validate(
+        {
+            "source": "probe",
+            "provenance": "measured",
+            "deployment": deployment,
+            "levels": [first, again],
+        }
+    )
+    assert len(kept.levels) == 2
