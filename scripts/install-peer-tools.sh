@@ -7,10 +7,11 @@
 #
 #   bash scripts/install-peer-tools.sh [TOOL...]     # default: aiperf guidellm inference-perf
 #
-# genai-perf is not installed by default: it drives the perf_analyzer C++ binary, and the PyPI
-# package `perf-analyzer` (2.60.0) holds only the Python wrapper, not the binary (see
-# tests/fixtures/genai-perf/SOURCES-real.md). `bash scripts/install-peer-tools.sh genai-perf`
-# installs it anyway, for its --help and its exporters.
+# Not installed by default: genai-perf drives the perf_analyzer C++ binary, which PyPI's
+# `perf-analyzer` 2.60.0 ships only in manylinux_2_38 wheels; on glibc 2.36 (Debian 12, here) pip
+# finds no 2.60.0 and the binary fails to start (GLIBC_2.38 not found), see
+# tests/fixtures/genai-perf/SOURCES-real.md. llmperf: PyPI's `llmperf` 0.0.1 is an unrelated
+# hello-world CLI, not ray-project/llmperf. `install-peer-tools.sh genai-perf` still tries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +23,8 @@ spec_of() {
     aiperf) echo "aiperf==0.13.0" ;;
     guidellm) echo "guidellm==0.8.1" ;;
     inference-perf) echo "inference-perf==0.7.0" ;;
-    llmperf) echo "llmperf==0.0.1" ;;
     genai-perf) echo "genai-perf==0.0.16 perf-analyzer==2.60.0" ;;
+    llmperf) echo "llmperf==0.0.1" ;;
     *) echo "unknown tool '$1' (expected aiperf, guidellm, inference-perf, llmperf, genai-perf)" >&2
        return 2 ;;
   esac

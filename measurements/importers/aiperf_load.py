@@ -123,9 +123,8 @@ def _stated_load(config: Reader) -> Load | None:
 def file_load(config: Reader, overrides: DeploymentOverrides, version: str | None) -> Load:
     stated = _stated_load(config)
     given = user_load(overrides)
-    if stated is not None:
-        ignored = () if given is None else (f"{given.note} was not used: the file states it",)
-        return Load(stated.kind, stated.value, stated.burst, (*stated.notes, *ignored))
+    if stated is not None:  # the file wins; importers/__init__ notes an unused user load
+        return stated
     if given is not None:
         return Load(given.kind, given.value, False, (given.note,))
     raise config.fail(
