@@ -74,10 +74,21 @@ install_one() {
 mkdir -p "$root"
 # Keep git (and so ruff) out of the virtualenvs.
 echo "*" >"$root/.gitignore"
-status=0
-for tool in "${@:-aiperf guidellm inference-perf}"; do
-  for one in $tool; do
-    install_one "$one" || status=1
-  done
+# The installs run side by side (mostly downloads and unpacking); each one's output is shown
+# when all are done.
+logs="$(mktemp -d)"
+pids=()
+tools=()
+for tool in ${@:-aiperf guidellm inference-perf}; do
+  spec_of "$tool" >/dev/null
+  install_one "$tool" >"$logs/$tool.log" 2>&1 &
+  pids+=("$!")
+  tools+=("$tool")
 done
+status=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || status=1
+  cat "$logs/${tools[$i]}.log"
+done
+rm -rf "$logs"
 exit "$status"

@@ -135,3 +135,39 @@ def mismatches(tool: str, printed: Mapping[str, float], level: Level) -> list[st
         for p in pairs(tool, printed, level)
         if not p.matches
     ]
+
+
+# The files of one run that carry the tool's own aggregates (relative to its output folder;
+# {level} is the Load's name), and its per-request file, from which capplan recomputes them.
+AGGREGATES = {
+    "vllm-bench": ("vllm-bench-{level}.json",),
+    "aiperf": (
+        "profile_export_aiperf.json",
+        "profile_export_aiperf.csv",
+        "phases/profiling/profile_export_aiperf.json",
+        "phases/profiling/profile_export_aiperf.csv",
+    ),
+    "guidellm": ("benchmarks.json", "benchmarks.yaml", "benchmarks.csv"),
+    "inference-perf": ("stage_0_lifecycle_metrics.json", "summary_lifecycle_metrics.json"),
+}
+PER_REQUEST = {
+    "aiperf": "profile_export.jsonl",
+    "inference-perf": "per_request_lifecycle_metrics.json",
+}
+# Recomputed from the requests, TTFT and e2e match exactly; inference-perf's per-request TPOT
+# was seen up to 0.07 ms from its own summary, and throughputs use capplan's steady-state window
+# (AIPerf: its whole benchmark duration), so they are compared in the report, not here.
+PER_REQUEST_SLACK_MS = 0.1
+
+
+def per_request_mismatches(tool: str, printed: Mapping[str, float], level: Level) -> list[str]:
+    """The printed latencies and counts a per-request file does not reproduce (within slack)."""
+    found = [p for p in pairs(tool, printed, level) if p.stored is not None]
+    latencies = [p for p in found if "Throughput" not in p.label and "/s" not in p.label]
+    if len(latencies) < 6:
+        return [f"only {len(latencies)} printed latencies or counts to compare"]
+    return [
+        f"{p.label}: {tool} printed {p.printed:g}, capplan stored {p.stored}"
+        for p in latencies
+        if p.difference > max(p.tolerance, PER_REQUEST_SLACK_MS)
+    ]

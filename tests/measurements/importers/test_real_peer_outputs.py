@@ -29,23 +29,7 @@ REAL = {
     "inference-perf": FIXTURES / "inference-perf" / "real-0.7.0",
 }
 LEVELS = ("c1", "c4", "rate2")
-# The files of each run that carry the tool's own aggregates (relative to the level folder).
-AGGREGATES = {
-    "vllm-bench": ("vllm-bench-{level}.json",),
-    "aiperf": (
-        "profile_export_aiperf.json",
-        "profile_export_aiperf.csv",
-        "phases/profiling/profile_export_aiperf.json",
-        "phases/profiling/profile_export_aiperf.csv",
-    ),
-    "guidellm": ("benchmarks.json", "benchmarks.yaml", "benchmarks.csv"),
-    "inference-perf": ("stage_0_lifecycle_metrics.json", "summary_lifecycle_metrics.json"),
-}
-# Per-request files: capplan recomputes the statistics from the requests.
-PER_REQUEST = {
-    "aiperf": "profile_export.jsonl",
-    "inference-perf": "per_request_lifecycle_metrics.json",
-}
+AGGREGATES, PER_REQUEST = compare.AGGREGATES, compare.PER_REQUEST
 FACTS = {"engine": "vllm", "model": "tiny-random-llama", "gpu": "H100-SXM-80GB", "tp": 1}
 CASES = [
     (tool, level, name.format(level=level))
@@ -116,12 +100,7 @@ def test_per_request_files_reproduce_the_printed_latencies_and_counts(
     stored = stored_level(
         engine, REAL[tool] / level / PER_REQUEST[tool], FACTS | user_load(tool, level)
     )
-    pairs = [p for p in compare.pairs(tool, printed(tool, level), stored) if p.stored is not None]
-    latencies = [p for p in pairs if "Throughput" not in p.label and "/s" not in p.label]
-    assert len(latencies) >= 6
-    # Recomputed from the requests: TTFT and e2e exactly; inference-perf's per-request TPOT
-    # differs by up to 0.07 ms from its own summary (seen on these files).
-    assert [p.label for p in latencies if p.difference > max(p.tolerance, 0.1)] == []
+    assert compare.per_request_mismatches(tool, printed(tool, level), stored) == []
 
 
 def test_the_recorded_stdout_parses_to_the_recorded_numbers() -> None:
