@@ -19,7 +19,7 @@ from db import run_reads
 from db.engine import Engine, make_engine
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Level
-from tests.integration.conftest import VllmServer, unavailable
+from tests.integration.conftest import ServerKeeper, unavailable
 from tests.interop import compare, peer_tools
 from tests.stores import Stores
 from workflows.ingest import IngestOptions, Upload, ingest
@@ -69,11 +69,12 @@ def _problems(engine: Engine, done: peer_tools.Recorded) -> list[str]:
 
 @pytest.mark.parametrize("tool", peer_tools.TOOLS)
 def test_the_tool_runs_for_real_and_capplan_stores_its_own_numbers(
-    tool: str, vllm_server: VllmServer, engine: Engine, tmp_path: Path
+    tool: str, vllm_keeper: ServerKeeper, engine: Engine, tmp_path: Path
 ) -> None:
     why = peer_tools.missing(tool)
     if why is not None:
-        unavailable(why)
+        unavailable(why)  # before the server starts: a missing tool fails (CI) or skips at once
+    vllm_server = vllm_keeper.get()
     target = peer_tools.Target(vllm_server.base_url, vllm_server.model, vllm_server.model_dir)
     for load in LEVELS:
         out = tmp_path / load.name

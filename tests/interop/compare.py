@@ -154,16 +154,20 @@ PER_REQUEST = {
     "aiperf": "profile_export.jsonl",
     "inference-perf": "per_request_lifecycle_metrics.json",
 }
-# Recomputed from the requests, TTFT and e2e match exactly; inference-perf's per-request TPOT
-# was seen up to 0.07 ms from its own summary, and throughputs use capplan's steady-state window
-# (AIPerf: its whole benchmark duration), so they are compared in the report, not here.
+# Recomputed from the requests, TTFT, e2e and counts match the tool's own summary (TTFT and e2e
+# are the same timestamps). TPOT does not, by definition: capplan's is (e2e - ttft)/(tokens - 1)
+# per request, inference-perf's runs to the last token and counts the client's re-tokenized
+# output (36 tokens where the server's usage says 32; its TPOT mean 0.3 ms was 0.5 ms here);
+# throughputs use capplan's steady-state window. Those are reported, not asserted.
 PER_REQUEST_SLACK_MS = 0.1
+_SAME_TIMESTAMPS = ("TTFT", "Time to First Token", "Req Lat", "Request Latency", "Successes")
+_SAME_TIMESTAMPS += ("Request Count",)
 
 
 def per_request_mismatches(tool: str, printed: Mapping[str, float], level: Level) -> list[str]:
     """The printed latencies and counts a per-request file does not reproduce (within slack)."""
     found = [p for p in pairs(tool, printed, level) if p.stored is not None]
-    latencies = [p for p in found if "Throughput" not in p.label and "/s" not in p.label]
+    latencies = [p for p in found if any(word in p.label for word in _SAME_TIMESTAMPS)]
     if len(latencies) < 6:
         return [f"only {len(latencies)} printed latencies or counts to compare"]
     return [
