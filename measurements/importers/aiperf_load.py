@@ -121,6 +121,7 @@ def _stated_load(config: Reader) -> Load | None:
 
 
 def file_load(config: Reader, overrides: DeploymentOverrides, version: str | None) -> Load:
+    """The file's load, else the user's; InputError naming the version and key without either."""
     stated = _stated_load(config)
     given = user_load(overrides)
     if stated is not None:  # the file wins; importers/__init__ notes an unused user load
