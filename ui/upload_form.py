@@ -33,8 +33,9 @@ PRECISIONS = (FROM_FILE, "fp8", "bf16", "fp16", "int8", "int4", "nvfp4", OTHER)
 FACT_HELP = "Only for facts the file does not state; a value here replaces the file's (noted)."
 LOAD_HELP = (
     "Some exports (AIPerf/GenAI-Perf CSV, per-request records) do not say what load they ran "
-    "at. Give the concurrency or the rate you ran (not both); files that state their own load "
-    "keep it. Without either, such a level is stored but kept out of curve fits."
+    "at. Give the concurrency or the rate you ran (not both): it is used only where a file "
+    "states no load; a file that states its own keeps it, and its notes say yours was not used. "
+    "Without either, such a level is stored but kept out of curve fits."
 )
 COUNTS = (
     ("gpu_count", "GPUs per replica"),

@@ -38,11 +38,12 @@ from measurements.importers import (
 from measurements.importers.common import (
     NO_OVERRIDES,
     DeploymentOverrides,
+    UserLoad,
     content_key,
     join_notes,
     user_load,
 )
-from measurements.run_file import LoadKind, Provenance, RunFile, input_error_from_validation
+from measurements.run_file import Level, LoadKind, Provenance, RunFile, input_error_from_validation
 
 __all__ = [
     "IMPORTERS",
@@ -257,12 +258,12 @@ def _stamp(run: RunFile, name: str, data: bytes) -> RunFile:
 def _with_user_load(run: RunFile, overrides: DeploymentOverrides) -> RunFile:
     """Give levels whose file states no load the load the user stated (--concurrency, form)."""
     load = user_load(overrides)
-    if load is None or all(level.load_stated for level in run.levels):
+    if load is None:
         return run
     levels = []
     for level in run.levels:
         if level.load_stated:
-            levels.append(level)
+            levels.append(_file_load_wins(level, load))
             continue
         kind = "req/s" if level.load_kind is LoadKind.RATE else "in flight"
         replaced = (
@@ -278,6 +279,15 @@ def _with_user_load(run: RunFile, overrides: DeploymentOverrides) -> RunFile:
         }
         levels.append(level.model_copy(update=update))
     return run.model_copy(update={"levels": tuple(levels)})
+
+
+def _file_load_wins(level: Level, load: UserLoad) -> Level:
+    """A level whose file states its load keeps it; its notes say the user's was not used."""
+    if load.note in (level.notes or ""):  # the importer used the user's load itself
+        return level
+    kind = "req/s" if level.load_kind is LoadKind.RATE else "in flight"
+    kept = f"{load.note} was not used: the file states {level.load_value:g} {kind}, which wins"
+    return level.model_copy(update={"notes": join_notes([kept, level.notes or ""])})
 
 
 def _too_large(name: str, size: int) -> FileTooLargeError:

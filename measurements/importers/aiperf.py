@@ -1,18 +1,26 @@
 """NVIDIA AIPerf profile_export_aiperf.json -> RunFile (one load level per file).
 
 Two layouts: current (one top-level `{unit, avg, pNN...}` object per metric tag) and early
-(Oct 2025: the same objects under `records`, each with `tag` and `header`). Also holds the
-metric-object helpers the GenAI-Perf importer shares (same tags, same units)."""
+(Oct 2025: the same objects under `records`, each with `tag` and `header`). The load is under
+`input_config.loadgen` before 0.13 and in the profiling phase of `input_config.phases[]` from
+0.13 on. Verified on real files of aiperf 0.13.0 (tests/fixtures/aiperf/real-0.13.0/). Also holds
+the metric-object helpers the GenAI-Perf importer shares (same tags, same units)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
 from errors import InputError
+from measurements.importers.aiperf_load import (
+    NO_LOAD,
+    Load,
+    file_load,
+    file_model,
+    section,
+)
 from measurements.importers.common import (
     DeploymentOverrides,
     MetricSet,
@@ -20,10 +28,10 @@ from measurements.importers.common import (
     join_notes,
     resolve_deployment,
 )
+from measurements.importers.versions import named, version_notes
 from measurements.run_file import (
     Environment,
     Level,
-    LoadKind,
     Provenance,
     RunFile,
     Source,
@@ -77,16 +85,6 @@ COUNT_TAGS = frozenset(
 )
 
 MetricObjects = Mapping[str, Reader]
-
-
-@dataclass(frozen=True, slots=True)
-class Load:
-    """The load level a file states, and how it was found."""
-
-    kind: LoadKind
-    value: float
-    burst: bool
-    notes: tuple[str, ...]
 
 
 def _is_metric_object(value: object) -> bool:
@@ -173,54 +171,6 @@ def avg(objects: MetricObjects, tag: str, *, whole: bool = False) -> float | Non
     return reader.count("avg") if whole else reader.number("avg")
 
 
-def section(reader: Reader, path: str) -> Reader | None:
-    """The object at dotted `path` below `reader`, or None when any part is absent."""
-    obj: Mapping[str, object] = reader.obj
-    for key in path.split("."):
-        value = obj.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise reader.fail(path, "expected an object", value)
-        obj = value
-    return Reader(reader.file, obj, f"{reader.where}{path}.")
-
-
-NO_LOAD = "is missing: the load (concurrency or request rate) is unknown and is never guessed"
-
-
-def load_level(config: Reader, requests: int | None) -> Load:
-    """Closed loop (concurrency) or open loop (request_rate) as the config states; never guessed."""
-    rate = config.number("request_rate")
-    concurrency = config.count("concurrency")
-    if rate is not None and rate > 0:
-        cap = "" if concurrency is None else f", at most {concurrency} in flight (concurrency)"
-        return Load(LoadKind.RATE, rate, False, (f"open loop at {rate:g} req/s{cap}",))
-    if concurrency is None or concurrency < 1:
-        raise config.fail(
-            "concurrency", "is missing or below 1 and request_rate is not set: load unknown"
-        )
-    if requests is not None and concurrency >= requests:
-        note = (
-            f"concurrency {concurrency} >= request count {requests}: every request was sent at "
-            "once (a burst, kept out of curve fits)"
-        )
-        return Load(LoadKind.CONCURRENCY, float(concurrency), True, (note,))
-    return Load(LoadKind.CONCURRENCY, float(concurrency), False, ())
-
-
-def model_name(config: Reader | None, key: str) -> tuple[str | None, list[str]]:
-    """The served model when the config names exactly one, with a note otherwise."""
-    names = None if config is None else config.obj.get(key)
-    if config is None or names is None:
-        return None, []
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise config.fail(key, "expected a list of model names", names)
-    if len(names) == 1:
-        return str(names[0]), []
-    return None, [f"{key} lists {len(names)} models ({', '.join(map(str, names))}): pass --model"]
-
-
 def parse(
     name: str,
     doc: object,
@@ -238,11 +188,13 @@ def parse(
         else metric_objects(name, doc)
     )
     top = Reader(name, doc)
+    version = top.text("aiperf_version")
     config = section(top, "input_config")
     if config is None:
-        raise top.fail("input_config", NO_LOAD)
-    level = _level(top, objects, config)
-    model, notes = model_name(section(config, "endpoint"), "model_names")
+        raise top.fail("input_config", f"{NO_LOAD} ({named(CLIENT, version)})")
+    level = _level(top, objects, config, overrides)
+    model, notes = file_model(config)
+    notes = version_notes(CLIENT, version) + notes
     stated = DeploymentOverrides(model=model)
     hint = " (AIPerf talks to any OpenAI-compatible server)"
     deployment, conflicts = resolve_deployment(name, stated, overrides, hint=hint)
@@ -256,7 +208,7 @@ def parse(
             environment=Environment(
                 gpu_name=_gpu_name(top),
                 client=CLIENT,
-                client_version=top.text("aiperf_version"),
+                client_version=version,
             ),
             levels=(level,),
             started_at=_started_at(objects),
@@ -267,15 +219,14 @@ def parse(
     ]
 
 
-def _level(top: Reader, objects: MetricObjects, config: Reader) -> Level:
+def _level(
+    top: Reader, objects: MetricObjects, config: Reader, overrides: DeploymentOverrides
+) -> Level:
     completed = avg(objects, "request_count", whole=True)
     failed = avg(objects, "error_request_count", whole=True)
     if failed is None:
         failed = _summary_errors(top)
-    loadgen = section(config, "loadgen")
-    if loadgen is None:
-        raise config.fail("loadgen", NO_LOAD)
-    load = load_level(loadgen, loadgen.count("request_count"))
+    load = file_load(config, overrides, top.text("aiperf_version"))
     metrics = MetricSet()
     notes = [*load.notes, *add_metrics(objects, metrics)]
     if failed:

@@ -9,16 +9,13 @@ from collections.abc import Mapping
 
 from errors import InputError
 from measurements.importers.aiperf import (
-    NO_LOAD,
     add_metrics,
     avg,
     build_level,
-    load_level,
     metric_objects,
-    model_name,
-    section,
     sequence_workload,
 )
+from measurements.importers.aiperf_load import NO_LOAD, load_level, model_name, section
 from measurements.importers.common import (
     DeploymentOverrides,
     MetricSet,

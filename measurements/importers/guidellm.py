@@ -1,7 +1,8 @@
 """guidellm benchmarks.json / .yaml (report v2 of 0.7+, v1 of 0.5-0.6, v0.4, <= v0.3) -> RunFile.
 
 One file is one run; each benchmark (one strategy) is one load level. Numbers come from the
-`successful` distributions: `inter_token_latency_ms` is canonical tpot, latency is in seconds."""
+`successful` distributions: `inter_token_latency_ms` is canonical tpot, latency is in seconds.
+Verified on real guidellm 0.8.1 reports (tests/fixtures/guidellm/real-0.8.1/) and 0.8.0.dev18."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from measurements.importers.common import (
     join_notes,
     resolve_deployment,
 )
+from measurements.importers.versions import version_notes
 from measurements.run_file import (
     Environment,
     Level,
@@ -160,6 +162,8 @@ def build_run(
     deployment, conflicts = resolve_deployment(name, stated, overrides, hint=hint)
     meta = _mapping(top.get("metadata"))
     version = meta.get("guidellm_version") if meta is not None else None
+    version = version if isinstance(version, str) else None
+    notes = version_notes(CLIENT, version) + notes
     return RunFile(
         source=Source.GUIDELLM,
         provenance=provenance,
@@ -167,9 +171,7 @@ def build_run(
         workload=Workload(
             isl=_mean_of([b.isl_mean for b in parsed]), osl=_mean_of([b.osl_mean for b in parsed])
         ),
-        environment=Environment(
-            client=CLIENT, client_version=version if isinstance(version, str) else None
-        ),
+        environment=Environment(client=CLIENT, client_version=version),
         levels=tuple(b.level for b in parsed),
         started_at=min((b.started_at for b in parsed if b.started_at), default=None),
         notes=join_notes(notes + conflicts, "\n"),

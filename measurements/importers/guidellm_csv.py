@@ -1,11 +1,16 @@
 """guidellm benchmarks.csv (3 header rows: group, "Successful <unit>", stat; one row per benchmark).
 
 Each row is rebuilt into the shape of a benchmarks.json entry and handed to the JSON importer's
-helpers, so metric names, strategies and notes match the `guidellm` importer exactly."""
+helpers, so metric names, strategies and notes match the `guidellm` importer exactly. Verified
+on guidellm 0.8.1's real CSV (tests/fixtures/guidellm/real-0.8.1/): its Timings are date-time
+text (`2026-11-29 18:47:24`, no zone: not read), its Benchmark / Strategy is `concurrent@4` or
+`poisson@2.00` and the model is inside the Run Info / Backend JSON cell."""
 
 from __future__ import annotations
 
 import csv
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -36,6 +41,7 @@ _PLAIN_COLUMNS: dict[tuple[str, str], tuple[str, ...]] = {
     ("benchmark", "rate"): ("config", "strategy", "rate"),
     ("benchmark", "streams"): ("config", "strategy", "streams"),
     ("benchmark", "max_concurrency"): ("config", "strategy", "max_concurrency"),
+    ("run_info", "backend"): ("config", "backend"),
     ("timings", "start_time"): ("start_time",),
     ("timings", "duration"): ("duration",),
     **{
@@ -44,6 +50,11 @@ _PLAIN_COLUMNS: dict[tuple[str, str], tuple[str, ...]] = {
     },
 }
 _TEXT_PATHS = (("config", "backend", "model"), ("config", "strategy", "type_"))
+_STRATEGY = ("config", "strategy", "type_")
+# 0.8's display form of a strategy: type@value (streams for concurrent, req/s for a rate).
+_STRATEGY_AT = re.compile(r"^(?P<kind>[a-z_]+)@(?P<value>[0-9.]+)$")
+_VALUE_KEY = {"concurrent": "streams", "constant": "rate", "poisson": "rate"}
+_VALUE_KEY |= {"throughput": "max_concurrency", "async": "rate"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +69,21 @@ def _snake(cell: str) -> str:
     return "_".join("".join(c if c.isalnum() else " " for c in cell.lower()).split())
 
 
-def _metric_key(group: str) -> str | None:
+# 0.8 groups rates and token counts: (group, name after "Successful") -> benchmarks.json key.
+_GROUPED = {
+    ("server_throughput", "requests_sec"): "requests_per_second",
+    ("token_throughput", "input_tokens_sec"): "prompt_tokens_per_second",
+    ("token_throughput", "output_tokens_sec"): "output_tokens_per_second",
+    ("token_throughput", "total_tokens_sec"): "tokens_per_second",
+    ("token_metrics", "input_tokens"): "prompt_token_count",
+    ("token_metrics", "output_tokens"): "output_token_count",
+}
+
+
+def _metric_key(group: str, name: str) -> str | None:
+    grouped = _GROUPED.get((_snake(group), _snake(name).removeprefix("successful_")))
+    if grouped is not None:
+        return grouped
     wanted = _snake(group).removesuffix("_ms")
     return next((k for k in _METRIC_KEYS if k.removesuffix("_ms") == wanted), None)
 
@@ -89,7 +114,7 @@ def _column(index: int, group: str, name: str, stat: str) -> _Column | None:
     plain = _PLAIN_COLUMNS.get((_snake(group), _snake(name)))
     if plain is not None:
         return _Column(index, label, plain, percentiles=False)
-    key = _metric_key(group)
+    key = _metric_key(group, name)
     # Only the successful requests' statistics are imported, as from benchmarks.json.
     if key is None or not name.lower().startswith("successful"):
         return None
@@ -163,12 +188,50 @@ def _benchmark(
             continue
         if column.path in _TEXT_PATHS:
             value: object = cell
+        elif column.path == ("config", "backend"):
+            value = _backend(name, number, column, cell)
+        elif column.path == ("start_time",) and not _is_number(cell):
+            continue  # 0.8 writes local date-time text without a zone: the start stays unknown
         elif column.percentiles:
             value = _percentiles(name, number, column, cell)
         else:
             value = _number(name, number, column, cell)
         _put(entry, column.path, value)
+    _split_strategy(entry)
     return entry
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _backend(name: str, number: int, column: _Column, cell: str) -> dict[str, object]:
+    """The Run Info / Backend JSON cell (0.8) -> {model} when it names one."""
+    try:
+        backend = json.loads(cell)
+    except ValueError as exc:
+        raise _bad_cell(name, number, column, cell[:80], "expected a JSON object") from exc
+    model = backend.get("model") if isinstance(backend, dict) else None
+    return {"model": model} if isinstance(model, str) and model else {}
+
+
+def _split_strategy(entry: dict[str, object]) -> None:
+    """`concurrent@4` -> type_ concurrent, streams 4 (`poisson@2.00` -> rate 2.0)."""
+    config = entry.get("config")
+    strategy = config.get("strategy") if isinstance(config, dict) else None
+    kind = strategy.get("type_") if isinstance(strategy, dict) else None
+    match = _STRATEGY_AT.match(kind) if isinstance(kind, str) else None
+    if match is None or not isinstance(strategy, dict):
+        return
+    strategy["type_"] = match["kind"]
+    key = _VALUE_KEY.get(match["kind"])
+    if key is not None:
+        value = float(match["value"])
+        strategy.setdefault(key, int(value) if key != "rate" else value)
 
 
 def _put(entry: dict[str, object], path: tuple[str, ...], value: object) -> None:

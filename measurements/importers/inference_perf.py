@@ -1,5 +1,7 @@
 """kubernetes-sigs/inference-perf: a `*_lifecycle_metrics.json` (one stage, or the summary over all
-stages) as one level, or `per_request_lifecycle_metrics.json` alone as samples; seconds -> ms."""
+stages) as one level, or `per_request_lifecycle_metrics.json` alone as samples; seconds -> ms.
+Verified on real files of inference-perf 0.7.0 (tests/fixtures/inference-perf/real-0.7.0/; a
+concurrent stage states `load_summary.concurrency`) and on the 0.5.0 test corpus."""
 
 from __future__ import annotations
 
@@ -165,7 +167,13 @@ def _lifecycle_level(name: str, doc: Mapping[str, object]) -> tuple[Level, Workl
 
 
 def _load(load: Reader, throughput: Reader) -> tuple[LoadKind, float, bool, list[str]]:
-    """A stage's requested rate (load stated); the summary over all stages states none."""
+    """A concurrent stage's concurrency (0.7: load_summary.concurrency, its requested_rate is
+    then the request count), else a stage's requested rate; the summary states neither."""
+    concurrency = load.count("concurrency")
+    if concurrency is not None:
+        if concurrency < 1:
+            raise load.fail("concurrency", "must be 1 or more", concurrency)
+        return LoadKind.CONCURRENCY, float(concurrency), True, []
     rate = load.number("requested_rate")
     if rate is not None:
         if rate == 0:

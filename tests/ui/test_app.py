@@ -433,6 +433,34 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     assert (level.load_kind.value, level.load_value, level.load_stated) == ("concurrency", 8, True)
 
 
+def test_runs_page_load_field_fills_in_only_where_the_file_states_no_load(store_url: str) -> None:
+    at = _page("ui/runs.py")
+    real = FIXTURES / "aiperf" / "real-0.13.0" / "c4"
+    at.file_uploader(key="upload_files").set_value(
+        [
+            (name, (real / name).read_bytes(), "application/octet-stream")
+            for name in ("profile_export_aiperf.csv", "profile_export_aiperf.json")
+        ]
+    )
+    at.selectbox(key="fact_Engine").set_value("vllm")
+    at.text_input(key="fact_model").set_value("tiny-random-llama")
+    at.number_input(key="fact_concurrency").set_value(16)
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(1)
+    at.button[0].click().run()
+    assert not at.exception
+    outcomes = _table(at, "upload_outcomes_table")
+    # One deployment and workload at two loads: the two files become one run of two levels.
+    assert list(outcomes["status"]) == ["stored"], outcomes.to_dict("records")
+    engine = make_engine(store_url)
+    (run,) = [s.run for s in run_reads.load_runs(engine)[-1:]]
+    by_load = {(level.load_kind.value, level.load_value): level for level in run.levels}
+    assert set(by_load) == {("concurrency", 16), ("concurrency", 4)}  # the form's, the file's
+    assert by_load["concurrency", 16].load_stated
+    notes = by_load["concurrency", 4].notes or ""
+    assert "concurrency 16 was not used: the file states 4 in flight, which wins" in notes
+
+
 def test_plan_page_builds_the_pdf_report_on_request(store_url: str) -> None:
     at = _page("ui/plan.py")
     assert "plan_report" not in at.session_state  # nothing slow until it is asked for
