@@ -38,10 +38,9 @@ def load_json(text: str | bytes, file: str, limits: Limits = DEFAULT_LIMITS) -> 
     """Parse one JSON document within the limits (InputError otherwise)."""
     _check_size(text, file, limits)
     try:
-        value = json.loads(text, object_pairs_hook=_unique_pairs)
-    except _DuplicateKeyError as exc:
-        message = f"key {preview(exc.key)} is given twice in one object"
-        raise InputError(message, file=file) from None
+        value = json_loads(text)
+    except DuplicateKeyError as exc:
+        raise InputError(str(exc), file=file) from None
     except RecursionError:
         raise InputError(_too_deep(limits), file=file) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -123,16 +122,25 @@ def _check_number(number: float, path: Path, file: str, limits: Limits) -> None:
         )
 
 
-class _DuplicateKeyError(Exception):
+class DuplicateKeyError(ValueError):
+    """A JSON object that gives one key twice (json.loads would keep the last silently)."""
+
     def __init__(self, key: str) -> None:
         self.key = key
+        super().__init__(f"key {preview(key)} is given twice in one object")
+
+
+def json_loads(text: str | bytes) -> object:
+    """json.loads that raises DuplicateKeyError for a key given twice; no other limit (check()
+    bounds the result)."""
+    return json.loads(text, object_pairs_hook=_unique_pairs)
 
 
 def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     found: dict[str, object] = {}
     for key, value in pairs:
         if key in found:
-            raise _DuplicateKeyError(key)
+            raise DuplicateKeyError(key)
         found[key] = value
     return found
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-import yaml
 from pydantic import ValidationError
 
 from errors import InputError
+from measurements.bounded import load_yaml
 from measurements.importers.common import (
     DeploymentOverrides,
     MetricSet,
@@ -86,9 +86,11 @@ def _load_yaml(name: str, doc: object) -> object:
     if not isinstance(doc, str) or not name.lower().endswith(_YAML_SUFFIXES):
         return doc
     try:
-        return yaml.safe_load(doc)
-    except (yaml.YAMLError, RecursionError):
-        return None
+        return load_yaml(doc, name)
+    except InputError as exc:
+        if exc.message.startswith("not valid YAML"):
+            return None  # not YAML at all: another importer may know it
+        raise  # YAML that is refused as bounded parsing says (an alias bomb, ...)
 
 
 def _benchmarks(doc: object) -> list[Mapping[str, object]] | None:
@@ -130,10 +132,7 @@ def parse(
 ) -> list[RunFile]:
     """One guidellm report as one RunFile with one level per benchmark."""
     if isinstance(doc, str) and name.lower().endswith(_YAML_SUFFIXES):
-        try:
-            doc = yaml.safe_load(doc)
-        except (yaml.YAMLError, RecursionError) as exc:
-            raise InputError(f"not valid YAML: {exc}", file=name) from exc
+        doc = load_yaml(doc, name)
     benchmarks = _benchmarks(doc)
     top = _mapping(doc)
     if benchmarks is None or top is None:

@@ -10,10 +10,10 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 
-import yaml
 from pydantic import ValidationError
 
 from errors import InputError
+from measurements.bounded import load_yaml
 from measurements.importers.common import (
     DeploymentOverrides,
     MetricSet,
@@ -83,10 +83,7 @@ def _load_doc(name: str, doc: object) -> object:
         return doc
     if not (name.lower().endswith((".yaml", ".yml")) or _looks_like_report(doc)):
         return None
-    try:
-        return yaml.safe_load(doc)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", file=name) from exc
+    return load_yaml(doc, name)
 
 
 def _report(name: str, doc: object) -> Mapping[str, object] | None:

@@ -15,6 +15,7 @@ import yaml
 
 from errors import InputError, ScenarioError, preview
 from measurements.bounded import Limits, load_json, load_yaml, load_yaml_all
+from measurements.importers import import_bytes
 from planner.scenario import scenario_from_yaml
 
 pytestmark = pytest.mark.hostile
@@ -207,3 +208,19 @@ def test_scenario_numbers_beyond_physical_bounds_are_refused(extra: str, field: 
 def test_a_scenario_name_of_a_thousand_characters_is_refused() -> None:
     error = _refused(lambda: scenario_from_yaml(f"name: {'n' * 1000}\nmodel: m\n", "long.yaml"))
     assert error.field == "name"
+
+
+def test_an_uploaded_guidellm_yaml_bomb_is_refused_by_the_importer() -> None:
+    data = _bomb(key="benchmarks").encode()
+    error = _refused(lambda: import_bytes("benchmarks.yaml", data))
+    assert error.file == "benchmarks.yaml" and "alias" in str(error)
+
+
+def test_a_result_file_giving_a_key_twice_is_refused_by_the_importer() -> None:
+    real = FIXTURES / "vllm-cpu-real" / "c8.json"
+    text = real.read_text(encoding="utf-8")
+    doubled = text.replace('"completed": ', '"completed": 1, "completed": ', 1)
+    assert doubled != text
+    error = _refused(lambda: import_bytes("c8.json", doubled.encode()))
+    assert "'completed' is given twice" in str(error)
+    assert import_bytes("c8.json", text.encode())  # the file itself imports
