@@ -1,8 +1,8 @@
 """`python -m ui.serve run app.py ...`: Streamlit's own command line, started after the pages'
 heavy imports (scipy, pandas, plotly, the planner, the store layer and Alembic: seconds on a
 2-core box), so the server pays them once at start-up and the first page a user opens does not;
-and, once the server runs, the store is opened and the Plan page's first curves and fits are read
-into the shared caches (seconds at 10,000 runs) before anyone asks (bench/bench_plan_session.py,
+and, once the server runs, the store is opened and the Plan page's first curves are read into the
+shared caches (seconds at 10,000 runs) before anyone asks (bench/bench_plan_session.py,
 "first Plan page"). `capplan app` and the browser tests start it.
 """
 
@@ -36,9 +36,12 @@ def preload() -> None:
 
 
 def warm_up(wait_s: float = 60.0) -> None:
-    """Once Streamlit's runtime exists (its data caches live there): open the store and read the
-    Plan page's first model's curves and fits at its first workload into the caches every
-    session shares. A store that cannot be opened is left for the page to report."""
+    """Once Streamlit's runtime exists (its data caches live there): open the store (migrations,
+    demo data on a first start) and read the Plan page's first model's curves and the price
+    catalog into the caches every session shares; then say so on stderr. Nothing is fitted here:
+    the first plan fits only the curves it picks (fitting all of a 10,000-run store's curves at
+    the first workload took 13 s and slowed the first page down). A store that cannot be opened
+    is left for the page to report."""
     # Imported here, after preload() has imported them with the start-up warning quieted.
     from streamlit import runtime  # noqa: PLC0415
 
@@ -52,19 +55,17 @@ def warm_up(wait_s: float = 60.0) -> None:
             return
         time.sleep(0.05)
     start = time.perf_counter()
-    url = res.db_url()
-    model, workload = plan_form.DEFAULT_MODEL, f"{plan_form.DEFAULT_ISL}/{plan_form.DEFAULT_OSL}"
+    url, model = res.db_url(), plan_form.DEFAULT_MODEL
     try:
         res.store_engine(url)
         version = res.store_version(url)
         curves = res.model_curves(url, version, model)
-        fits = res.fits_for_workload(url, version, model, workload)
+        res.curve_workloads(url, version)
         res.price_catalog(url, version)
     except CapplanError:
         return
     print(
-        f"{WARM}: {len(curves)} curves of {model}, {len(fits)} fitted at ISL/OSL {workload}, "
-        f"in {time.perf_counter() - start:.1f} s",
+        f"{WARM}: {len(curves)} curves of {model} in {time.perf_counter() - start:.1f} s",
         file=sys.stderr,
         flush=True,
     )
