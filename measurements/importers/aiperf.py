@@ -121,7 +121,18 @@ def sniff(name: str, doc: object) -> str | None:
 
 
 def metric_objects(name: str, doc: Mapping[str, object], prefix: str = "") -> dict[str, Reader]:
-    """Every `{unit, avg, ...}` object in `doc` by tag, each as a Reader naming its key path."""
+    """Every `{unit, avg, ...}` object in `doc` by tag, each as a Reader naming its key path; a
+    metric capplan reads that is given in another shape (a list, a bare number) is refused, not
+    dropped."""
+    for tag, value in doc.items():
+        # null (not measured) and objects without an avg (not computed) are skipped, as before.
+        if (tag in LATENCIES or tag in RATES) and isinstance(value, list | str | int | float):
+            raise InputError(
+                "expected a metric object with 'unit' and 'avg' (AIPerf's layout)",
+                file=name,
+                field=f"{prefix}{tag}",
+                value=value,
+            )
     return {
         tag: Reader(name, value, f"{prefix}{tag}.")
         for tag, value in doc.items()

@@ -16,6 +16,7 @@ import yaml
 from errors import InputError, ScenarioError, preview
 from measurements.bounded import Limits, load_json, load_yaml, load_yaml_all
 from measurements.importers import import_bytes
+from measurements.importers.common import DeploymentOverrides
 from planner.scenario import scenario_from_yaml
 
 pytestmark = pytest.mark.hostile
@@ -224,3 +225,13 @@ def test_a_result_file_giving_a_key_twice_is_refused_by_the_importer() -> None:
     error = _refused(lambda: import_bytes("c8.json", doubled.encode()))
     assert "'completed' is given twice" in str(error)
     assert import_bytes("c8.json", text.encode())  # the file itself imports
+
+
+def test_an_aiperf_ttft_given_as_a_list_is_refused_not_dropped() -> None:
+    real = FIXTURES / "aiperf" / "real-0.13.0" / "rate2" / "profile_export_aiperf.json"
+    doc = json.loads(real.read_text(encoding="utf-8"))
+    vllm = DeploymentOverrides(engine="vllm")  # AIPerf does not name the engine
+    assert import_bytes(real.name, real.read_bytes(), overrides=vllm)  # as AIPerf 0.13 wrote it
+    doc["time_to_first_token"] = [12.5, 13.1]
+    error = _refused(lambda: import_bytes(real.name, json.dumps(doc).encode(), overrides=vllm))
+    assert error.field == "time_to_first_token" and "metric object" in str(error)
