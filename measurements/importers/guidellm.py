@@ -192,6 +192,7 @@ def parse_benchmark(reader: Reader) -> _Benchmark:
     modern = _mapping(reader.obj.get("config")) is not None
     load = _load(reader)
     metrics_obj = _sub(reader, "metrics", required=True)
+    _check_whole(metrics_obj)
     metrics = MetricSet()
     notes = list(load.notes)
     notes += _latencies(metrics_obj, metrics, modern)
@@ -224,6 +225,28 @@ def parse_benchmark(reader: Reader) -> _Benchmark:
         isl_mean=prompt.number("mean") if prompt else None,
         osl_mean=output.number("mean") if output else None,
     )
+
+
+# Every guidellm release writes these for each benchmark; a report without one was cut short
+# (a YAML truncated at a line end still parses) or edited.
+WRITTEN_ALWAYS = (
+    "requests_per_second",
+    "request_latency",
+    "time_to_first_token_ms",
+    "inter_token_latency_ms",
+    "output_tokens_per_second",
+)
+
+
+def _check_whole(metrics_obj: Reader) -> None:
+    missing = [key for key in WRITTEN_ALWAYS if key not in metrics_obj.obj]
+    if missing:
+        raise metrics_obj.fail(
+            missing[0],
+            f"is missing ({', '.join(missing)} all are): a truncated or edited report? every "
+            "guidellm release writes them for each benchmark",
+            None,
+        )
 
 
 def _sub(reader: Reader, key: str, *, required: bool = False) -> Reader:

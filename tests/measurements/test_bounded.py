@@ -235,3 +235,25 @@ def test_an_aiperf_ttft_given_as_a_list_is_refused_not_dropped() -> None:
     doc["time_to_first_token"] = [12.5, 13.1]
     error = _refused(lambda: import_bytes(real.name, json.dumps(doc).encode(), overrides=vllm))
     assert error.field == "time_to_first_token" and "metric object" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("file", "share"),
+    [
+        *(("real-0.8.1/c4/benchmarks.yaml", share) for share in (1 / 3, 1 / 2, 2 / 3, 0.8, 0.9)),
+        # A cut at 8-16% of this one parsed as a benchmark with request/s alone.
+        *(("guidellm__benchmarks_stripped_v0.2-era.yaml", share) for share in (0.08, 0.1, 0.16)),
+    ],
+)
+def test_a_guidellm_yaml_cut_short_is_refused_not_stored_in_part(file: str, share: float) -> None:
+    real = FIXTURES / "guidellm" / file
+    text = real.read_text(encoding="utf-8")
+    vllm = DeploymentOverrides(engine="vllm")
+    assert import_bytes(real.name, text.encode(), overrides=vllm)  # the whole file imports
+    lines = text.splitlines(keepends=True)
+    cut = "".join(lines[: int(len(lines) * share)])  # at a line end: still valid YAML
+    for format_id in ("auto", "guidellm"):
+        error = _refused(
+            lambda f=format_id: import_bytes(real.name, cut.encode(), format_id=f, overrides=vllm)
+        )
+        assert error.file == real.name
