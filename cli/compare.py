@@ -79,10 +79,7 @@ def _definition_lines(comparison: ClientComparison) -> list[str]:
     lines = []
     for trace in comparison.traces:
         d = definitions_for(trace.tool)
-        runs = ", ".join(
-            f"run {run_id} ({workload})"
-            for run_id, workload in zip(trace.run_ids, trace.workloads, strict=True)
-        )
+        runs = trace.runs_text("({})")
         lines += [
             f"- {d.name} ({runs}): output tok/s: {d.output_tok_s}; duration: {d.duration}",
             f"  TTFT: {d.ttft}; TPOT: {d.tpot}; chunk gap: {d.chunk_gap}; tokens: {d.tokens}",

@@ -53,6 +53,13 @@ class ToolTrace:
         """The point at this concurrency, if the tool measured it."""
         return next((p for p in self.points if p.concurrency == concurrency), None)
 
+    def runs_text(self, workload_format: str = "{}") -> str:
+        """'run 12 at 128/64, run 13 at 129/64' (workload_format wraps each workload)."""
+        return ", ".join(
+            f"run {run_id} {workload_format.format(workload)}"
+            for run_id, workload in zip(self.run_ids, self.workloads, strict=True)
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CompareRow:

@@ -45,10 +45,7 @@ def definition_lines(comparison: ClientComparison) -> list[str]:
     lines = []
     for trace in comparison.traces:
         d = definitions_for(trace.tool)
-        runs = ", ".join(
-            f"run {run_id} at {workload}"
-            for run_id, workload in zip(trace.run_ids, trace.workloads, strict=True)
-        )
+        runs = trace.runs_text("at {}")
         text = (
             f"({runs}): output tok/s is {d.output_tok_s}; duration: {d.duration}. "
             f"TTFT: {d.ttft}. TPOT: {d.tpot}. Chunk gap: {d.chunk_gap}. Output tokens: {d.tokens}."
