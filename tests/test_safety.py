@@ -43,6 +43,7 @@ from planner.scenario import load_scenario
 from reports.formats import render_report
 from reports.model import build_report, run_meta
 from tests.stores import Stores, query, row_counts
+from tests.ui.conftest import shown
 from ui.upload_form import MAX_UPLOAD_ENV, check_upload, max_upload_mb
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -357,7 +358,7 @@ def test_upload_form_names_the_refused_file_and_the_limit_in_place(
         [("c8.json", b'{"a": 1}', "application/json"), ("bomb.zip", bomb, "application/zip")]
     ).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [e.value for e in at.error] == [
+    assert [shown(e.value) for e in at.error] == [
         f"bomb.zip: member 'inner.json' is 2.0 MiB uncompressed, over the 1 MiB limit per "
         f"file ({MAX_UPLOAD_ENV})"
     ]
