@@ -30,7 +30,8 @@ app.add_typer(db_app, name="db")
 
 # Control characters in what is printed (a model name with ESC from a result file) would drive the
 # terminal; rich keeps them, so every string it renders has them escaped first (\x1b), while its
-# own styling still reaches the terminal.
+# own styling still reaches the terminal. (The rule of reports.cells.visible, kept here: the CLI's
+# light commands load no reports module, tests/test_cli_startup.py.)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

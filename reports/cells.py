@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(text: str) -> str:
-    """Control characters (ESC, NUL, ...) as \\xNN escapes; tabs and newlines kept."""
+    """Control characters (ESC, NUL, CR, C1 ...) as \\xNN escapes; tabs and newlines kept: the one
+    rule for cells, the app's text (ui/text.py) and the terminal (cli/common.py)."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 

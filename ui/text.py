@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import re
 
+from reports.cells import visible
+
 # CommonMark lets any ASCII punctuation be backslash-escaped. These are the ones that change what
 # is shown anywhere in a line: links and images ([), formulas ($), Streamlit's :colour[...]
 # directives (:), emphasis (* _ ~), code (`), headings (#), tables (|) and autolinks (< >).
 # A colon before a letter starts Streamlit's :red[...] directives and :emoji: / :material/...:
 # icons; other colons (": ", "http://", "12:30") stay as they are.
 _SPECIAL = re.compile(r"([\\`*_\[\]$#~|<>]|:(?=[A-Za-z]))")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def plain(text: object) -> str:
     """`text` escaped so Streamlit shows it as written; control characters (ESC, ...) as \\xNN."""
-    shown = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", str(text))
+    shown = visible(str(text))
     return _SPECIAL.sub(r"\\\1", shown)
