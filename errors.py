@@ -74,7 +74,7 @@ class PlanningError(CapplanError):
 
 class NoDataError(PlanningError):
     """No stored curve can back any candidate; `measurement_plan` says what to measure (a
-    planner.measurement_plan.MeasurementPlan, typed loosely: errors imports nothing)."""
+    planner.analysis.measurement_plan.MeasurementPlan, typed loosely: errors imports nothing)."""
 
     def __init__(self, message: str, measurement_plan: object) -> None:
         self.measurement_plan = measurement_plan

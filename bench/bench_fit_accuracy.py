@@ -3,8 +3,8 @@
 Each Llama-3.1-70B vLLM / TensorRT-LLM curve (one per GPU, TP and ISL/OSL) loses one concurrency
 level at a time; the rest are fitted and the missing level is predicted with its 95% band.
 Output tok/s is read as the planner reads it: the curve's fit times the shared shape of its
-sibling curves (planner.shapes; the other curves of the same engine x GPU x ISL/OSL, fitted in
-full — never the held-out curve), and also plain, without the shape ('output_tok_s_plain').
+sibling curves (planner.fitting.shapes; the other curves of the same engine x GPU x ISL/OSL, fitted
+in full — never the held-out curve), and also plain, without the shape ('output_tok_s_plain').
 Reports MAPE per engine x GPU for output tok/s, TTFT and TPOT, and engine-ranking agreement at
 equal settings, each beside AIConfigurator 0.12.0's errors on the same points.
 Run: `python bench/bench_fit_accuracy.py [--quick] [--json]` (--quick: the 1024/1024 curves).
@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT))
 
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves import LoadCurve, canonical_gpu, curve_from_run  # noqa: E402
-from planner.fit import CurveFit, FitResult, fit_curve, fit_latency, fit_throughput  # noqa: E402
-from planner.shapes import Shape, shape_for  # noqa: E402
+from planner.curves.load import LoadCurve, canonical_gpu, curve_from_run  # noqa: E402
+from planner.fitting.fit import CurveFit, FitResult, fit_curve, fit_latency, fit_throughput  # noqa: E402
+from planner.fitting.shapes import Shape, shape_for  # noqa: E402
 
 SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
-AIC_CSV = ROOT / "planner" / "data" / "aiconfigurator_vs_silicon.csv"
+AIC_CSV = ROOT / "planner" / "physics" / "data" / "aiconfigurator_vs_silicon.csv"
 AIC_BACKENDS = {"vllm": "vllm", "trtllm": "tensorrt-llm"}
 AIC_MODEL = "meta-llama/Llama-3.1-70B"
 QUICK_WORKLOAD = (1024, 1024)

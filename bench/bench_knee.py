@@ -2,9 +2,9 @@
 
 Interior: each interior level of each curve left out and predicted from the rest (TPOT and
 TTFT). Next level up: the first k levels fitted, level k+1 predicted (k >= 3), and apart from it
-the first level past the KV capacity (planner.memory, from the fitted levels only). Before: the
-latency families as they were (no TPOT that flattens, no knee, bands not widened outside the
-data); after: fit_tpot, planner.knee and the widened bands. MAPE, worst signed error and how
+the first level past the KV capacity (planner.physics.memory, from the fitted levels only). Before:
+the latency families as they were (no TPOT that flattens, no knee, bands not widened outside the
+data); after: fit_tpot, planner.fitting.knee and the widened bands. MAPE, worst signed error and how
 often the truth lies in the 80% and 95% bands.
 Run: `python bench/bench_knee.py [--quick] [--json]` (--quick: Llama-3.1-70B at 8192/1024,
 three of the nine first levels past the knee).
@@ -24,18 +24,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import planner.fit as fit_module  # noqa: E402
+import planner.fitting.fit as fit_module  # noqa: E402
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves import LoadCurve, curve_from_run  # noqa: E402
-from planner.fit import (  # noqa: E402
+from planner.curves.load import LoadCurve, curve_from_run  # noqa: E402
+from planner.fitting.fit import (  # noqa: E402
     CurveFit,
     FitResult,
     fit_latency,
     fit_throughput,
     fit_tpot,
 )
-from planner.knee import knee_streams, past_knee  # noqa: E402
+from planner.fitting.knee import knee_streams, past_knee  # noqa: E402
 
 SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
 Z80, Z95 = 1.2816, 1.96

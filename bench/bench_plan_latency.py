@@ -1,7 +1,7 @@
 """How long one full plan takes (every engine x GPU x TP candidate of the demo data).
 
 The app recomputes on every slider move, so a plan must return in well under 100 ms. Fits are
-cached by their series (planner.fit), so two numbers matter: a cold plan (every chosen curve
+cached by their series (planner.fitting.fit), so two numbers matter: a cold plan (every chosen curve
 fitted from scratch: the first plan, or one on new curves) and a warm plan (the fits cached:
 a slider move that leaves ISL/OSL alone). Both are measured.
 Run: `python bench/bench_plan_latency.py [repeats]`.
@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from measurements.demo.runs import demo_runs  # noqa: E402
-from planner.capacity import make_plan  # noqa: E402
-from planner.curves import curve_from_run  # noqa: E402
-from planner.fit import clear_fit_cache  # noqa: E402
-from planner.prices import load_catalog_csv  # noqa: E402
-from planner.scenario import load_scenario  # noqa: E402
+from planner.analysis.capacity import make_plan  # noqa: E402
+from planner.curves.load import curve_from_run  # noqa: E402
+from planner.fitting.fit import clear_fit_cache  # noqa: E402
+from planner.inputs.prices import load_catalog_csv  # noqa: E402
+from planner.inputs.scenario import load_scenario  # noqa: E402
 
 SCENARIOS = ROOT / "docs" / "scenarios"
 

@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))
 
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves import H100, H200, CurveKey, CurvePoint, LoadCurve, curve_from_run  # noqa: E402
-from planner.physics import Ceilings, curve_ceilings  # noqa: E402
-from planner.projection import project_curve  # noqa: E402
+from planner.curves.load import H100, H200, CurveKey, CurvePoint, LoadCurve, curve_from_run  # noqa: E402
+from planner.physics.projection import project_curve  # noqa: E402
+from planner.physics.roofline import Ceilings, curve_ceilings  # noqa: E402
 
 SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"
 METRICS: dict[str, Callable[[CurvePoint], float | None]] = {

@@ -35,13 +35,13 @@ from db.models import LevelMetric, LoadLevel  # noqa: E402
 from db.models import RequestSample as RequestSampleRow  # noqa: E402
 from db.run_lists import RunFilter  # noqa: E402
 from measurements.run_file import Level  # noqa: E402
-from planner.capacity import make_plan  # noqa: E402
-from planner.curves import LoadCurve, curve_from_run  # noqa: E402
-from planner.fit import clear_fit_cache, fit_curve  # noqa: E402
-from planner.prices import load_catalog_csv  # noqa: E402
-from planner.scenario import load_scenario  # noqa: E402
-from planner.sensitivity import sensitivity  # noqa: E402
-from planner.uncertainty import plan_ranges  # noqa: E402
+from planner.analysis.capacity import make_plan  # noqa: E402
+from planner.analysis.sensitivity import sensitivity  # noqa: E402
+from planner.analysis.uncertainty import plan_ranges  # noqa: E402
+from planner.curves.load import LoadCurve, curve_from_run  # noqa: E402
+from planner.fitting.fit import clear_fit_cache, fit_curve  # noqa: E402
+from planner.inputs.prices import load_catalog_csv  # noqa: E402
+from planner.inputs.scenario import load_scenario  # noqa: E402
 from workflows import planning  # noqa: E402
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"

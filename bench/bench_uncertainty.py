@@ -1,7 +1,7 @@
 """How long a plan, its ranges and the sensitivity view take on the demo data (every example
-scenario). A plan sizes every option over its error samples (planner.draws); its ranges are
-read from those samples (planner.uncertainty.ranges_of: no re-plan). Run:
-`python bench/bench_uncertainty.py [samples]` (default: planner.draws.SAMPLES).
+scenario). A plan sizes every option over its error samples (planner.sizing.draws); its ranges are
+read from those samples (planner.analysis.uncertainty.ranges_of: no re-plan). Run:
+`python bench/bench_uncertainty.py [samples]` (default: planner.sizing.draws.SAMPLES).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from measurements.demo.runs import demo_runs  # noqa: E402
-from planner.capacity import make_plan  # noqa: E402
-from planner.curves import curve_from_run  # noqa: E402
-from planner.draws import Draws  # noqa: E402
-from planner.prices import load_catalog_csv  # noqa: E402
-from planner.scenario import load_scenario  # noqa: E402
-from planner.sensitivity import sensitivity  # noqa: E402
-from planner.uncertainty import ranges_of  # noqa: E402
+from planner.analysis.capacity import make_plan  # noqa: E402
+from planner.analysis.sensitivity import sensitivity  # noqa: E402
+from planner.analysis.uncertainty import ranges_of  # noqa: E402
+from planner.curves.load import curve_from_run  # noqa: E402
+from planner.inputs.prices import load_catalog_csv  # noqa: E402
+from planner.inputs.scenario import load_scenario  # noqa: E402
+from planner.sizing.draws import Draws  # noqa: E402
 
 SCENARIOS = ROOT / "docs" / "scenarios"
 

@@ -24,9 +24,9 @@ from bench.bench_fit_accuracy import SILICON_CSV  # noqa: E402
 from hardware.gpus import load_gpu_specs  # noqa: E402
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves import CurvePoint, LoadCurve, curve_from_run  # noqa: E402
-from planner.physics import curve_ceilings  # noqa: E402
-from planner.workload_adjust import adjust_curve  # noqa: E402
+from planner.curves.load import CurvePoint, LoadCurve, curve_from_run  # noqa: E402
+from planner.physics.roofline import curve_ceilings  # noqa: E402
+from planner.physics.workload_adjust import adjust_curve  # noqa: E402
 
 METRICS = ("output_tok_s", "ttft_ms", "tpot_ms")
 Bucket = tuple[str, float, float]  # engine, ISL ratio, OSL ratio (larger over smaller)

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from db.engine import Engine
-    from planner.compare import ClientComparison
-    from planner.present import JsonDict
+    from reports.client_compare import ClientComparison
+    from reports.present import JsonDict
 
 
 def print_comparisons(
@@ -22,8 +22,8 @@ def print_comparisons(
 ) -> None:
     """Compare every deployment and workload that two or more tools measured (of the models
     given, matched as the planner matches them; every model when none is)."""
-    from planner.compare import compare_clients  # noqa: PLC0415
-    from planner.tool_definitions import WHY_THEY_DIFFER  # noqa: PLC0415
+    from reports.client_compare import compare_clients  # noqa: PLC0415
+    from reports.tool_definitions import WHY_THEY_DIFFER  # noqa: PLC0415
     from workflows.planning import load_curves, model_names_like  # noqa: PLC0415
 
     _check_reference(reference)
@@ -56,7 +56,7 @@ def _check_reference(reference: str | None) -> None:
 def _table(comparison: ClientComparison) -> Table:
     from rich.table import Table  # noqa: PLC0415
 
-    from planner.compare import HEADINGS  # noqa: PLC0415
+    from reports.client_compare import HEADINGS  # noqa: PLC0415
 
     title = f"{comparison.title()} · ratios to {comparison.reference}"
     table = Table("concurrency", "tool", *HEADINGS, title=title)
@@ -74,7 +74,7 @@ def _cell(value: float | None, ratio: float | None) -> str:
 
 
 def _definition_lines(comparison: ClientComparison) -> list[str]:
-    from planner.tool_definitions import definitions_for  # noqa: PLC0415
+    from reports.tool_definitions import definitions_for  # noqa: PLC0415
 
     lines = []
     for trace in comparison.traces:
@@ -90,8 +90,8 @@ def _definition_lines(comparison: ClientComparison) -> list[str]:
 def _documents(comparisons: list[ClientComparison]) -> list[JsonDict]:
     from dataclasses import asdict  # noqa: PLC0415
 
-    from planner.compare import COMPARED  # noqa: PLC0415
-    from planner.tool_definitions import definitions_for  # noqa: PLC0415
+    from reports.client_compare import COMPARED  # noqa: PLC0415
+    from reports.tool_definitions import definitions_for  # noqa: PLC0415
 
     return [
         {

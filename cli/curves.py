@@ -23,10 +23,10 @@ if TYPE_CHECKING:  # the store, the fitting code and rich's tables load when a c
     from rich.table import Table
 
     from db.engine import Engine
-    from planner.curves import LoadCurve
-    from planner.physics import PhysicsCheck
-    from planner.predict import Prediction
-    from planner.present import JsonDict
+    from planner.curves.load import LoadCurve
+    from planner.fitting.predict import Prediction
+    from planner.physics.roofline import PhysicsCheck
+    from reports.present import JsonDict
 
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
@@ -50,9 +50,9 @@ def fit_cmd(
     each run's workload (runs within tokenisation rounding of each other share one)."""
     from rich.table import Table  # noqa: PLC0415
 
-    from planner.fit import fit_curve  # noqa: PLC0415
-    from planner.present import fit_to_dict  # noqa: PLC0415
-    from planner.workload_groups import curve_workloads  # noqa: PLC0415
+    from planner.curves.workload_groups import curve_workloads  # noqa: PLC0415
+    from planner.fitting.fit import fit_curve  # noqa: PLC0415
+    from reports.present import fit_to_dict  # noqa: PLC0415
 
     engine = open_engine(db)
     curves = _curves(engine, run)
@@ -112,10 +112,10 @@ def predict_cmd(
 ) -> None:
     """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies,
     with the curve's provenance and where each value sits against the physical ceilings."""
-    from planner.fit import fit_curve  # noqa: PLC0415
-    from planner.physics import check_curve  # noqa: PLC0415
-    from planner.predict import predict  # noqa: PLC0415
-    from planner.present import physics_to_dict  # noqa: PLC0415
+    from planner.fitting.fit import fit_curve  # noqa: PLC0415
+    from planner.fitting.predict import predict  # noqa: PLC0415
+    from planner.physics.roofline import check_curve  # noqa: PLC0415
+    from reports.present import physics_to_dict  # noqa: PLC0415
 
     values = guard(lambda: parse_concurrencies(concurrency))
     engine = open_engine(db)
@@ -150,7 +150,7 @@ def _prediction_rows(
     curve: LoadCurve, predictions: list[Prediction], physics: PhysicsCheck
 ) -> list[JsonDict]:
     """Each prediction with its share of the ceilings (a projected curve says so in its range)."""
-    from planner.present import prediction_to_dict, prediction_vs_ceiling  # noqa: PLC0415
+    from reports.present import prediction_to_dict, prediction_vs_ceiling  # noqa: PLC0415
 
     isl, osl = curve.key.isl, curve.key.osl
     rows = [
@@ -196,8 +196,8 @@ def _predictions_table(rows: list[JsonDict]) -> Table:
 
 
 def _projected(curve: LoadCurve, gpu: str) -> LoadCurve:
-    from planner.curves import canonical_gpu  # noqa: PLC0415
-    from planner.projection import project_curve  # noqa: PLC0415
+    from planner.curves.load import canonical_gpu  # noqa: PLC0415
+    from planner.physics.projection import project_curve  # noqa: PLC0415
 
     projected = project_curve(curve, canonical_gpu(gpu))
     if isinstance(projected, str):

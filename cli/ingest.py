@@ -197,7 +197,7 @@ def runs_cmd(
     --compare, the runs of one deployment and workload measured by different tools side by side."""
     from db import run_lists, run_reads  # noqa: PLC0415
     from db.run_lists import RunFilter  # noqa: PLC0415
-    from planner.present import run_to_dict  # noqa: PLC0415
+    from reports.present import run_to_dict  # noqa: PLC0415
 
     engine = open_engine(db)
     if compare:

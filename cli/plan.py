@@ -27,11 +27,11 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
 
     from rich.table import Table
 
-    from planner.capacity import Plan
-    from planner.measurement_plan import MeasurementPlan
-    from planner.options import SizedOption
-    from planner.sensitivity import SensitivityRow
-    from planner.uncertainty import OptionRange, PlanRanges
+    from planner.analysis.capacity import Plan
+    from planner.analysis.measurement_plan import MeasurementPlan
+    from planner.analysis.sensitivity import SensitivityRow
+    from planner.analysis.uncertainty import OptionRange, PlanRanges
+    from planner.sizing.options import SizedOption
     from workflows.planning import Planned
 
 
@@ -59,7 +59,7 @@ def plan_cmd(
 ) -> None:
     """Plan capacity for a scenario: options per engine x GPU x TP, cost with P10/P50/P90
     ranges, the recommendation and why (and, asked, which input moves the answer most)."""
-    from planner.scenario import load_scenario  # noqa: PLC0415
+    from planner.inputs.scenario import load_scenario  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
 
     scenario = guard(lambda: load_scenario(scenario_path))
@@ -93,7 +93,7 @@ def plan_cmd(
 def _planned(plan: Callable[[], Planned], as_json: bool) -> Planned:
     """The plan; when no curve backs any candidate, what to measure (stdout) and exit 2."""
     from errors import NoDataError  # noqa: PLC0415
-    from planner.measurement_plan import MeasurementPlan  # noqa: PLC0415
+    from planner.analysis.measurement_plan import MeasurementPlan  # noqa: PLC0415
 
     try:
         return plan()
@@ -115,7 +115,7 @@ def _print_measurements(measurements: MeasurementPlan, *after: str) -> None:
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
-    from planner.brief import group_warnings, recommendation_brief, rejected_lines  # noqa: PLC0415
+    from reports.brief import group_warnings, recommendation_brief, rejected_lines  # noqa: PLC0415
 
     brief = recommendation_brief(plan, ranges)
     _say(brief.headline)
@@ -148,8 +148,8 @@ def _plan_table(plan: Plan, ranges: PlanRanges | None) -> Table:
     from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
-    from planner.names import engine_tp, gpu_name  # noqa: PLC0415
     from reports.lead_table import options_lead_table  # noqa: PLC0415
+    from reports.names import engine_tp, gpu_name  # noqa: PLC0415
 
     by_key = {r.key: r for r in ranges.options} if ranges else {}
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)

@@ -299,7 +299,7 @@ def _probe_with_progress(
 
 
 def _report_probe(result: ProbeResult, as_json: bool) -> None:
-    from planner.present import run_to_dict  # noqa: PLC0415
+    from reports.present import run_to_dict  # noqa: PLC0415
 
     outcome, path, stored = result.outcome, result.out_path, result.stored
     if as_json:

@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
     from db.engine import Engine
     from db.run_reads import StoredRun
     from hardware.prices import PriceEntry
-    from planner.capacity import Plan
-    from planner.scenario import Scenario
+    from planner.analysis.capacity import Plan
+    from planner.inputs.scenario import Scenario
 
 
 ReportFormatOption = Annotated[str, typer.Option("--format", help="pdf, xlsx, html, csv or json.")]
@@ -86,7 +86,7 @@ def report_cmd(
     to reproduce it."""
     _check_report_args(fmt, scenario_path, record)
     _check_report_out(out_path, fmt, scenario_path, db, force)
-    from planner.capacity import make_plan  # noqa: PLC0415
+    from planner.analysis.capacity import make_plan  # noqa: PLC0415
     from reports.formats import render_report  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
 
@@ -124,7 +124,7 @@ def report_cmd(
     if as_json:
         print_json(summary)
         return
-    from planner.names import option_name  # noqa: PLC0415
+    from reports.names import option_name  # noqa: PLC0415
 
     _print_report_line(summary, option_name(choice.key) if choice else None, basis.matches)
 
@@ -147,7 +147,7 @@ def _recorded_basis(engine: Engine, record: int) -> _ReportBasis:
 
 def _scenario_basis(engine: Engine, scenario_path: Path) -> _ReportBasis:
     """A scenario file to plan now over the stored prices and its model's runs."""
-    from planner.scenario import load_scenario  # noqa: PLC0415
+    from planner.inputs.scenario import load_scenario  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
 
     scenario = guard(lambda: load_scenario(scenario_path))

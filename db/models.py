@@ -235,7 +235,7 @@ class PlanRecord(Base):
     scenario_name: Mapped[str] = mapped_column(String(200))
     scenario_yaml: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    # Runs behind the options, and every run whose curve shaped their fits (planner.shapes).
+    # Runs behind the options, and every run whose curve shaped their fits (planner.fitting.shapes).
     run_ids: Mapped[list[int]] = mapped_column(JSON)
     basis_run_ids: Mapped[list[int]] = mapped_column(JSON)
     catalog_version: Mapped[str] = mapped_column(String(64))

@@ -1,7 +1,7 @@
 """The GPU price catalog: $/GPU-hour quotes with provider, SKU, pricing type, source, as-of date
 and confidence, read from the shipped CSV (hardware/data/gpu_prices.csv) or a user's copy.
-The planner prices plans with these entries (planner/prices.py) and the store keeps the editable
-catalog (db/prices.py); both read the types here.
+The planner prices plans with these entries (planner/inputs/prices.py) and the store keeps the
+editable catalog (db/prices.py); both read the types here.
 
 Rows whose price is a range ("3.50-5.00") are not usable as a price; they are returned apart
 with the reason, so the UI can show why they are missing.

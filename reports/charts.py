@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from planner.names import option_name, provenance_word
 from reports import figures
 from reports.model import DemandSeries, OptionChart, Report
+from reports.names import option_name, provenance_word
 
 MAX_OPTIONS = 6
 PALETTE = figures.PALETTE

@@ -11,17 +11,17 @@ import io
 import math
 from dataclasses import asdict
 
-from planner.brief import tie_sentence
-from planner.capacity import Plan
-from planner.families import family_formula
-from planner.fit import CurveFit, FitResult
-from planner.names import option_name
-from planner.options import Option, RejectedOption, SizedOption
-from planner.predict import predict
-from planner.scenario import PricingMode, Scaling, scenario_to_yaml
-from planner.sensitivity import SensitivityRow
-from planner.uncertainty import OptionRange, PlanRanges
+from planner.analysis.capacity import Plan
+from planner.analysis.sensitivity import SensitivityRow
+from planner.analysis.uncertainty import OptionRange, PlanRanges
+from planner.fitting.families import family_formula
+from planner.fitting.fit import CurveFit, FitResult
+from planner.fitting.predict import predict
+from planner.inputs.scenario import PricingMode, Scaling, scenario_to_yaml
+from planner.sizing.options import Option, RejectedOption, SizedOption
+from reports.brief import tie_sentence
 from reports.cells import csv_cell
+from reports.names import option_name
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None

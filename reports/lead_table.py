@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-from planner.brief import flag_gist
-from planner.capacity import Plan
-from planner.names import option_name
-from planner.options import Option, RejectedOption, SizedOption
-from planner.sla import MEASURED_RANGE
+from planner.analysis.capacity import Plan
+from planner.sizing.options import Option, RejectedOption, SizedOption
+from planner.sizing.sla import MEASURED_RANGE
+from reports.brief import flag_gist
+from reports.names import option_name
 
 Cell = str | float | int | None
 

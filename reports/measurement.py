@@ -1,12 +1,12 @@
-"""A plan's measurement plan (planner.measurement_plan) as text lines for the CLI and as a
+"""A plan's measurement plan (planner.analysis.measurement_plan) as text lines for the CLI and as a
 section of the HTML/PDF report: the one-sentence verdict, the gaps, and the command lines."""
 
 from __future__ import annotations
 
 import html
 
-from planner.measurement_plan import MeasurementPlan, Sweep
-from planner.names import engine_name, gpu_name
+from planner.analysis.measurement_plan import MeasurementPlan, Sweep
+from reports.names import engine_name, gpu_name
 
 _PRE = 'style="white-space: pre-wrap; overflow-wrap: anywhere; font-size: 7pt"'
 

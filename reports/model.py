@@ -12,18 +12,18 @@ import numpy as np
 
 from errors import PlanningError
 from measurements.run_file import RunFile
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve
-from planner.fit import CurveFit
-from planner.names import option_name
-from planner.options import Option, OptionKey, SizedOption
-from planner.physics import check_curve
-from planner.predict import predict
-from planner.scenario import Scenario, scenario_to_yaml
-from planner.sensitivity import SensitivityRow
-from planner.sla_targets import SLA_TARGET_BY_FIELD
-from planner.uncertainty import PlanRanges
+from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.sensitivity import SensitivityRow
+from planner.analysis.uncertainty import PlanRanges
+from planner.curves.load import LoadCurve
+from planner.fitting.fit import CurveFit
+from planner.fitting.predict import predict
+from planner.inputs.scenario import Scenario, scenario_to_yaml
+from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
+from planner.physics.roofline import check_curve
+from planner.sizing.options import Option, OptionKey, SizedOption
 from reports.export import Cell, options_table
+from reports.names import option_name
 from reports.price_rows import PriceRow, price_rows
 
 REPORT_SCHEMA = "capplan-report/1"

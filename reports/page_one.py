@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.brief import (
+from planner.physics.roofline import check_curve
+from planner.sizing.options import Option, SizedOption
+from reports.brief import (
     and_list,
     caveat_line,
     expected_cost,
@@ -23,10 +25,8 @@ from planner.brief import (
     unstable_sentence,
     usd,
 )
-from planner.names import gpu_name, option_name, precision_name, provenance_word
-from planner.options import Option, SizedOption
-from planner.physics import check_curve
 from reports.model import Report
+from reports.names import gpu_name, option_name, precision_name, provenance_word
 from reports.price_rows import mix_flags
 
 MONTHS_PER_YEAR = 12

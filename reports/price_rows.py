@@ -13,9 +13,9 @@ from datetime import date, datetime
 
 from errors import PlanningError
 from hardware.prices import PriceEntry
-from planner.capacity import Plan
-from planner.names import gpu_name
-from planner.prices import scenario_price
+from planner.analysis.capacity import Plan
+from planner.inputs.prices import scenario_price
+from reports.names import gpu_name
 
 STALE_MONTHS = 6
 _DATE = re.compile(r"(20\d\d)(?:-(\d\d))?(?:-(\d\d))?")

@@ -20,7 +20,7 @@ from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from db import scenarios  # noqa: E402
 from db.engine import make_engine, upgrade  # noqa: E402
-from planner.scenario import scenario_from_yaml  # noqa: E402
+from planner.inputs.scenario import scenario_from_yaml  # noqa: E402
 from tests.browser.app_server import CHROMIUM_ARGS, chromium_path, running_app  # noqa: E402
 from tests.browser.pages import (  # noqa: E402
     PAGE_TIMEOUT_MS,

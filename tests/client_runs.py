@@ -11,7 +11,7 @@ from db.engine import make_engine
 from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
 from measurements.importers.sweeps import merge_sweeps
-from planner.curves import LoadCurve, curve_from_run
+from planner.curves.load import LoadCurve, curve_from_run
 from workflows.ingest import IngestOptions, IngestStatus, Upload, ingest
 
 FOLDER = Path(__file__).resolve().parent / "fixtures" / "vllm-cpu-clients"

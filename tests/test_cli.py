@@ -19,9 +19,9 @@ from db.run_reads import load_runs
 from measurements.importers import import_path
 from measurements.run_file import write_run_file
 from measurements.sim.server import start_in_thread
-from planner.capacity import make_plan
-from planner.curves import curve_from_run
-from planner.scenario import load_scenario
+from planner.analysis.capacity import make_plan
+from planner.curves.load import curve_from_run
+from planner.inputs.scenario import load_scenario
 from tests.stores import Stores
 from workflows import history
 

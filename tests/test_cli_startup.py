@@ -30,15 +30,23 @@ HEAVY_LIBRARIES = (
 )
 # capplan's own modules of the same kinds.
 HEAVY_MODULES = (
-    "planner.fit",
-    "planner.capacity",
+    "planner.fitting.fit",
+    "planner.analysis.capacity",
     "measurements.probe",
     "measurements.sim",
     "reports.",
 )
-# Light modules inside those packages: the report formats' names and the probe's defaults.
+# Light modules inside those packages: the report formats' names, the wording modules (names,
+# JSON shapes) and the probe's defaults.
 ALLOWED = frozenset(
-    {"reports", "reports.formats", "measurements.probe", "measurements.probe.defaults"}
+    {
+        "reports",
+        "reports.formats",
+        "reports.names",
+        "reports.present",
+        "measurements.probe",
+        "measurements.probe.defaults",
+    }
 )
 # --help loads neither the store nor the run-file models. (pydantic is not in this list: typer
 # itself imports it to parse a subcommand's parameters.)

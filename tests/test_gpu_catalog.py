@@ -12,12 +12,12 @@ import pytest
 from errors import PlanningError
 from hardware.gpus import gpu_catalog, load_gpu_specs
 from measurements.gpu_info import gpu_sku
-from planner.capacity import make_plan
-from planner.curves import H100, H200, canonical_gpu
-from planner.physics import Ceilings, ceilings, curve_ceilings
-from planner.prices import default_price, load_catalog_csv, scenario_price
-from planner.projection import PROJECTED, project_curve
-from planner.scenario import scenario_from_dict
+from planner.analysis.capacity import make_plan
+from planner.curves.load import H100, H200, canonical_gpu
+from planner.inputs.prices import default_price, load_catalog_csv, scenario_price
+from planner.inputs.scenario import scenario_from_dict
+from planner.physics.projection import PROJECTED, project_curve
+from planner.physics.roofline import Ceilings, ceilings, curve_ceilings
 from tests.gpu_catalogs import B200, B200_PRICE_ROW, add_gpu
 from tests.planner.builders import scenario, silicon_curves
 

@@ -37,9 +37,9 @@ from measurements.probe.sweep import run_probe
 from measurements.run_file import Deployment
 from measurements.sim.profiles import get_profile
 from measurements.sim.server import create_app, listening_socket
-from planner.capacity import make_plan
-from planner.curves import curve_from_run
-from planner.scenario import load_scenario
+from planner.analysis.capacity import make_plan
+from planner.curves.load import curve_from_run
+from planner.inputs.scenario import load_scenario
 from reports.formats import render_report
 from reports.model import build_report, run_meta
 from tests.stores import Stores, query, row_counts

@@ -1,6 +1,6 @@
-"""The plan's slow companions, the resampled cost ranges (planner.uncertainty) and the
-sensitivity view (planner.sensitivity), computed on a worker thread so the Plan page draws the
-plan at once and shows them when they are in (bench/bench_plan_session.py times both).
+"""The plan's slow companions, the resampled cost ranges (planner.analysis.uncertainty) and the
+sensitivity view (planner.analysis.sensitivity), computed on a worker thread so the Plan page draws
+the plan at once and shows them when they are in (bench/bench_plan_session.py times both).
 
 Results are kept by their inputs: the scenario without its name (a rename computes nothing),
 the store and its version. Work queued for other inputs is dropped when new inputs come; work
@@ -19,12 +19,12 @@ from typing import TypeVar
 import streamlit as st
 
 from errors import CapplanError
-from planner.capacity import Plan
-from planner.curves import LoadCurve
-from planner.prices import PriceEntry
-from planner.scenario import Scenario, scenario_to_yaml
-from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import PlanRanges, ranges_of
+from planner.analysis.capacity import Plan
+from planner.analysis.sensitivity import SensitivityRow, sensitivity
+from planner.analysis.uncertainty import PlanRanges, ranges_of
+from planner.curves.load import LoadCurve
+from planner.inputs.prices import PriceEntry
+from planner.inputs.scenario import Scenario, scenario_to_yaml
 
 T = TypeVar("T")
 KEPT_INPUTS = 32  # inputs whose results are kept (two results each)

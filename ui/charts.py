@@ -14,13 +14,13 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from planner.compare import ClientComparison
-from planner.fit import CurveFit, FitResult, series, series_attr
-from planner.names import curve_name, option_name, provenance_word
-from planner.physics import PhysicsCheck
-from planner.sensitivity import SensitivityRow
-from planner.uncertainty import PlanRanges
+from planner.analysis.sensitivity import SensitivityRow
+from planner.analysis.uncertainty import PlanRanges
+from planner.fitting.fit import CurveFit, FitResult, series, series_attr
+from planner.physics.roofline import PhysicsCheck
 from reports import figures
+from reports.client_compare import ClientComparison
+from reports.names import curve_name, option_name, provenance_word
 
 GRID_POINTS = 80
 PALETTE = figures.PALETTE

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from planner.compare import HEADINGS, ClientComparison, compare_clients
-from planner.fit import CurveFit
-from planner.tool_definitions import WHY_THEY_DIFFER, definitions_for
+from planner.fitting.fit import CurveFit
+from reports.client_compare import HEADINGS, ClientComparison, compare_clients
+from reports.tool_definitions import WHY_THEY_DIFFER, definitions_for
 from ui import charts
 from ui.text import plain
 

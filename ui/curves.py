@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.physics import check_curve
-from planner.workload_groups import TOLERANCE_TEXT
+from planner.curves.workload_groups import TOLERANCE_TEXT
+from planner.physics.roofline import check_curve
 from ui import charts, clients, tables
 from ui import resources as res
 from ui.text import plain

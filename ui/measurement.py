@@ -1,13 +1,14 @@
 """The Plan page's "what to measure": the one-sentence verdict, the gaps, and the sweeps as
-command lines to copy (capplan probe, vllm bench serve, AIPerf), from planner.measurement_plan."""
+command lines to copy (capplan probe, vllm bench serve, AIPerf), from
+planner.analysis.measurement_plan."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from planner.measurement_plan import MeasurementPlan, Sweep
-from planner.names import engine_name, gpu_name
+from planner.analysis.measurement_plan import MeasurementPlan, Sweep
 from reports.measurement import sweep_title
+from reports.names import engine_name, gpu_name
 from ui.text import plain
 
 

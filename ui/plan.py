@@ -7,11 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from errors import CapplanError, NoDataError
-from planner.capacity import Plan
-from planner.measurement_plan import MeasurementPlan
-from planner.scenario import Scenario, scenario_from_dict, scenario_to_yaml
-from planner.sensitivity import SensitivityRow
-from planner.uncertainty import PlanRanges
+from planner.analysis.capacity import Plan
+from planner.analysis.measurement_plan import MeasurementPlan
+from planner.analysis.sensitivity import SensitivityRow
+from planner.analysis.uncertainty import PlanRanges
+from planner.inputs.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from reports.export import options_table, plan_to_csv, plan_to_xlsx, range_rows
 from ui import charts, measurement, plan_answer, plan_form
 from ui import resources as res

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from planner.brief import group_warnings, recommendation_brief, tie_sentence, unstable_sentence
-from planner.capacity import Plan
-from planner.names import option_name
-from planner.uncertainty import PlanRanges
+from planner.analysis.capacity import Plan
+from planner.analysis.uncertainty import PlanRanges
+from reports.brief import group_warnings, recommendation_brief, tie_sentence, unstable_sentence
 from reports.export import options_table
 from reports.lead_table import options_lead_table
+from reports.names import option_name
 from ui.text import plain
 
 # Widths in pixels that fit the page at 1440 px beside the sidebar, every column in view.

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.hourly import HOURS_PER_DAY
-from planner.scenario import Scenario
+from planner.inputs.hourly import HOURS_PER_DAY
+from planner.inputs.scenario import Scenario
 
 FLAT = "flat (peak-to-average ratio only)"
 # A working-day shape: quiet nights, a morning ramp, a busy afternoon (relative weights).

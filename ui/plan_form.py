@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from hardware.gpus import gpu_catalog
-from planner.curves import LoadCurve, canonical_engine, canonical_gpu, canonical_model
-from planner.names import engine_name, gpu_name
-from planner.prices import PriceEntry
-from planner.scenario import DEMAND_KINDS, DemandKind, Scenario
-from planner.sla_targets import SLA_TARGETS
+from planner.curves.load import LoadCurve, canonical_engine, canonical_gpu, canonical_model
+from planner.inputs.prices import PriceEntry
+from planner.inputs.scenario import DEMAND_KINDS, DemandKind, Scenario
+from planner.inputs.sla_targets import SLA_TARGETS
+from reports.names import engine_name, gpu_name
 from ui import plan_fleet_form, plan_prices
 from ui.tables import model_name_choices
 

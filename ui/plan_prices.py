@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from planner.names import gpu_name
-from planner.prices import PriceEntry
-from planner.pricing_spec import PriceQuoteSpec
-from planner.scenario import Scenario
+from planner.inputs.prices import PriceEntry
+from planner.inputs.pricing_spec import PriceQuoteSpec
+from planner.inputs.scenario import Scenario
+from reports.names import gpu_name
 
 TYPED = "type a price"
 MATCH = "match the catalog"  # a loaded typed price: shown as the catalog row of that price

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from hardware.gpus import load_gpu_specs
-from planner.prices import catalog_version, skipped_rows
+from planner.inputs.prices import catalog_version, skipped_rows
 from ui import resources as res
 from ui import tables
 from ui.text import plain

@@ -21,13 +21,13 @@ from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Provenance, input_error_from_validation
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve
-from planner.fit import CurveFit, fit_curve
-from planner.prices import PriceEntry, load_catalog_csv
-from planner.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
-from planner.sensitivity import SensitivityRow
-from planner.uncertainty import PlanRanges
+from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.sensitivity import SensitivityRow
+from planner.analysis.uncertainty import PlanRanges
+from planner.curves.load import LoadCurve
+from planner.fitting.fit import CurveFit, fit_curve
+from planner.inputs.prices import PriceEntry, load_catalog_csv
+from planner.inputs.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
 from reports.formats import render_report
 from ui import background
 from ui.tables import curves_for, price_entries_from_rows, workload_members
@@ -163,8 +163,8 @@ def model_curves(url: str, version: int, model: str) -> list[LoadCurve]:
 
 def scenario_curves(scenario: Scenario, url: str, version: int) -> list[LoadCurve]:
     """The curves a plan of this scenario can use: those of its (canonical) model. The planner
-    leaves every other model's curve out (planner.selection: "other model"; shape siblings share
-    the model), so the plan is the same as over every curve. With no curve of the model, every
+    leaves every other model's curve out (planner.sizing.selection: "other model"; shape siblings
+    share the model), so the plan is the same as over every curve. With no curve of the model, every
     curve is loaded, so the planner's error can name the models that have curves."""
     return model_curves(url, version, scenario.model) or load_curves(url, version)
 
@@ -209,8 +209,8 @@ def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
 
 def later_for(scenario: Scenario, url: str, version: int) -> background.Later:
     """P10/P50/P90 nodes and cost per option from the plan's own error samples
-    (planner.uncertainty) and each input moved 10% down and up (planner.sensitivity), computed
-    off the script thread."""
+    (planner.analysis.uncertainty) and each input moved 10% down and up
+    (planner.analysis.sensitivity), computed off the script thread."""
     return background.ranges_and_sensitivity(
         scenario,
         url,

@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from db.scenarios import PlanRecord
-from planner.capacity import Plan
-from planner.names import engine_name, gpu_name, option_name
-from planner.options import SizedOption
-from planner.scenario import Scenario
+from planner.analysis.capacity import Plan
+from planner.inputs.scenario import Scenario
+from planner.sizing.options import SizedOption
+from reports.names import engine_name, gpu_name, option_name
 from workflows.history import Regenerated
 
 Cell = str | int | float | bool | None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from planner.capacity import Plan
+from planner.analysis.capacity import Plan
 from ui import resources as res
 from ui import scenario_compare as compare
 from ui.text import plain

@@ -17,13 +17,13 @@ from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
 from measurements.run_file import Origin, RunFile
-from planner import workload_groups
-from planner.curves import LoadCurve, canonical_gpu, canonical_model
-from planner.fit import CurveFit
-from planner.physics import PhysicsCheck
-from planner.present import fit_to_dict
-from planner.prices import PriceEntry, SkippedPriceRow
-from planner.workload_groups import WorkloadGroup, group_workloads
+from planner.curves import workload_groups
+from planner.curves.load import LoadCurve, canonical_gpu, canonical_model
+from planner.curves.workload_groups import WorkloadGroup, group_workloads
+from planner.fitting.fit import CurveFit
+from planner.inputs.prices import PriceEntry, SkippedPriceRow
+from planner.physics.roofline import PhysicsCheck
+from reports.present import fit_to_dict
 
 Row = dict[str, object]
 NOT_STATED = workload_groups.NOT_STATED  # also the name of a workload the source did not state
@@ -184,7 +184,7 @@ def workload_key_choices(
     keys: Iterable[tuple[str, int | None, int | None]], model: str
 ) -> list[str]:
     """The 'ISL/OSL' workloads among (model, ISL, OSL) keys for a model, 'not stated' last
-    (pairs that differ only by tokenisation rounding are one: planner.workload_groups)."""
+    (pairs that differ only by tokenisation rounding are one: planner.curves.workload_groups)."""
     return [group.name() for group in _model_groups(keys, model)]
 
 
@@ -223,7 +223,7 @@ def _model_groups(
 
 
 def fit_quality_rows(fits: Iterable[CurveFit]) -> list[Row]:
-    """Family, points, held-out MAPE % and R² of every fitted series (planner.present shapes)."""
+    """Family, points, held-out MAPE % and R² of every fitted series (reports.present shapes)."""
     rows: list[Row] = []
     for document in (fit_to_dict(fit) for fit in fits):
         for name in _FIT_SERIES:

@@ -13,10 +13,10 @@ from db import run_reads, scenarios
 from db.engine import Engine
 from db.scenarios import NewPlanRecord, PlanRecord, PlanSummary, ScenarioRecord
 from errors import ScenarioError
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve
-from planner.scenario import scenario_from_yaml, scenario_to_yaml
-from planner.shapes import group_key
+from planner.analysis.capacity import Plan, make_plan
+from planner.curves.load import LoadCurve
+from planner.fitting.shapes import group_key
+from planner.inputs.scenario import scenario_from_yaml, scenario_to_yaml
 from workflows.planning import built_curves, load_curves, plan_run_ids
 
 __all__ = [
@@ -54,8 +54,8 @@ def plan_summary(plan: Plan) -> PlanSummary:
 
 def basis_run_ids(plan: Plan, curves: Sequence[LoadCurve]) -> list[int]:
     """The options' runs plus every run in `curves` of an option's shape group: the siblings
-    whose shared shape corrected the options' fits (planner.shapes), so a re-plan over exactly
-    these runs picks the same curves and fits them the same way."""
+    whose shared shape corrected the options' fits (planner.fitting.shapes), so a re-plan over
+    exactly these runs picks the same curves and fits them the same way."""
     groups = {group_key(option.curve) for option in plan.options}
     siblings = {c.run_id for c in curves if c.run_id is not None and group_key(c) in groups}
     return sorted(siblings | set(plan_run_ids(plan)))

@@ -25,7 +25,7 @@ from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
 from measurements.importers.sweeps import MergedRun, merge_sweep_groups
 from measurements.run_file import Provenance
-from planner.plannable import missing_for_planning
+from planner.curves.plannable import missing_for_planning
 
 __all__ = [
     "FileOutcome",
@@ -62,7 +62,7 @@ class IngestOptions:
     format_id: str = "auto"
     merge: bool = True  # files of one sweep become one run
     atomic: bool = False  # a bad file stores nothing at all (raises) instead of only itself
-    # A run the planner cannot use (planner.plannable: no GPU, no TP or GPU count, no usable
+    # A run the planner cannot use (planner.curves.plannable: no GPU, no TP or GPU count, no usable
     # concurrency level) is refused instead of stored with a warning.
     refuse_unplannable: bool = False
 

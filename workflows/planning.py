@@ -17,13 +17,13 @@ from db import run_lists, run_reads
 from db.engine import Engine
 from db.prices import list_prices
 from db.run_reads import StoredRun
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, canonical_model, curve_from_run
-from planner.draws import Draws
-from planner.prices import PriceEntry, load_catalog_csv
-from planner.scenario import Scenario
-from planner.sensitivity import SensitivityRow, sensitivity
-from planner.uncertainty import PlanRanges, ranges_of
+from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.sensitivity import SensitivityRow, sensitivity
+from planner.analysis.uncertainty import PlanRanges, ranges_of
+from planner.curves.load import LoadCurve, canonical_model, curve_from_run
+from planner.inputs.prices import PriceEntry, load_catalog_csv
+from planner.inputs.scenario import Scenario
+from planner.sizing.draws import Draws
 from reports.export import plan_to_csv, plan_to_dict, ranges_to_dict, sensitivity_rows
 from reports.model import Report, RunMeta, build_report, run_meta
 
@@ -122,7 +122,7 @@ def curves_and_metas(stored: Iterable[StoredRun]) -> tuple[list[LoadCurve], list
 
 def plan_scenario(engine: Engine, scenario: Scenario, samples: int | None = None) -> Planned:
     """The plan of a scenario over the stored curves of its model and the price catalog, its
-    options sized over `samples` error samples each (None or 0: planner.draws.SAMPLES)."""
+    options sized over `samples` error samples each (None or 0: planner.sizing.draws.SAMPLES)."""
     prices = price_catalog(engine)
     curves = scenario_curves(engine, scenario)
     plan = make_plan(scenario, curves, prices, draws=draws_for(samples))

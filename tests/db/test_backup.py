@@ -25,8 +25,8 @@ from db.prices import list_prices
 from db.restore import restore
 from db.seed import load_demo_data
 from errors import InputError, StoreError
-from planner.capacity import make_plan
-from planner.scenario import scenario_from_yaml
+from planner.analysis.capacity import make_plan
+from planner.inputs.scenario import scenario_from_yaml
 from tests.db.backup_files import filled_target, table_rows
 from tests.db.conftest import full_run
 from tests.stores import Stores

@@ -28,9 +28,9 @@ from db.prices import list_prices
 from errors import InputError, StoreError
 from measurements.importers import import_path
 from measurements.run_file import RunFile, read_run_file
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve
-from planner.scenario import scenario_from_yaml
+from planner.analysis.capacity import Plan, make_plan
+from planner.curves.load import LoadCurve
+from planner.inputs.scenario import scenario_from_yaml
 from tests.db.conftest import full_run
 from tests.ports import free_port
 from tests.stores import Stores, query, row_counts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from db.prices import count_prices, list_prices, prices_updated_at, replace_prices
-from planner.prices import PriceEntry, load_catalog_csv
+from planner.inputs.prices import PriceEntry, load_catalog_csv
 from tests.stores import row_counts
 
 

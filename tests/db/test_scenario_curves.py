@@ -14,12 +14,12 @@ from sqlalchemy import Engine
 from db import repository, run_reads
 from db.engine import make_engine
 from measurements.run_file import RunFile
-from planner.capacity import make_plan
-from planner.curves import LoadCurve, canonical_model, curve_from_run
-from planner.prices import load_catalog_csv
-from planner.scenario import Scenario, load_scenario
-from planner.sensitivity import sensitivity
-from planner.uncertainty import plan_ranges
+from planner.analysis.capacity import make_plan
+from planner.analysis.sensitivity import sensitivity
+from planner.analysis.uncertainty import plan_ranges
+from planner.curves.load import LoadCurve, canonical_model, curve_from_run
+from planner.inputs.prices import load_catalog_csv
+from planner.inputs.scenario import Scenario, load_scenario
 from reports.export import plan_to_dict, ranges_to_dict
 from workflows import history, planning
 
@@ -88,7 +88,7 @@ def test_ranges_over_the_scenario_model_equal_ranges_over_same_model_curves(
     store: Engine, path: Path
 ) -> None:
     """The bootstrap draws noise for every curve of a candidate's engine x GPU x TP group, other
-    models' curves included (planner.uncertainty._perturbed), though the planner never uses
+    models' curves included (planner.analysis.uncertainty._perturbed), though the planner never uses
     them: over every curve the draws shift, so the ranges differ by chance from those over the
     model's curves. Over the model's curves, whichever way they were read, they are the same."""
     scenario = load_scenario(path)

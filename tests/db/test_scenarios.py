@@ -15,9 +15,9 @@ from db import repository, run_lists, run_reads, scenarios
 from db.engine import make_engine
 from db.prices import list_prices, replace_prices
 from errors import InputError, PlanningError
-from planner.capacity import make_plan
-from planner.prices import catalog_version
-from planner.scenario import scenario_from_yaml
+from planner.analysis.capacity import make_plan
+from planner.inputs.prices import catalog_version
+from planner.inputs.scenario import scenario_from_yaml
 from tests.stores import Stores
 from workflows import history, planning
 

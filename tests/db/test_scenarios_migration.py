@@ -8,8 +8,8 @@ from db import repository, run_lists, run_reads, scenarios
 from db.engine import current_revision, downgrade, head_revision, make_engine, upgrade
 from db.prices import list_prices
 from db.seed import load_demo_data
-from planner.capacity import make_plan
-from planner.scenario import scenario_from_yaml
+from planner.analysis.capacity import make_plan
+from planner.inputs.scenario import scenario_from_yaml
 from tests.db.conftest import full_run
 from tests.stores import Stores, column_names, query, row_counts
 from workflows import history, planning

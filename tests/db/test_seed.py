@@ -6,7 +6,7 @@ from db import run_lists
 from db.engine import make_engine
 from db.prices import count_prices, replace_prices
 from db.seed import ensure_demo_data, load_demo_data
-from planner.prices import load_catalog_csv
+from planner.inputs.prices import load_catalog_csv
 from tests.stores import Stores
 
 

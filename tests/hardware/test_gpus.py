@@ -9,7 +9,7 @@ import pytest
 
 from errors import InputError
 from hardware.gpus import CATALOG_CSV, gpu_catalog, load_gpu_specs
-from planner.prices import load_catalog_csv
+from planner.inputs.prices import load_catalog_csv
 from tests.gpu_catalogs import B200_ROW, catalog_row
 
 

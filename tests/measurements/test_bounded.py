@@ -17,7 +17,7 @@ from errors import InputError, ScenarioError, preview
 from measurements.bounded import Limits, load_json, load_yaml, load_yaml_all
 from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
-from planner.scenario import scenario_from_yaml
+from planner.inputs.scenario import scenario_from_yaml
 
 pytestmark = pytest.mark.hostile
 

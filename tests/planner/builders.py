@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from planner.curves import CurveKey, CurvePoint, LoadCurve, canonical_gpu
-from planner.options import Option
-from planner.scenario import Scenario, scenario_from_dict
+from planner.curves.load import CurveKey, CurvePoint, LoadCurve, canonical_gpu
+from planner.inputs.scenario import Scenario, scenario_from_dict
+from planner.sizing.options import Option
 
 ROOT = Path(__file__).resolve().parents[2]
 SILICON_CSV = ROOT / "measurements" / "demo" / "data" / "silicon_sample_h100_h200.csv"

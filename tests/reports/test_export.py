@@ -9,9 +9,9 @@ import json
 import pytest
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
-from planner.capacity import Plan, make_plan
-from planner.prices import catalog_version, load_catalog_csv
-from planner.scenario import scenario_from_dict
+from planner.analysis.capacity import Plan, make_plan
+from planner.inputs.prices import catalog_version, load_catalog_csv
+from planner.inputs.scenario import scenario_from_dict
 from reports.cells import csv_cell
 from reports.export import options_table, plan_to_csv, plan_to_dict, plan_to_xlsx
 from tests.planner.builders import scenario, seed_curves, silicon_curves

@@ -17,17 +17,17 @@ from openpyxl import load_workbook  # type: ignore[import-untyped]
 from db import run_reads
 from db.engine import make_engine
 from db.prices import list_prices
-from planner.capacity import Plan, make_plan
-from planner.curves import LoadCurve, curve_from_run
-from planner.names import option_name
-from planner.prices import PriceEntry, load_catalog_csv
-from planner.scenario import Scenario, load_scenario, scenario_from_yaml
-from planner.sensitivity import sensitivity
-from planner.uncertainty import plan_ranges
+from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.sensitivity import sensitivity
+from planner.analysis.uncertainty import plan_ranges
+from planner.curves.load import LoadCurve, curve_from_run
+from planner.inputs.prices import PriceEntry, load_catalog_csv
+from planner.inputs.scenario import Scenario, load_scenario, scenario_from_yaml
 from reports.charts import report_figures
 from reports.export import options_table, plan_to_dict
 from reports.html_page import report_html
 from reports.model import Report, RunMeta, build_report, run_meta
+from reports.names import option_name
 from reports.page_one import page_one
 from reports.pdf import report_pdf
 from reports.render import report_csv, report_json, report_xlsx

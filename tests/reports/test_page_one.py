@@ -14,12 +14,12 @@ import pytest
 from db import run_reads
 from db.engine import make_engine
 from db.prices import list_prices
-from planner.capacity import make_plan
-from planner.curves import curve_from_run
-from planner.options import RejectedOption
-from planner.prices import load_catalog_csv
-from planner.scenario import BudgetSpec, load_scenario
-from planner.uncertainty import plan_ranges
+from planner.analysis.capacity import make_plan
+from planner.analysis.uncertainty import plan_ranges
+from planner.curves.load import curve_from_run
+from planner.inputs.prices import load_catalog_csv
+from planner.inputs.scenario import BudgetSpec, load_scenario
+from planner.sizing.options import RejectedOption
 from reports.html_page import report_html
 from reports.model import Report, build_report, run_meta
 from reports.page_one import LEFT_OUT, page_one, source_flags

@@ -17,16 +17,16 @@ from db import run_reads
 from db.engine import make_engine, upgrade
 from db.prices import list_prices
 from db.seed import load_demo_data
-from planner.capacity import Plan, make_plan
-from planner.curves import curve_from_run
-from planner.names import option_name
-from planner.prices import load_catalog_csv
-from planner.scenario import load_scenario
-from planner.uncertainty import PlanRanges, ranges_of
+from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.uncertainty import PlanRanges, ranges_of
+from planner.curves.load import curve_from_run
+from planner.inputs.prices import load_catalog_csv
+from planner.inputs.scenario import load_scenario
 from reports.charts import report_figures, ttft_figure, ttft_title
 from reports.export import plan_to_xlsx, tie_note
 from reports.html_page import report_html
 from reports.model import Report, build_report, run_meta
+from reports.names import option_name
 from reports.render import report_json, report_xlsx
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from db import run_lists, run_reads
 from db.engine import make_engine
 from db.prices import list_prices
 from measurements.demo.runs import demo_runs
-from planner.prices import catalog_version, load_catalog_csv
+from planner.inputs.prices import catalog_version, load_catalog_csv
 from tests.stores import Stores
 from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S, settled, shown
 

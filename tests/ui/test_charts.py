@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from planner.curves import CurveKey, CurvePoint, LoadCurve
-from planner.fit import CurveFit, fit_curve
-from planner.options import OptionKey
-from planner.uncertainty import OptionRange, Percentiles, PlanRanges
+from planner.analysis.uncertainty import OptionRange, Percentiles, PlanRanges
+from planner.curves.load import CurveKey, CurvePoint, LoadCurve
+from planner.fitting.fit import CurveFit, fit_curve
+from planner.sizing.options import OptionKey
 from ui.charts import (
     EXTRAPOLATED_DASH,
     concurrency_grid,

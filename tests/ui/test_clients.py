@@ -8,7 +8,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.compare import compare_clients
+from reports.client_compare import compare_clients
 from tests.client_runs import MODEL, client_curves, store_client_runs
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 from ui.clients import comparison_rows

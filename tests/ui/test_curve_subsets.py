@@ -8,9 +8,9 @@ from pathlib import Path
 from db import repository, run_reads
 from db.engine import make_engine
 from measurements.run_file import RunFile
-from planner.capacity import make_plan
-from planner.curves import canonical_model
-from planner.scenario import load_scenario
+from planner.analysis.capacity import make_plan
+from planner.curves.load import canonical_model
+from planner.inputs.scenario import load_scenario
 from reports.export import plan_to_dict
 from ui import resources as res
 from ui import tables

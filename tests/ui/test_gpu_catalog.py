@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.names import gpu_name
+from reports.names import gpu_name
 from tests.gpu_catalogs import B200, add_gpu
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.capacity import Plan, make_plan
-from planner.scenario import scenario_from_dict
-from planner.uncertainty import PlanRanges, ranges_of
+from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.uncertainty import PlanRanges, ranges_of
+from planner.inputs.scenario import scenario_from_dict
 from tests.ui.conftest import APP, RUN_TIMEOUT_S, settled
 from ui import background
 from ui import resources as res

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import scenarios
 from db.engine import make_engine
-from planner.scenario import scenario_from_yaml
+from planner.inputs.scenario import scenario_from_yaml
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 
 H100 = "H100-SXM-80GB"

@@ -11,7 +11,7 @@ import pytest
 from db import run_lists, run_reads
 from errors import InputError, ScenarioError
 from measurements.importers import DeploymentOverrides
-from planner.scenario import scenario_from_dict
+from planner.inputs.scenario import scenario_from_dict
 from tests.ui.conftest import FIXTURES
 from ui import resources as res
 from ui.tables import price_rows

@@ -10,11 +10,11 @@ import pytest
 from db import run_reads
 from db.engine import make_engine
 from db.prices import list_prices
-from planner.capacity import Plan, make_plan
-from planner.curves import curve_from_run
-from planner.options import SizedOption
-from planner.prices import load_catalog_csv
-from planner.scenario import BudgetSpec, SlaSpec, load_scenario
+from planner.analysis.capacity import Plan, make_plan
+from planner.curves.load import curve_from_run
+from planner.inputs.prices import load_catalog_csv
+from planner.inputs.scenario import BudgetSpec, SlaSpec, load_scenario
+from planner.sizing.options import SizedOption
 from tests.stores import Stores
 from ui.scenario_compare import cost_rows, results_rows
 

@@ -11,9 +11,9 @@ import pytest
 from errors import InputError
 from measurements.importers import import_path
 from measurements.run_file import Origin
-from planner.curves import CurveKey, CurvePoint, LoadCurve
-from planner.fit import fit_curve
-from planner.prices import load_catalog_csv
+from planner.curves.load import CurveKey, CurvePoint, LoadCurve
+from planner.fitting.fit import fit_curve
+from planner.inputs.prices import load_catalog_csv
 from tests.ui.conftest import FIXTURES
 from ui.tables import (
     NOT_STATED,

@@ -13,7 +13,7 @@ import pytest
 from errors import InputError
 from measurements.importers import DeploymentOverrides, import_bytes, import_path
 from measurements.run_file import Level, LoadKind, Origin
-from planner.curves import curve_from_run
+from planner.curves.load import curve_from_run
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 REAL = FIXTURES / "vllm-cpu-real"

@@ -1,0 +1,119 @@
+"""Scenario + curves + prices -> one Option per engine x GPU x TP, and the Plan that ranks them.
+
+Each candidate is sized by planner.sizing.size (SLA -> concurrency per replica -> replicas -> nodes)
+and priced by one CostModel (planner.sizing.costs) chosen from the scenario, or passed in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from errors import NoDataError
+from planner.analysis.measurement_plan import MeasurementPlan, plan_measurements
+from planner.analysis.recommend import Recommendation, recommend
+from planner.curves.load import LoadCurve, canonical_model
+from planner.fitting.fit import CurveFit
+from planner.fitting.shapes import shaped_fitter
+from planner.inputs.prices import PriceEntry, catalog_version, scenario_price
+from planner.inputs.scenario import Scenario
+from planner.sizing.costs import CostModel, cost_model_for
+from planner.sizing.draws import Draws
+from planner.sizing.options import Option, SizedOption
+from planner.sizing.selection import select_curves
+from planner.sizing.size import Pricing, size_option
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Options cheapest first (rejected ones last), the recommendation and plan-wide warnings."""
+
+    scenario: Scenario
+    options: tuple[Option, ...]
+    recommendation: Recommendation
+    warnings: tuple[str, ...]
+    catalog_version: str
+    prices_used: tuple[PriceEntry, ...]
+    # What to measure where no sound curve backs an engine x GPU pair (None: every pair has one).
+    measurement_plan: MeasurementPlan | None = None
+    draws: Draws = field(default_factory=Draws)  # the error samples every option was sized over
+
+
+def make_plan(
+    scenario: Scenario,
+    curves: Sequence[LoadCurve],
+    prices: Sequence[PriceEntry],
+    *,
+    fitter: Callable[[LoadCurve], CurveFit] | None = None,
+    cost_model: CostModel | None = None,
+    draws: Draws | None = None,
+) -> Plan:
+    """Size and price every candidate for the scenario and recommend the cheapest that fits.
+
+    Each chosen curve's output tok/s is corrected by the shared shape of its sibling curves
+    (planner.fitting.shapes, said in its flags). `fitter` replaces that fit, `cost_model` the one
+    the scenario's pricing_mode names (planner.sizing.costs), `draws` the error samples every option
+    is sized over (planner.sizing.draws; default: Draws()).
+    """
+    candidates, warnings = select_curves(scenario, curves)
+    if not candidates:
+        measurements = plan_measurements(scenario, (), curves)
+        raise NoDataError(_no_candidate_message(scenario, curves, warnings), measurements)
+    price_by_gpu = {
+        gpu: scenario_price(scenario, prices, gpu) for gpu in sorted({c.gpu for c in candidates})
+    }
+    fit = fitter or shaped_fitter(curves, [c.curve for c in candidates])
+    costs = cost_model or cost_model_for(scenario.options)
+    drawn = draws or Draws()
+    options = [
+        size_option(scenario, c, Pricing(costs, price_by_gpu[c.gpu]), fit(c.curve), drawn)
+        for c in candidates
+    ]
+    warnings.extend(note for p in price_by_gpu.values() for note in costs.price_warnings(p))
+    options.sort(key=_sort_key)
+    budget = scenario.budget.monthly_usd if scenario.budget else None
+    used = tuple(e for p in price_by_gpu.values() for e in (p.entry, p.reserved_entry) if e)
+    rec = recommend(
+        options,
+        budget,
+        factors=scenario.factors,
+        preference_tolerance_pct=scenario.factors.preference_tolerance_pct,
+    )
+    measurements = plan_measurements(scenario, options, curves)
+    no_data = measurements is not None and measurements.no_data
+    if rec.choice is None and rec.flagged is None and warnings and not no_data:
+        # Nothing fits: what was never considered (too far a workload, no data) belongs in the
+        # answer, not only in the warnings.
+        rec = replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
+    return Plan(
+        scenario=scenario,
+        options=tuple(options),
+        recommendation=rec,
+        warnings=tuple(warnings),
+        catalog_version=catalog_version(tuple(prices)),
+        prices_used=used,
+        measurement_plan=measurements,
+        draws=drawn,
+    )
+
+
+def _sort_key(option: Option) -> tuple[int, float, int, int]:
+    if isinstance(option, SizedOption):
+        return 0, option.total_monthly_cost_usd, option.gpus, option.replicas
+    return 1, math.inf, 0, 0
+
+
+def _no_candidate_message(
+    scenario: Scenario, curves: Sequence[LoadCurve], warnings: list[str]
+) -> str:
+    wanted = canonical_model(scenario.model)
+    models = sorted({canonical_model(c.key.model) for c in curves})
+    if wanted not in models:
+        known = ", ".join(models[:12]) or "none"
+        return (
+            f"no measured curve matches model {scenario.model!r} (compared as {wanted!r}); "
+            f"models with curves: {known}. Import or probe runs for this model first"
+        )
+    detail = "; ".join(warnings[:6])
+    return f"no curve for {scenario.model!r} fits the scenario's candidates: {detail}"

@@ -1,0 +1,305 @@
+"""SLA targets checked over a concurrency grid in every error sample of the fits
+(planner.sizing.draws: row 0 the fitted curve, then one row per sample), and the streams-per-replica
+caps (the scenario's, KV-cache memory) that end the grid.
+
+A target the curve never measured cannot be verified; it is never silently passed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.curves.load import LoadCurve
+from planner.fitting.families import Array
+from planner.fitting.fit import CurveFit, FitResult, series, series_attr
+from planner.inputs.scenario import Scenario
+from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD, CheckKind, SlaTarget
+from planner.physics.projection import PROJECTED
+from planner.physics.workload_adjust import ADJUSTED
+from planner.sizing.draws import SLOTS, derived_sigma
+from planner.sizing.selection import Candidate
+
+MEASURED_RANGE = "measured range"
+# Curves that are estimates (cross-GPU projection, workload adjustment), not measurements.
+ESTIMATED_PROVENANCE = frozenset({PROJECTED, ADJUSTED})
+
+
+@dataclass(frozen=True, slots=True)
+class SlaCheck:
+    """One SLA target evaluated over the grid in every sample: values[row, grid index]
+    (None: cannot verify)."""
+
+    target: SlaTarget
+    text: str
+    limit: float
+    values: Array | None
+    why_unverifiable: str | None
+    flags: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The target's scenario field, e.g. 'ttft_p99_ms'."""
+        return self.target.field
+
+    def holds(self) -> Array:
+        """Per sample and grid point: the target holds (False where the value is unknown)."""
+        if self.values is None:
+            return np.zeros((0, 0), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            ok = self.values <= self.limit if self.target.upper else self.values >= self.limit
+        return np.asarray(ok & np.isfinite(self.values), dtype=bool)
+
+
+@dataclass(frozen=True, slots=True)
+class SampledGrid:
+    """What every check of one option reads: the scenario, the fit, the grid, the error draws
+    (planner.sizing.draws.Draws.normals: row 0 zeros) and the output tok/s they give, t[row, i]."""
+
+    scenario: Scenario
+    fit: CurveFit
+    grid: Array
+    z: Array
+    t: Array
+
+    def values(self, slot: str, result: FitResult | None, attr: str | None) -> Array:
+        """One series in every sample over the grid: the fit times exp(sigma z), unknown (NaN)
+        outside the range it was measured over; the measured values at exact levels (moved only
+        by a derived curve's estimate error) where there is no fit."""
+        return sampled_series(self.fit, self.grid, self.z, (slot, result, attr))
+
+
+def sampled_series(
+    fit: CurveFit, grid: Array, z: Array, series_of: tuple[str, FitResult | None, str | None]
+) -> Array:
+    """See SampledGrid.values; `series_of` is (slot in planner.sizing.draws.SLOTS, fit, attribute).
+    Cached by value (read-only result): a re-plan that moves demand, budget or a price, and
+    every side of the sensitivity view, draws the same series again."""
+    slot, result, attr = series_of
+    measured: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+    if result is None and attr is not None:
+        xs, ys = series(fit.curve.points, attr)
+        measured = (tuple(xs.tolist()), tuple(ys.tolist()))
+    column = z[:, SLOTS.index(slot)]
+    derived = derived_sigma(fit.curve.provenance)
+    key = _SeriesKey(result, measured, derived, grid.tobytes(), column.tobytes())
+    return _sampled(key)
+
+
+@dataclass(frozen=True, slots=True)
+class _SeriesKey:
+    """What one sampled series is a function of (arrays as bytes, so it hashes)."""
+
+    result: FitResult | None
+    measured: tuple[tuple[float, ...], tuple[float, ...]]  # (c, value) where there is no fit
+    derived: float
+    grid: bytes
+    z: bytes
+
+
+@functools.lru_cache(maxsize=2048)
+def _sampled(key: _SeriesKey) -> Array:
+    grid = np.frombuffer(key.grid, dtype=np.float64)
+    column = np.frombuffer(key.z, dtype=np.float64)[:, None]
+    result = key.result
+    if result is not None:
+        central = result.eval(grid)
+        rel = np.sqrt(result.rel_spread(grid) ** 2 + key.derived**2)
+        inside = (grid >= result.x_min - 1e-9) & (grid <= result.x_max + 1e-9)
+        central = np.where(inside, central, np.nan)
+    else:
+        measured = dict(zip(*key.measured, strict=True))
+        central = np.array([measured.get(float(c), np.nan) for c in grid], dtype=np.float64)
+        rel = np.full(grid.size, key.derived)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.asarray(central[None, :] * np.exp(column * rel[None, :]), dtype=np.float64)
+    values.flags.writeable = False
+    return values
+
+
+def target_text(name: str, limit: float) -> str:
+    """Human text of an SLA target, e.g. 'TTFT p99 <= 300 ms'."""
+    return SLA_TARGET_BY_FIELD[name].text(limit)
+
+
+def throughput_grid(fit: CurveFit, cap: float | None = None) -> Array:
+    """Concurrencies to search: a fine grid inside the measured range, at most `cap`."""
+    c, _ = series(fit.curve.points, "output_tok_s")
+    if cap is not None:
+        c = c[c <= cap]
+    if c.size == 0 or fit.throughput is None:
+        return c  # too few points to fit: only the measured levels can be trusted
+    low, high = float(c.min()), float(c.max())
+    if cap is not None:
+        high = cap
+    step = 0.5 if high - low < 32 else 1.0
+    grid = np.unique(np.concatenate([np.arange(math.ceil(low), high + 1e-9, step), [low, high]]))
+    return grid[(grid >= low) & (grid <= high)]
+
+
+def sampled_grid(scenario: Scenario, fit: CurveFit, grid: Array, z: Array) -> SampledGrid:
+    """The grid with the output tok/s of every error sample."""
+    t = sampled_series(fit, grid, z, ("throughput", fit.throughput, "output_tok_s"))
+    return SampledGrid(scenario, fit, grid, z, t)
+
+
+def sla_checks(at: SampledGrid) -> list[SlaCheck]:
+    """Every SLA target of the scenario evaluated over the grid in every sample."""
+    scenario = at.scenario
+    return [
+        _check(at, SLA_TARGET_BY_FIELD[name], limit)
+        for name, limit in scenario.sla.targets().items()
+    ]
+
+
+def _check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
+    """One target over the grid, the way its registry row says it is checked."""
+    if target.check is CheckKind.STREAM_SPEED:
+        return _stream_check(at, target, limit)
+    if target.check is CheckKind.E2E:
+        return _e2e_check(at, target, limit)
+    if target.fit_slot is None:
+        raise ValueError(f"SLA target {target.field!r} is a latency check without a fit_slot")
+    return _latency_check(at, target, limit, (target.fit_slot, target.statistic))
+
+
+def _stream_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
+    """Slowest user's speed: 1000 / TPOT p99 where measured, and never above the mean
+    per-stream speed T(c)/c."""
+    fit, grid, text = at.fit, at.grid, target.text(limit)
+    mean_speed = at.t / np.where(grid > 0, grid, np.nan)[None, :]
+    if fit.tpot_stat == "p99":
+        slowest = 1000.0 / at.values("tpot", fit.tpot, series_attr("tpot", "p99"))
+        return SlaCheck(target, text, limit, np.fmin(mean_speed, slowest), None, ())
+    flag = (
+        f"{text} checked on the mean per-stream speed T(c)/c: no TPOT p99 was measured, so "
+        "the slowest user may read slower"
+    )
+    return SlaCheck(target, text, limit, mean_speed, None, (flag,))
+
+
+def _latency_check(
+    at: SampledGrid, target: SlaTarget, limit: float, series: tuple[str, str]
+) -> SlaCheck:
+    """`target` checked on one fitted latency series: (CurveFit slot, wanted statistic)."""
+    fit, text = at.fit, target.text(limit)
+    slot, wanted = series
+    stat = {"ttft_p50": fit.ttft_p50_stat, "ttft_p99": fit.ttft_p99_stat, "tpot": fit.tpot_stat}[
+        slot
+    ]
+    if stat is None:
+        return SlaCheck(target, text, limit, None, "the curve has no such measurement", ())
+    mean_for_median = stat == "mean" and wanted == "p50"
+    if stat not in (wanted, "unstated") and not mean_for_median:
+        why = f"only {stat} values were measured, not {wanted}"
+        return SlaCheck(target, text, limit, None, why, ())
+    metric = slot.split("_")[0]  # ttft, tpot
+    if stat == "unstated" and wanted == "p99" and _also_targets_p50(at, metric):
+        why = (
+            f"the {metric.upper()} values' statistic is not stated: they answer the p50 "
+            "target (with a caveat), never the p50 and the p99 at once"
+        )
+        return SlaCheck(target, text, limit, None, why, ())
+    flags: tuple[str, ...] = ()
+    if stat == "unstated":
+        flags = (f"{text} checked against values whose statistic the source did not state",)
+    if mean_for_median:
+        flags = (f"{text} checked against mean values: the median may differ from the mean",)
+    result = {"ttft_p50": fit.ttft_p50, "ttft_p99": fit.ttft_p99, "tpot": fit.tpot}[slot]
+    attr = series_attr(slot, stat)
+    return SlaCheck(target, text, limit, at.values(slot, result, attr), None, flags)
+
+
+def _also_targets_p50(at: SampledGrid, metric: str) -> bool:
+    """Whether the scenario also sets a p50 target of `metric` (ttft, tpot)."""
+    return any(
+        SLA_TARGET_BY_FIELD[name].metric == metric and SLA_TARGET_BY_FIELD[name].statistic == "p50"
+        for name in at.scenario.sla.targets()
+    )
+
+
+def _e2e_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
+    fit, text = at.fit, target.text(limit)
+    if any(point.p99_e2e_ms is not None for point in fit.curve.points):
+        values = at.values("e2e_p99", fit.e2e_p99, "p99_e2e_ms")
+        return SlaCheck(target, text, limit, values, None, ())
+    ttft = _latency_check(at, target, limit, ("ttft_p99", "p99"))
+    tpot = _latency_check(at, target, limit, ("tpot", "p99"))
+    if ttft.values is None or tpot.values is None:
+        why = "no e2e p99, and TTFT p99 or TPOT p99 to estimate it from, was measured"
+        return SlaCheck(target, text, limit, None, why, ())
+    estimate = ttft.values + (at.scenario.workload.osl - 1) * tpot.values
+    flag = f"{text} estimated as TTFT p99 + (OSL - 1) x TPOT p99 (no e2e p99 measured)"
+    return SlaCheck(target, text, limit, estimate, None, (flag, *ttft.flags, *tpot.flags))
+
+
+def never_holds_text(check: SlaCheck, grid: Array, row: int = 0) -> str:
+    """Why a target fails everywhere in sample `row` (0: the fitted curve), with its best
+    value there."""
+    values = check.values[row] if check.values is not None else np.zeros(0)
+    finite = np.isfinite(values)
+    if not finite.any():
+        return f"{check.text} cannot be checked at any measured concurrency"
+    best_index = int(np.nanargmin(values) if check.target.upper else np.nanargmax(values))
+    unit = check.target.unit
+    return (
+        f"{check.text} fails at every measured concurrency (best {values[best_index]:,.1f} "
+        f"{unit} {'on the fitted curve' if row == 0 else 'in that sample'}, at "
+        f"{grid[best_index]:g} streams)"
+    )
+
+
+def binding_constraint(
+    checks: list[SlaCheck], at: tuple[int, int], size: int, cap_text: str | None = None
+) -> str:
+    """The target that fails just above c* in sample at = (row, grid index) ('measured range'
+    when c* is the top of the data, `cap_text` when a streams-per-replica cap (scenario or
+    memory) stopped the search)."""
+    row, index = at
+    if index == size - 1:
+        return MEASURED_RANGE if cap_text is None else cap_text
+    failing = [_why_fails(c, row, index) for c in checks if not c.holds()[row, index + 1]]
+    return " and ".join(failing) if failing else MEASURED_RANGE
+
+
+def _why_fails(check: SlaCheck, row: int, index: int) -> str:
+    """The target, or that its metric was not measured beyond the chosen concurrency."""
+    if check.values is not None and not np.isfinite(check.values[row, index + 1]):
+        return f"{check.target.label} not measured above this concurrency"
+    return check.text
+
+
+def stream_cap(scenario: Scenario, candidate: Candidate) -> tuple[float | None, str | None]:
+    """The tightest streams-per-replica cap that cuts into the measured range (the scenario's
+    max_streams_per_replica or, where measurements do not cover it, the KV-cache estimate),
+    and how to name it."""
+    workload = scenario.workload
+    limits: list[tuple[float, str]] = []
+    cap = scenario.options.max_streams_per_replica
+    if cap is not None:
+        limits.append((float(cap), f"max {cap} streams per replica"))
+    memory = candidate.max_streams_memory
+    if memory is not None and _memory_estimate_applies(scenario, candidate.curve):
+        text = f"memory (KV cache for {memory} streams of {workload.isl}+{workload.osl} tokens)"
+        limits.append((float(memory), text))
+    top = max(candidate.curve.concurrencies())
+    cutting = [limit for limit in limits if limit[0] < top]
+    if not cutting:
+        return None, None
+    return min(cutting, key=lambda limit: limit[0])
+
+
+def _memory_estimate_applies(scenario: Scenario, curve: LoadCurve) -> bool:
+    """The KV-cache estimate caps streams only where no measurement covers the scenario: on
+    projected or workload-adjusted curves, or curves measured with fewer tokens per stream.
+    A level measured at the scenario's length or longer ran those streams (any queueing is in
+    its numbers), so an estimate never overrides it."""
+    if curve.provenance in ESTIMATED_PROVENANCE:
+        return True
+    isl, osl = curve.key.isl, curve.key.osl
+    if isl is None or osl is None:
+        return False
+    return isl + osl < scenario.workload.isl + scenario.workload.osl

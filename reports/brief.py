@@ -1,0 +1,359 @@
+"""The recommendation as a person reads it: at most two sentences (what to run, on how much, at
+what cost and confidence; then the runner-up, a tie or how unstable the pick is) and short
+bullets, built from the plan's structured fields (never by editing the planner's own reason);
+plus warnings and flags grouped and de-duplicated. The app, the PDF and the CLI all show these.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planner.analysis.capacity import Plan
+from planner.analysis.uncertainty import TIE_USD, PlanRanges
+from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
+from reports.names import engine_name, engine_tp, gpu_name, option_name, short_option_names, tp_text
+
+# A pick that changes in at least this share of resamples is called unstable in the headline.
+UNSTABLE_SHARE = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    """The recommendation in plain words: `headline` is one or two sentences; `sound` is False
+    when nothing is recommended (the page shows a warning, not a success)."""
+
+    headline: str
+    bullets: tuple[str, ...]
+    sound: bool
+
+
+def sizing_confidence(plan: Plan) -> float | None:
+    """The probability the planned fleet meets the SLA (options.sizing_confidence)."""
+    return plan.scenario.options.sizing_confidence
+
+
+def expected_cost(option: SizedOption) -> float | None:
+    """The option's expected (median fleet) monthly cost over the fits' error samples."""
+    return option.expected_monthly_cost_usd
+
+
+def usd(value: float) -> str:
+    """'$61,320'; an infinite percentile (that share of samples misses the SLA) in words."""
+    return f"${value:,.0f}" if math.isfinite(value) else "more than any fleet sized (SLA missed)"
+
+
+def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
+    """What to run and why, in at most two sentences plus bullets."""
+    choice = plan.recommendation.choice
+    if choice is None:
+        return _nothing_brief(plan)
+    first = _buy_sentence(plan, choice)
+    second = tie_sentence(plan, ranges) or unstable_sentence(plan, ranges)
+    bullets = list(_choice_bullets(plan, choice, ranges, comparison=second is None))
+    if second is None:
+        second = margin_sentence(plan)
+    headline = first if second is None else f"{first} {second}"
+    return Brief(headline, tuple(bullets), sound=True)
+
+
+def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
+    per_node = plan.scenario.options.gpus_per_node
+    nodes = f"{choice.nodes} {per_node}-GPU node{'s' if choice.nodes != 1 else ''}"
+    replicas = f"{choice.replicas} replica{'s' if choice.replicas != 1 else ''}"
+    what = engine_tp(choice.engine, choice.tp)
+    cost = f"{usd(choice.total_monthly_cost_usd)}/month"
+    confidence = sizing_confidence(plan)
+    sure = f", sized to meet the SLA with {confidence:.0%} confidence" if confidence else ""
+    return (
+        f"Run {what} on {nodes} of {gpu_name(choice.gpu)} ({choice.gpus} GPUs, {replicas}): "
+        f"{cost}{sure}."
+    )
+
+
+def margin_sentence(plan: Plan) -> str | None:
+    """How the choice compares with the runner-up (or the cheaper option a factor passed over)."""
+    rec = plan.recommendation
+    runner = rec.runner_up
+    if runner is None or rec.choice is None:
+        return None
+    if rec.overridden_cheapest is not None:
+        cheaper = rec.overridden_cheapest
+        premium = rec.choice.total_monthly_cost_usd - cheaper.total_monthly_cost_usd
+        return (
+            f"It costs {usd(premium)}/month more than {option_name(cheaper.key)}, chosen for the "
+            "factors you set."
+        )
+    margin, pct = rec.margin_usd or 0.0, rec.margin_pct or 0.0
+    if margin <= TIE_USD:
+        return f"{option_name(runner.key)} costs the same; this one needs fewer or equal GPUs."
+    return f"That is {usd(margin)} ({pct:.0f}%) less than the runner-up, {option_name(runner.key)}."
+
+
+def tie_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
+    """'vLLM TP2 and TP4 cost the same; resampling picks either (TP2 55%, TP4 45%).' when the
+    choice costs the same as another option and the resampled plans split the win (else None)."""
+    tied = tied_options(plan, ranges)
+    if len(tied) < 2 or ranges is None:
+        return None
+    shares = {option.key: option.win_share for option in ranges.options}
+    keys = [o.key for o in tied]
+    names = [tp_text(k.tp) for k in keys] if _one_family(keys) else short_option_names(keys)
+    split = ", ".join(
+        f"{name} {shares.get(o.key, 0.0):.0%}" for name, o in zip(names, tied, strict=True)
+    )
+    which = "either" if len(tied) == 2 else "any of them"
+    return (
+        f"{joined_names([o.key for o in tied])} cost the same; resampling picks {which} ({split})."
+    )
+
+
+def tied_options(plan: Plan, ranges: PlanRanges | None) -> list[SizedOption]:
+    """The choice and the options costing the same (within TIE_USD) that resampling also picks;
+    [] when there is no such tie."""
+    choice = plan.recommendation.choice
+    if choice is None or ranges is None:
+        return []
+    shares = {option.key: option.win_share for option in ranges.options}
+    cost = choice.total_monthly_cost_usd
+    tied = [
+        o
+        for o in plan.options
+        if o is not choice
+        and isinstance(o, SizedOption)
+        and abs(o.total_monthly_cost_usd - cost) <= TIE_USD
+        and shares.get(o.key, 0.0) > 0
+    ]
+    return [choice, *tied] if tied else []
+
+
+def _one_family(keys: Sequence[OptionKey]) -> bool:
+    """One engine on one GPU at one precision, every TP stated: names may say only the TP."""
+    return len({(k.engine, k.gpu, k.precision) for k in keys}) == 1 and all(k.tp for k in keys)
+
+
+def joined_names(keys: Sequence[OptionKey]) -> str:
+    """'vLLM TP2 and TP4' (one engine, GPU and precision), else each short name joined."""
+    if _one_family(keys):
+        return f"{engine_name(keys[0].engine)} {and_list([tp_text(k.tp) for k in keys])}"
+    return and_list(short_option_names(list(keys)))
+
+
+def and_list(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def unstable_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
+    """'The pick is not settled: it changes in 63% of the resampled plans, most often to X.'
+    when it changes in at least UNSTABLE_SHARE of them (else None)."""
+    if ranges is None or ranges.choice_change_share < UNSTABLE_SHARE:
+        return None
+    choice = plan.recommendation.choice
+    others = [o for o in ranges.options if choice is None or o.key != choice.key]
+    rival = max(others, key=lambda o: o.win_share, default=None)
+    to = f", most often to {option_name(rival.key)}" if rival and rival.win_share > 0 else ""
+    return (
+        f"The pick is not settled: it changes in {ranges.choice_change_share:.0%} of the "
+        f"resampled plans{to}."
+    )
+
+
+def _choice_bullets(
+    plan: Plan, choice: SizedOption, ranges: PlanRanges | None, *, comparison: bool
+) -> list[str]:
+    rec = plan.recommendation
+    bullets: list[str] = []
+    expected = expected_cost(choice)
+    if expected is not None:
+        bullets.append(
+            f"Expected cost {usd(expected)}/month (the median fleet over the fits' error samples)."
+        )
+    spread = _range_bullet(choice, ranges)
+    if spread:
+        bullets.append(spread)
+    if rec.binding_text:
+        bullets.append(f"What limits it: {_lower_first(rec.binding_text)}")
+    budget = plan.scenario.budget
+    if budget is not None and budget.monthly_usd > 0:
+        share = 100.0 * choice.total_monthly_cost_usd / budget.monthly_usd
+        bullets.append(f"Within the {usd(budget.monthly_usd)}/month budget ({share:.0f}% of it).")
+    if not comparison and rec.runner_up is not None:
+        bullets.append(
+            f"Runner-up: {option_name(rec.runner_up.key)} at "
+            f"{usd(rec.runner_up.total_monthly_cost_usd)}/month."
+        )
+    bullets.extend(_sentence(proper_names(text, plan.options)) for text in rec.factors_applied)
+    caveats = caveat_line(choice)
+    if caveats:
+        bullets.append(caveats)
+    return bullets
+
+
+def caveat_line(option: SizedOption) -> str | None:
+    """'Data caveats: a; b.' from the option's flags, each kind once, each cut to its gist."""
+    caveats = list(dict.fromkeys(flag_gist(flag) for flag in group_flags(option.flags)))
+    return f"Data caveats: {'; '.join(caveats)}." if caveats else None
+
+
+def proper_names(text: str, options: Sequence[Option]) -> str:
+    """The planner's own sentences name options by their canonical title ('tensorrt-llm on
+    H100-SXM-80GB (TP 1, fp8)'); the same sentence with the names a person reads."""
+    for option in options:
+        text = text.replace(option.title(), option_name(option.key))
+    return text
+
+
+def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
+    if ranges is None:
+        return None
+    match = next((o for o in ranges.options if o.key == choice.key), None)
+    if match is None or match.total_monthly_cost_usd is None:
+        return None
+    cost = match.total_monthly_cost_usd
+    changes = f"; the pick changes in {ranges.choice_change_share:.0%} of them"
+    return (
+        f"Range over {ranges.samples} error samples: P10 {usd(cost.p10)}, P50 {usd(cost.p50)}, "
+        f"P90 {usd(cost.p90)} per month{changes}."
+    )
+
+
+def _nothing_brief(plan: Plan) -> Brief:
+    rec = plan.recommendation
+    if rec.flagged is not None:
+        return _flagged_brief(rec.flagged)
+    sized = sorted(
+        (o for o in plan.options if isinstance(o, SizedOption)),
+        key=lambda o: o.total_monthly_cost_usd,
+    )
+    budget = plan.scenario.budget
+    if sized and budget is not None:
+        cheapest = sized[0]
+        headline = (
+            f"Nothing that meets the SLA fits the {usd(budget.monthly_usd)}/month budget: the "
+            f"cheapest, {option_name(cheapest.key)}, costs "
+            f"{usd(cheapest.total_monthly_cost_usd)}/month."
+        )
+        return Brief(headline, tuple(rejected_lines(plan.options)), sound=False)
+    if not plan.options:
+        return Brief("No option to compare: no curve matched the scenario.", (), sound=False)
+    bullets = rejected_lines(plan.options)
+    if rec.binding_text:
+        bullets.insert(0, rec.binding_text)
+    return Brief("No option meets the SLA.", tuple(bullets), sound=False)
+
+
+def _flagged_brief(flagged: SizedOption) -> Brief:
+    """Nothing sound meets the SLA; say what would on data with concerns, and why not to buy."""
+    headline = (
+        "Nothing measured soundly meets the SLA. Only on data with concerns would "
+        f"{option_name(flagged.key)} meet it ({usd(flagged.total_monthly_cost_usd)}/month)."
+    )
+    concerns = [f"Concern: {_lower_first(flag_gist(text))}." for text in flagged.concerns]
+    advice = "Measure this deployment (capplan probe) before buying on it."
+    return Brief(headline, (*dict.fromkeys(concerns), advice), sound=False)
+
+
+def rejected_lines(options: Sequence[Option]) -> list[str]:
+    """'TensorRT-LLM TP1 on H200 SXM 141GB (FP8): TTFT fails ...', one per rejected option, the
+    TP always named (a reason is true of that TP only)."""
+    return [
+        f"{option_name(o.key)}: {o.reason}"
+        for o in options
+        if isinstance(o, RejectedOption) and o.reason
+    ]
+
+
+# --- warnings and flags, grouped ---------------------------------------------------------------
+
+_NOT_USED = re.compile(r"^(\d+) curve\(s\) not used: (.+?) on (\S+) (TP\d+|TP not stated): (.+)$")
+_CANONICAL = re.compile(r"\b(vllm|tensorrt-llm|sglang) on ([A-Z]\d+\S*-\d+GB)")
+_COUNTED = re.compile(r"\b(\d+) curve\(s\)")
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def group_warnings(warnings: Sequence[str]) -> list[str]:
+    """Plan warnings with repeats merged: 'curve not used' lines that share a reason become one
+    line naming every curve; identical lines appear once."""
+    grouped: dict[str, list[str]] = {}
+    order: list[str] = []
+    for text in warnings:
+        match = _NOT_USED.match(text)
+        key = match[5] if match else text
+        if key not in grouped:
+            grouped[key] = []
+            order.append(key)
+        if match:
+            grouped[key].append(f"{engine_name(match[2])}|{gpu_name(match[3])}|{match[4]}")
+    lines = []
+    for key in order:
+        subjects = list(dict.fromkeys(grouped[key]))
+        if not subjects:
+            lines.append(_CANONICAL.sub(_proper, _COUNTED.sub(_plural, key)))
+            continue
+        count = len(subjects)
+        lines.append(
+            f"{count} curve{'s' if count != 1 else ''} not used ({_curves(subjects)}): {key}"
+        )
+    return lines
+
+
+def _proper(match: re.Match[str]) -> str:
+    return f"{engine_name(match[1])} on {gpu_name(match[2])}"
+
+
+def _plural(match: re.Match[str]) -> str:
+    return f"{match[1]} curve{'' if match[1] == '1' else 's'}"
+
+
+def _curves(subjects: list[str]) -> str:
+    """'vLLM TP2, TP4 on H100 SXM 80GB; TensorRT-LLM TP1 on H200 SXM 141GB'."""
+    by_family: dict[tuple[str, str], list[str]] = {}
+    for subject in subjects:
+        engine, gpu, tp = subject.split("|")
+        by_family.setdefault((engine, gpu), []).append(tp)
+    return "; ".join(f"{e} {', '.join(tps)} on {g}" for (e, g), tps in by_family.items())
+
+
+# Fit-level restatements of a curve flag ("TTFT p99 fitted to values whose statistic is
+# unstated" repeats "TTFT statistic not stated by source"): dropped from the grouped list.
+_RESTATED = ("fitted to values whose statistic is unstated", "checked against values whose")
+
+
+def group_flags(flags: Sequence[str]) -> list[str]:
+    """A curve's or an option's flags without restatements and repeats that differ only in their
+    numbers (one line per kind of flag, the first instance kept, with a count)."""
+    kept: dict[str, tuple[str, int]] = {}
+    for flag in dict.fromkeys(flags):  # the same flag twice is one flag
+        if any(marker in flag for marker in _RESTATED):
+            continue
+        shape = _NUMBERS.sub("#", flag)
+        first, count = kept.get(shape, (flag, 0))
+        kept[shape] = (first, count + 1)
+    return [
+        first if n == 1 else f"{first} (and {n - 1} more like it)" for first, n in kept.values()
+    ]
+
+
+_GIST_END = re.compile(r": | \(")
+
+
+def flag_gist(flag: str) -> str:
+    """A flag up to its first explanation ('...ceiling of 48.2 tok/s (1 x H100...)' loses the
+    parenthesis), for a one-line list."""
+    cut = _GIST_END.search(flag)
+    return flag[: cut.start()] if cut and cut.start() > 10 else flag
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _lower_first(text: str) -> str:
+    return text[0].lower() + text[1:] if text[:2] != text[:2].upper() else text

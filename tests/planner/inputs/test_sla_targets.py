@@ -1,0 +1,46 @@
+"""The one SLA-target registry: the scenario, the checks and every label read the same rows."""
+
+from __future__ import annotations
+
+from planner.analysis.capacity import make_plan
+from planner.analysis.recommend import binding_in_words, recommend
+from planner.inputs.prices import load_catalog_csv
+from planner.inputs.scenario import SlaSpec
+from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD, SLA_TARGETS, CheckKind, Direction
+from planner.sizing.sla import target_text
+from tests.planner.builders import scenario, seed_curves, trusted
+
+
+def test_the_scenario_has_one_sla_field_per_registry_row_in_its_order() -> None:
+    assert list(SlaSpec.model_fields) == [target.field for target in SLA_TARGETS]
+    for name, field in SlaSpec.model_fields.items():
+        assert field.description == SLA_TARGET_BY_FIELD[name].description
+
+
+def test_targets_come_back_in_registry_order() -> None:
+    sla = SlaSpec(e2e_p99_ms=9000, ttft_p50_ms=200, min_stream_tok_s=20)
+    assert list(sla.targets()) == ["ttft_p50_ms", "min_stream_tok_s", "e2e_p99_ms"]
+
+
+def test_every_row_says_how_it_is_checked_and_is_named_once() -> None:
+    for target in SLA_TARGETS:
+        assert (target.check is CheckKind.LATENCY) == (target.fit_slot is not None)
+        assert target.upper == (target.direction is Direction.AT_MOST)
+        assert target.unit in target.form_label
+    for words in ("label", "plain", "form_label", "sensitivity_label"):
+        values = [getattr(target, words) for target in SLA_TARGETS]
+        assert len(set(values)) == len(values), words
+
+
+def test_target_text_is_label_operator_limit_unit() -> None:
+    assert target_text("ttft_p99_ms", 300) == "TTFT p99 <= 300 ms"
+    assert target_text("min_stream_tok_s", 40.5) == "stream speed >= 40.5 tok/s"
+
+
+def test_a_binding_target_reads_in_the_registrys_plain_words() -> None:
+    plan = make_plan(scenario(), seed_curves(), load_catalog_csv())
+    choice = recommend(trusted(plan.options), None).choice
+    assert choice is not None and choice.binding_constraint.startswith("stream speed")
+    assert (binding_in_words(choice) or "").startswith(
+        f"The {SLA_TARGET_BY_FIELD['min_stream_tok_s'].plain} target"
+    )

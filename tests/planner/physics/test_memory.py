@@ -1,0 +1,143 @@
+"""KV-cache capacity: real GPU bytes, the engine's memory rule, the KV dtype, the mean context,
+and a measurement that ran more streams than the estimate allows (issue 15, items 1 and 2)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from hardware.gpus import GpuSpec, load_gpu_specs
+from planner.curves.load import H100, CurveKey, CurvePoint, LoadCurve, stated_kv_cache_dtype
+from planner.physics.memory import KvDtype, kv_dtype
+from planner.physics.roofline import Ceilings, ceilings, check_curve
+from tests.planner.builders import silicon_curves
+
+SPECS = {spec.gpu: spec for spec in load_gpu_specs()}
+MODEL = "meta-llama/Llama-3.1-70B"
+# Issue 15: TensorRT-LLM's published Llama-70B FP8 TP1 128/4096 throughput on one H100.
+PUBLISHED_H100_TOK_S = (426.0, 840.0)
+
+
+def _h100_70b_fp8(engine: str | None) -> Ceilings:
+    found = ceilings(MODEL, "fp8", SPECS[H100], 1, engine=engine)
+    assert isinstance(found, Ceilings)
+    return found
+
+
+def test_gpu_memory_is_the_driver_reported_capacity_not_decimal_gb() -> None:
+    assert SPECS[H100].memory_bytes == 81559 * 2**20  # 79.6 GiB, nvidia-smi memory.total
+    assert SPECS["H200-SXM-141GB"].memory_bytes == 143771 * 2**20
+
+
+def test_a_gpu_row_without_the_driver_capacity_falls_back_to_decimal_gb() -> None:
+    spec: GpuSpec = replace(SPECS[H100], memory_mib_total=None)
+    assert spec.memory_bytes == 80e9
+
+
+def test_kv_dtype_follows_the_statement_then_the_engine_default() -> None:
+    assert kv_dtype("vllm", "fp8", "fp8").bytes_per_element == (1.0,)
+    assert kv_dtype("vllm", "fp8").bytes_per_element == (2.0,)
+    assert kv_dtype("tensorrt-llm", "fp8").bytes_per_element == (1.0,)
+    assert kv_dtype("tensorrt-llm", "bf16").bytes_per_element == (2.0,)
+    unknown = kv_dtype("sglang", "fp8")
+    assert unknown.bytes_per_element == (1.0, 2.0) and "unknown" in unknown.text
+
+
+def test_70b_fp8_on_one_h100_fits_8_to_17_streams_at_128_4096_not_1_or_2() -> None:
+    # vLLM: 0.9 x 81,559 MiB - 70.55 GB = 6.415 GB; 16-bit KV 327,680 B/token x 2,176 tokens
+    # = 8.997 streams (FP8 KV: 17.99), rounded down.
+    assert _h100_70b_fp8("vllm").streams_for(128, 4096) == 8
+    unknown = _h100_70b_fp8("sglang").capacity(128, 4096)
+    assert (unknown.estimate_low, unknown.estimate_high) == (8, 17)
+    # TensorRT-LLM: 0.9 of the 14.97 GB left after weights, FP8 KV, reserved for all 4,224
+    # tokens of a request (GUARANTEED_NO_EVICT): 19.5 streams.
+    assert _h100_70b_fp8("tensorrt-llm").streams_for(128, 4096) == 19
+
+
+def test_the_published_h100_throughput_needs_9_to_18_streams() -> None:
+    ceil = _h100_70b_fp8("vllm")
+    points = tuple(CurvePoint(64.0, output_tok_s=tok_s) for tok_s in PUBLISHED_H100_TOK_S)
+    needed = [ceil.capacity(128, 4096, (point,)).measured_streams for point in points]
+    assert needed == [9, 18]
+
+
+def test_a_measurement_beyond_the_estimate_wins_and_flags_it_wrong() -> None:
+    # The old estimate: 80e9 bytes and a 16-bit KV cache for the whole 128 + 4096 tokens.
+    old = replace(_h100_70b_fp8("vllm"), memory_bytes=80e9)
+    assert old.max_streams(128 + 4096) == 1
+    published = CurvePoint(64.0, output_tok_s=PUBLISHED_H100_TOK_S[0])
+    capacity = old.capacity(128, 4096, (published,))
+    assert capacity.streams == 9 and capacity.estimate_low < 9
+    assert capacity.contradiction is not None and "estimate is wrong" in capacity.contradiction
+
+
+def test_the_physics_check_reports_the_contradiction() -> None:
+    key = CurveKey("vllm", None, MODEL, "fp8", H100, 1, 1, 128, 4096)
+    point = CurvePoint(64.0, output_tok_s=PUBLISHED_H100_TOK_S[1])
+    check = check_curve(LoadCurve(key, (point,), None, "published", None, None, None, 1, ()))
+    assert check.max_streams == 18
+    assert any("estimate is wrong" in note and "at least 18" in note for note in check.notes)
+
+
+def test_a_level_with_no_queueing_shows_its_streams_ran_together() -> None:
+    ceil = replace(_h100_70b_fp8("vllm"), kv=KvDtype((2.0,), "16-bit"))
+    # 32 streams at the 9-stream estimate would wait (32/9 - 1) x 4095 x 30 ms = 314 s.
+    point = CurvePoint(32.0, ttft_ms=900.0, tpot_ms=30.0)
+    assert ceil.capacity(128, 4096, (point,)).measured_streams == 32
+    queued = CurvePoint(32.0, ttft_ms=200_000.0, tpot_ms=30.0)
+    assert ceil.capacity(128, 4096, (queued,)).measured_streams is None
+
+
+@pytest.mark.parametrize("engine", ["vllm", "tensorrt-llm", None])
+def test_weights_that_leave_no_room_give_zero_streams(engine: str | None) -> None:
+    found = ceilings(MODEL, "bf16", SPECS[H100], 1, engine=engine)
+    assert isinstance(found, Ceilings)
+    assert found.kv_budget_bytes < 0 and found.streams_for(128, 4096) == 0
+
+
+def _silicon_70b_h200_tp1(isl: int, osl: int) -> LoadCurve:
+    return next(
+        c
+        for c in silicon_curves()
+        if c.key.engine == "vllm"
+        and c.key.gpu == "H200-SXM-141GB"
+        and c.key.tp == 1
+        and c.key.model.endswith("Llama-3.1-70B")
+        and (c.key.isl, c.key.osl) == (isl, osl)
+    )
+
+
+def test_silicon_levels_that_ran_together_overrule_the_estimate_and_queued_ones_do_not() -> None:
+    # 1024/8192: c=64 doubles c=32's throughput with TTFT 5.3 s, where a 38-stream cache would
+    # make requests wait minutes: the estimate is wrong. 8192/1024: c=64 waits 40 s and its
+    # throughput barely grows: it queued, as the 22-stream estimate says.
+    ran = check_curve(_silicon_70b_h200_tp1(1024, 8192))
+    assert ran.memory is not None and ran.memory.estimate_low == 38
+    assert ran.max_streams == 64 and ran.memory.contradiction is not None
+    queued = check_curve(_silicon_70b_h200_tp1(8192, 1024))
+    assert queued.memory is not None and queued.memory.contradiction is None
+    assert queued.max_streams == queued.memory.estimate_low == 22
+
+
+def test_a_stated_fp8_kv_cache_doubles_the_vllm_estimate() -> None:
+    stated = ceilings(MODEL, "fp8", SPECS[H100], 1, engine="vllm", kv_cache_dtype="fp8")
+    assert isinstance(stated, Ceilings) and stated.kv.text == "fp8 KV cache (stated)"
+    assert stated.streams_for(128, 4096) == 17  # 6.415 GB / (163,840 B x 2,176 tokens)
+
+
+@pytest.mark.parametrize(
+    ("engine_args", "command", "dtype"),
+    [
+        ({"kv_cache_dtype": "fp8"}, "", "fp8"),
+        ({"kv_cache_quant_algo": "FP8"}, "", "fp8"),
+        ({}, "vllm serve m --kv-cache-dtype fp8_e4m3 --port 8000", "fp8_e4m3"),
+        ({}, "python -m vllm.entrypoints.openai.api_server --kv_cache_dtype=fp8", "fp8"),
+        ({"kv_cache_dtype": "auto"}, "vllm serve m --kv-cache-dtype auto", None),
+        ({}, "vllm serve m", None),
+    ],
+)
+def test_the_stated_kv_dtype_is_read_from_engine_args_or_the_launch_command(
+    engine_args: dict[str, str], command: str, dtype: str | None
+) -> None:
+    assert stated_kv_cache_dtype(engine_args, command) == dtype
