@@ -141,3 +141,40 @@ def test_the_planner_tests_collect_without_any_rendering_library() -> None:
     done = _blocked_run(COLLECT_PLANNER_TESTS, DRAWING)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     assert "tests collected" in done.stdout, done.stdout[-2000:]
+
+
+# The planner's sub-packages, lowest first: a module imports from its own sub-package or a lower
+# one, never a higher one (the serving model, engine/, answers curves, sizing and projection).
+PLANNER_ORDER = ("curves", "inputs", "physics", "fitting", "engine", "sizing", "analysis")
+
+
+def _planner_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        found.update(n.split(".")[1] for n in names if n.startswith("planner.") and "." in n)
+    return found
+
+
+def test_every_planner_module_lives_in_an_ordered_sub_package() -> None:
+    loose = [p.name for p in (ROOT / "planner").glob("*.py") if p.name != "__init__.py"]
+    assert not loose, f"planner/ keeps its modules in sub-packages: {sorted(loose)}"
+    found = {p.name for p in (ROOT / "planner").iterdir() if (p / "__init__.py").exists()}
+    assert found <= set(PLANNER_ORDER), sorted(found - set(PLANNER_ORDER))
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((ROOT / "planner").glob("*/**/*.py")),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_planner_sub_packages_import_downwards(path: Path) -> None:
+    own = path.relative_to(ROOT / "planner").parts[0]
+    level = PLANNER_ORDER.index(own)
+    higher = {sub for sub in _planner_imports(path) if PLANNER_ORDER.index(sub) > level}
+    assert not higher, f"{path.relative_to(ROOT)} ({own}) must not import planner.{sorted(higher)}"
