@@ -14,13 +14,11 @@ from cli.common import (
     JsonOption,
     app,
     err,
-    fail,
     guard,
     open_engine,
     out,
     print_json,
 )
-from errors import InputError
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
     from collections.abc import Callable
@@ -32,6 +30,7 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
     from planner.analysis.sensitivity import SensitivityRow
     from planner.analysis.uncertainty import OptionRange, PlanRanges
     from planner.sizing.options import SizedOption
+    from workflows.outputs import OutputRule
     from workflows.planning import Planned
 
 
@@ -54,6 +53,9 @@ def plan_cmd(
         bool,
         typer.Option("--sensitivity", help="Also re-plan with each input moved 10% down and up."),
     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing --export file (else refused).")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -63,10 +65,8 @@ def plan_cmd(
     from workflows import planning  # noqa: PLC0415
 
     scenario = guard(lambda: load_scenario(scenario_path))
-    if export is not None and export.suffix not in planning.EXPORT_SUFFIXES:
-        fail(
-            InputError("expected a .json, .csv or .xlsx file", field="--export", value=str(export))
-        )
+    if export is not None:
+        _check_export(export, scenario_path, db, force)
     engine = open_engine(db)
     planned = guard(
         lambda: _planned(lambda: planning.plan_scenario(engine, scenario, samples), as_json)
@@ -78,7 +78,7 @@ def plan_cmd(
         lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
     )
     if export is not None:
-        guard(lambda: _write_export(plan, export, ranges, swings))
+        guard(lambda: _write_export(plan, export, ranges, swings, (db, scenario_path)))
     if as_json:
         print_json(planning.plan_document(plan, ranges, swings))
         return
@@ -237,20 +237,36 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def _check_export(export: Path, scenario_path: Path, db: str | None, force: bool) -> None:
+    """Refuse --export before any planning: not .json/.csv/.xlsx, a folder, the store (or a link
+    to it), the scenario it reads, an existing file without --force (workflows.outputs)."""
+    from db.engine import resolve_db_url  # noqa: PLC0415
+    from workflows.outputs import output_for  # noqa: PLC0415
+
+    url, inputs, rule = resolve_db_url(db), [scenario_path], _export_rule()
+    guard(lambda: output_for(export, rule, store_url=url, force=force, inputs=inputs))
+
+
 def _write_export(
-    plan: Plan, path: Path, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
+    plan: Plan,
+    path: Path,
+    ranges: PlanRanges | None,
+    swings: list[SensitivityRow] | None,
+    reads: tuple[str | None, Path],
 ) -> None:
-    try:
-        _write_plan_file(plan, path, ranges, swings)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the plan: {exc.strerror}", field="--export", value=str(path)
-        ) from exc
-
-
-def _write_plan_file(
-    plan: Plan, path: Path, ranges: PlanRanges | None, swings: list[SensitivityRow] | None
-) -> None:
+    """Write the export through the checked writer (the store and the scenario `reads` names
+    are refused again at write time)."""
+    from db.engine import resolve_db_url  # noqa: PLC0415
+    from workflows.outputs import write_output  # noqa: PLC0415
     from workflows.planning import plan_export  # noqa: PLC0415
 
-    path.write_bytes(plan_export(plan, path.suffix, ranges, swings))
+    content = plan_export(plan, path.suffix, ranges, swings)
+    url = resolve_db_url(reads[0])
+    write_output(path, content, _export_rule(), store_url=url, inputs=[reads[1]])
+
+
+def _export_rule() -> OutputRule:
+    from workflows.outputs import OutputRule  # noqa: PLC0415
+    from workflows.planning import EXPORT_SUFFIXES  # noqa: PLC0415
+
+    return OutputRule("--export", "plan export", EXPORT_SUFFIXES)

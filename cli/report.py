@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
     from hardware.prices import PriceEntry
     from planner.analysis.capacity import Plan
     from planner.inputs.scenario import Scenario
+    from workflows.outputs import OutputRule
 
 
 ReportFormatOption = Annotated[str, typer.Option("--format", help="pdf, xlsx, html, csv or json.")]
@@ -110,7 +111,7 @@ def report_cmd(
     if basis.title is not None:
         report = dataclasses.replace(report, title=basis.title)
     content = guard(lambda: render_report(report, fmt))
-    _write_report(out_path, content)
+    _write_report(out_path, content, fmt, scenario_path, db)
     choice = plan.recommendation.choice
     summary = {
         "out": str(out_path),
@@ -178,25 +179,31 @@ def _check_report_out(
 ) -> None:
     """Refuse --out before any planning: its extension against --format, a folder, the store,
     the scenario it reads, an existing file without --force (workflows.outputs)."""
-    from db.backup import store_files  # noqa: PLC0415
     from db.engine import resolve_db_url  # noqa: PLC0415
-    from workflows.outputs import OutputRule, check_output  # noqa: PLC0415
+    from workflows.outputs import output_for  # noqa: PLC0415
 
-    rule = OutputRule("--out", f"{fmt} report", REPORT_EXTENSIONS.get(fmt, (f".{fmt}",)))
-    store = store_files(resolve_db_url(db))
+    rule, url = _report_rule(fmt), resolve_db_url(db)
     inputs = [scenario_path] if scenario_path is not None else []
-    guard(lambda: check_output(out_path, rule, force=force, protected=store, inputs=inputs))
+    guard(lambda: output_for(out_path, rule, store_url=url, force=force, inputs=inputs))
 
 
-def _write_report(out_path: Path, content: bytes) -> None:
-    """Write the rendered report atomically; a file that cannot be written fails on --out."""
-    from workflows.outputs import write_atomic  # noqa: PLC0415
+def _write_report(
+    out_path: Path, content: bytes, fmt: str, scenario_path: Path | None, db: str | None
+) -> None:
+    """Write the rendered report through the checked writer (workflows.outputs: the store and
+    the scenario refused again, then temp file + rename); a failed write fails on --out."""
+    from db.engine import resolve_db_url  # noqa: PLC0415
+    from workflows.outputs import write_output  # noqa: PLC0415
 
-    try:
-        write_atomic(out_path, content)
-    except OSError as exc:
-        message = f"cannot write the report: {exc.strerror}"
-        fail(InputError(message, field="--out", value=str(out_path)))
+    inputs = [scenario_path] if scenario_path is not None else []
+    rule, url = _report_rule(fmt), resolve_db_url(db)
+    guard(lambda: write_output(out_path, content, rule, store_url=url, inputs=inputs))
+
+
+def _report_rule(fmt: str) -> OutputRule:
+    from workflows.outputs import OutputRule  # noqa: PLC0415
+
+    return OutputRule("--out", f"{fmt} report", REPORT_EXTENSIONS.get(fmt, (f".{fmt}",)))
 
 
 def _print_report_line(summary: dict[str, object], name: str | None, matches: bool | None) -> None:

@@ -1,5 +1,6 @@
 """Output paths that never destroy: every file a command writes (`probe --out`, `report --out`,
-`db backup --out`) is checked before any work, and written atomically (temp file + rename).
+`plan --export`, `db backup --out`) is checked before any work (check_output, or output_for with
+the store's URL), and written atomically (write_output: checked again, temp file + rename).
 
 Refused, each as an InputError naming the flag and the path: an extension that is not the
 format's, a folder, a folder that does not exist or cannot be written, the live store (or any
@@ -57,6 +58,41 @@ def check_output(
         raise refuse(f"exists; pass --force to replace it (or give another {rule.what} name)")
     _check_writable(path, refuse)
     return path
+
+
+def output_for(
+    path: Path,
+    rule: OutputRule,
+    *,
+    store_url: str | None,
+    force: bool = False,
+    inputs: Sequence[Path] = (),
+) -> Path:
+    """check_output with the live store at `store_url` (its SQLite files) protected."""
+    from db.backup import store_files  # noqa: PLC0415 (the store's URL parser loads on use)
+
+    protected = store_files(store_url) if store_url is not None else ()
+    return check_output(path, rule, force=force, protected=protected, inputs=inputs)
+
+
+def write_output(
+    path: Path,
+    content: bytes,
+    rule: OutputRule,
+    *,
+    store_url: str | None = None,
+    inputs: Sequence[Path] = (),
+) -> None:
+    """Write a checked output atomically. What may have changed since the check (a symlink to
+    the store or an input put in its place, a database copied there) is refused again, and a
+    failed write is an InputError naming rule.flag; the old file (or none) is left as it was."""
+    output_for(path, rule, store_url=store_url, force=True, inputs=inputs)
+    try:
+        write_atomic(path, content)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the {rule.what}: {exc.strerror}", field=rule.flag, value=str(path)
+        ) from exc
 
 
 def write_atomic(path: Path, content: bytes) -> None:

@@ -1,6 +1,6 @@
-"""Output paths that never destroy: `probe`, `report` and `db backup` refuse a bad --out before
-any work (no request sent, no store opened), keep existing files unless --force, and check the
-format against the extension; writes are atomic."""
+"""Output paths that never destroy: `probe`, `report`, `plan --export` and `db backup` refuse a
+bad output path before any work (no request sent, no store opened), keep existing files unless
+--force, and check the format against the extension; writes are atomic."""
 
 from __future__ import annotations
 
@@ -184,3 +184,51 @@ def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path: Pa
             check_output(target / "run.json", RULE)
     finally:
         folder.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    ("out", "why"),
+    [
+        ("link.json", "is the live store"),  # a symlink to the store (issue 25's case)
+        ("store.db", "is the live store"),
+        ("scenario.json", "is a file this command reads"),
+        ("existing.json", "exists; pass --force"),
+        ("plan.pdf", "must be named *.json or *.csv or *.xlsx"),
+        ("folder.json", "is a folder"),
+    ],
+)
+def test_plan_export_refuses_a_destructive_path_before_planning(
+    tmp_path: Path, out: str, why: str
+) -> None:
+    url, file = _store(tmp_path)
+    (tmp_path / "link.json").symlink_to(file)
+    (tmp_path / "existing.json").write_text('{"kept": true}')
+    (tmp_path / "folder.json").mkdir()
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(SCENARIO.read_text())
+    kept = {
+        name: _digest(tmp_path / name) for name in ("store.db", "existing.json", "scenario.json")
+    }
+    args = ["plan", str(scenario), "--export", str(tmp_path / out), "--db", url, "--samples", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert "field '--export'" in line and why in line and "Traceback" not in result.output
+    assert {name: _digest(tmp_path / name) for name in kept} == kept
+    assert runner.invoke(app, ["runs", "--db", url]).exit_code == 0  # the store still opens
+
+
+def test_plan_export_force_replaces_an_existing_export_and_never_the_store(tmp_path: Path) -> None:
+    url, file = _store(tmp_path)
+    assert runner.invoke(app, ["demo-data", "--db", url]).exit_code == 0
+    target = tmp_path / "plan.json"
+    target.write_text("old")
+    args = ["plan", str(SCENARIO), "--export", str(target), "--db", url, "--samples", "0"]
+    assert runner.invoke(app, [*args, "--force"]).exit_code == 0
+    assert '"options"' in target.read_text()
+    (tmp_path / "link.json").symlink_to(file)
+    before = _digest(file)
+    linked = ["plan", str(SCENARIO), "--export", str(tmp_path / "link.json"), "--db", url]
+    forced = runner.invoke(app, [*linked, "--samples", "0", "--force"])
+    assert forced.exit_code == 2 and "is the live store" in forced.stderr
+    assert _digest(file) == before
