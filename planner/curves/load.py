@@ -86,6 +86,9 @@ class LoadCurve:
     # Output tok/s of the run's offline (max-throughput) levels, the highest: a ceiling on the
     # curve, never a point of it; None: no offline level.
     ceiling_output_tok_s: float | None = None
+    # The validated error (MAPE %) of the estimate a derived curve is, where it carries its own
+    # (the serving model's, by distance); None: its provenance's (planner.sizing.draws).
+    basis_error_pct: float | None = None
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""

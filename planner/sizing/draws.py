@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from errors import PlanningError
+from planner.curves.load import LoadCurve
 from planner.fitting.families import Array
 from planner.fitting.fit import MAPE_TO_SIGMA
 from planner.physics.projection import PROJECTED
@@ -78,9 +79,12 @@ def _normals(samples: int, seed: int, scale: float, name: str) -> Array:
     return z
 
 
-def derived_sigma(provenance: str) -> float:
-    """Relative sigma of a derived curve's estimate error (0 for a measured curve)."""
-    mape = DERIVED_MAPE_PCT.get(provenance)
+def derived_sigma(curve: LoadCurve) -> float:
+    """Relative sigma of a derived curve's estimate error: its own validated error where it
+    carries one, else its provenance's (0 for a measured curve)."""
+    mape = curve.basis_error_pct
+    if mape is None:
+        mape = DERIVED_MAPE_PCT.get(curve.provenance)
     return 0.0 if mape is None else MAPE_TO_SIGMA * mape / 100.0
 
 

@@ -84,7 +84,7 @@ def sampled_series(
         xs, ys = series(fit.curve.points, attr)
         measured = (tuple(xs.tolist()), tuple(ys.tolist()))
     column = z[:, SLOTS.index(slot)]
-    derived = derived_sigma(fit.curve.provenance)
+    derived = derived_sigma(fit.curve)
     key = _SeriesKey(result, measured, derived, grid.tobytes(), column.tobytes())
     return _sampled(key)
 

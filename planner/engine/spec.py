@@ -1,0 +1,126 @@
+"""The physical facts one deployment's serving model starts from: bytes every decode step reads,
+FLOPs per token, KV-cache bytes per token and the cache's size, the engine's batch limits (its
+token budget per step and most sequences at once), all for one replica (TP GPUs together).
+
+Built from planner.physics.roofline's Ceilings (model facts x precision x GPU x TP x engine);
+the engine's limits come from its launch arguments where stated, else the release defaults.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hardware.gpus import GpuSpec
+from planner.physics.memory import reserved_tokens
+from planner.physics.models import model_facts
+from planner.physics.roofline import Ceilings
+
+# Engine defaults on 80+ GB GPUs (H100, H200, B200): tokens one step may carry and sequences
+# running at once. vLLM >= 0.8 (V1) OpenAI server: max_num_batched_tokens 8192, max_num_seqs
+# 1024 on GPUs with 70 GiB or more; trtllm-serve: max_num_tokens 8192, max_batch_size 2048;
+# SGLang: chunked_prefill_size 8192, running requests bounded by memory only.
+_DEFAULT_LIMITS: dict[str, tuple[int, int]] = {
+    "vllm": (8192, 1024),
+    "tensorrt-llm": (8192, 2048),
+    "sglang": (8192, 4096),
+}
+_FALLBACK_LIMITS = (8192, 1024)
+_ARG_NAMES = {
+    "token_budget": ("max_num_batched_tokens", "max_num_tokens", "chunked_prefill_size"),
+    "max_seqs": ("max_num_seqs", "max_batch_size", "max_running_requests"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """One replica's physics for the serving model (bytes, FLOPs and seconds; TP GPUs together)."""
+
+    engine: str
+    gpu: str
+    tp: int
+    weight_read_bytes: float  # weights every step reads
+    matmul_flops_per_token: float  # 2 x the per-token matmul parameters
+    attention_flops_per_token_ctx: float  # prefill attention: FLOPs per token per context token
+    kv_bytes_per_token: float  # at the deployment's KV dtype (its larger candidate if unknown)
+    kv_budget_tokens: float  # tokens the cache holds (0: the weights leave no room)
+    mem_bw_bytes_s: float
+    peak_flops: float
+    token_budget: int  # tokens one step may carry (decode tokens + prefill chunks)
+    max_seqs: int  # sequences running at once, at most
+    limits_basis: str  # where the two limits come from, in words
+
+    def tokens_per_seq(self, isl: float, osl: float) -> float:
+        """KV tokens one running sequence takes from the budget (the engine's admission rule)."""
+        return reserved_tokens(self.engine, round(isl), round(osl))
+
+    def capacity_seqs(self, isl: float, osl: float) -> float:
+        """Sequences that run at once at a workload: the KV cache's or the engine's limit."""
+        by_cache = self.kv_budget_tokens / max(self.tokens_per_seq(isl, osl), 1.0)
+        return float(min(self.max_seqs, by_cache))
+
+
+def engine_spec(
+    ceil: Ceilings,
+    gpu: GpuSpec,
+    engine: str,
+    launch: str = "",
+    engine_args: tuple[tuple[str, str], ...] = (),
+) -> EngineSpec | str:
+    """The spec of one deployment, or why there is none (the words say what is missing)."""
+    facts = model_facts(ceil.model)
+    if facts is None:
+        return f"no serving model: model facts unknown for {ceil.model!r}"
+    peak = ceil.peak_flops
+    if peak is None:
+        bf16 = gpu.dense_tflops("bf16")
+        if bf16 is None:
+            return f"no serving model: no dense FLOPS peak for {gpu.gpu}"
+        peak = bf16 * 1e12 * ceil.tp
+    kv_bytes = ceil.kv_bytes_per_token_per_byte * ceil.kv.most_bytes
+    budget, seqs, basis = engine_limits(engine, launch, dict(engine_args))
+    return EngineSpec(
+        engine=engine,
+        gpu=ceil.gpu,
+        tp=ceil.tp,
+        weight_read_bytes=ceil.decode_read_bytes,
+        matmul_flops_per_token=2.0 * ceil.prefill_params,
+        attention_flops_per_token_ctx=4.0 * facts.layers * facts.hidden_size,
+        kv_bytes_per_token=kv_bytes,
+        kv_budget_tokens=max(0.0, ceil.kv_budget_bytes / kv_bytes),
+        mem_bw_bytes_s=ceil.mem_bw_bytes_s,
+        peak_flops=peak,
+        token_budget=budget,
+        max_seqs=seqs,
+        limits_basis=basis,
+    )
+
+
+def engine_limits(engine: str, launch: str, engine_args: dict[str, str]) -> tuple[int, int, str]:
+    """(token budget per step, most sequences at once, their basis): stated beats default."""
+    default_budget, default_seqs = _DEFAULT_LIMITS.get(engine, _FALLBACK_LIMITS)
+    budget = _stated(launch, engine_args, _ARG_NAMES["token_budget"])
+    seqs = _stated(launch, engine_args, _ARG_NAMES["max_seqs"])
+    said = []
+    said.append(
+        f"{budget} tokens per step (stated)"
+        if budget
+        else f"{default_budget} tokens per step ({engine} default)"
+    )
+    said.append(
+        f"{seqs} sequences (stated)" if seqs else f"{default_seqs} sequences ({engine} default)"
+    )
+    return budget or default_budget, seqs or default_seqs, ", ".join(said)
+
+
+def _stated(launch: str, engine_args: dict[str, str], names: tuple[str, ...]) -> int | None:
+    for name in names:
+        for key in (name, name.replace("_", "-")):
+            text = (engine_args.get(key) or "").strip()
+            if text.isdigit() and int(text) > 0:
+                return int(text)
+        pattern = rf"--{name.replace('_', '[-_]')}[ =]+(\d+)"
+        found = re.search(pattern, launch)
+        if found and int(found.group(1)) > 0:
+            return int(found.group(1))
+    return None
