@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -15,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from errors import CapplanError, InputError
+from measurements.safe_text import escape_hidden
 
 if TYPE_CHECKING:  # sqlalchemy and alembic load when a command opens the store
     from db.engine import Engine
@@ -29,16 +29,15 @@ db_app = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
 # Control characters in what is printed (a model name with ESC from a result file) would drive the
-# terminal; rich keeps them, so every string it renders has them escaped first (\x1b), while its
-# own styling still reaches the terminal. (The rule of reports.cells.visible, kept here: the CLI's
-# light commands load no reports module, tests/test_cli_startup.py.)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# terminal and bidi controls (U+202E) reorder what it shows; rich keeps both, so every string it
+# renders has them escaped first (\x1b, \u202e), while its own styling still reaches the
+# terminal. (reports.cells.visible's rule, from the light measurements.safe_text: the CLI's light
+# commands load no reports module, tests/test_cli_startup.py.)
 
 
 class _Console(Console):
     def render_str(self, text: str, **options: Any) -> Text:
-        shown = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
-        return super().render_str(shown, **options)
+        return super().render_str(escape_hidden(text), **options)
 
 
 out = _Console()
