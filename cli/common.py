@@ -15,6 +15,7 @@ from rich.text import Text
 
 from errors import CapplanError, InputError
 from measurements.safe_text import escape_hidden
+from workflows.limits import CONCURRENCY, PREDICT_POINTS, Bound
 
 if TYPE_CHECKING:  # sqlalchemy and alembic load when a command opens the store
     from db.engine import Engine
@@ -76,6 +77,19 @@ def print_json(document: object) -> None:
     sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
 
 
+def within(bound: Bound) -> Callable[[typer.CallbackParam, Any], Any]:
+    """A typer callback refusing a value outside `bound` as the command line is read, before any
+    work: one line naming the flag, the value and the range, exit code 2."""
+
+    def check(param: typer.CallbackParam, value: Any) -> Any:
+        if value is not None and not bound.holds(value):
+            flag = max(param.opts, key=len) if param.opts else str(param.name)
+            fail(InputError(f"must be {bound.text()}", field=flag, value=value))
+        return value
+
+    return check
+
+
 def parse_concurrencies(text: str) -> list[float]:
     try:
         values = [float(part) for part in text.split(",") if part.strip()]
@@ -85,4 +99,11 @@ def parse_concurrencies(text: str) -> list[float]:
         ) from exc
     if not values or any(not math.isfinite(v) or v <= 0 for v in values):
         raise InputError("expected positive concurrencies", field="--concurrency", value=text)
+    if len(values) > PREDICT_POINTS or max(values) > CONCURRENCY.high:
+        raise InputError(
+            f"expected at most {PREDICT_POINTS:,} concurrencies, each at most "
+            f"{CONCURRENCY.high:,.0f}",
+            field="--concurrency",
+            value=text,
+        )
     return values
