@@ -19,7 +19,9 @@ from cli.common import (
     open_engine,
     out,
     print_json,
+    within,
 )
+from workflows.limits import PORT
 
 
 @app.command("demo-data")
@@ -112,7 +114,7 @@ APP_SCRIPT = Path(__file__).resolve().parents[1] / "app.py"
 
 @app.command("app")
 def app_cmd(
-    port: Annotated[int, typer.Option(help="Port for the web app.")] = 8501,
+    port: Annotated[int, typer.Option(help="Port for the web app.", callback=within(PORT))] = 8501,
     address: Annotated[
         str,
         typer.Option(

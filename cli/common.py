@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -15,6 +14,8 @@ from rich.console import Console
 from rich.text import Text
 
 from errors import CapplanError, InputError
+from measurements.safe_text import escape_hidden
+from workflows.limits import CONCURRENCY, PREDICT_POINTS, Bound
 
 if TYPE_CHECKING:  # sqlalchemy and alembic load when a command opens the store
     from db.engine import Engine
@@ -29,16 +30,15 @@ db_app = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
 # Control characters in what is printed (a model name with ESC from a result file) would drive the
-# terminal; rich keeps them, so every string it renders has them escaped first (\x1b), while its
-# own styling still reaches the terminal. (The rule of reports.cells.visible, kept here: the CLI's
-# light commands load no reports module, tests/test_cli_startup.py.)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# terminal and bidi controls (U+202E) reorder what it shows; rich keeps both, so every string it
+# renders has them escaped first (\x1b, \u202e), while its own styling still reaches the
+# terminal. (reports.cells.visible's rule, from the light measurements.safe_text: the CLI's light
+# commands load no reports module, tests/test_cli_startup.py.)
 
 
 class _Console(Console):
     def render_str(self, text: str, **options: Any) -> Text:
-        shown = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
-        return super().render_str(shown, **options)
+        return super().render_str(escape_hidden(text), **options)
 
 
 out = _Console()
@@ -77,6 +77,19 @@ def print_json(document: object) -> None:
     sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
 
 
+def within(bound: Bound) -> Callable[[typer.CallbackParam, Any], Any]:
+    """A typer callback refusing a value outside `bound` as the command line is read, before any
+    work: one line naming the flag, the value and the range, exit code 2."""
+
+    def check(param: typer.CallbackParam, value: Any) -> Any:
+        if value is not None and not bound.holds(value):
+            flag = max(param.opts, key=len) if param.opts else str(param.name)
+            fail(InputError(f"must be {bound.text()}", field=flag, value=value))
+        return value
+
+    return check
+
+
 def parse_concurrencies(text: str) -> list[float]:
     try:
         values = [float(part) for part in text.split(",") if part.strip()]
@@ -86,4 +99,11 @@ def parse_concurrencies(text: str) -> list[float]:
         ) from exc
     if not values or any(not math.isfinite(v) or v <= 0 for v in values):
         raise InputError("expected positive concurrencies", field="--concurrency", value=text)
+    if len(values) > PREDICT_POINTS or max(values) > CONCURRENCY.high:
+        raise InputError(
+            f"expected at most {PREDICT_POINTS:,} concurrencies, each at most "
+            f"{CONCURRENCY.high:,.0f}",
+            field="--concurrency",
+            value=text,
+        )
     return values

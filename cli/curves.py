@@ -16,8 +16,10 @@ from cli.common import (
     out,
     parse_concurrencies,
     print_json,
+    within,
 )
 from errors import InputError
+from workflows.limits import RUN_ID
 
 if TYPE_CHECKING:  # the store, the fitting code and rich's tables load when a command runs
     from rich.table import Table
@@ -42,7 +44,9 @@ def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
 
 @app.command("fit")
 def fit_cmd(
-    run: Annotated[int | None, typer.Option("--run", help="Only this run id.")] = None,
+    run: Annotated[
+        int | None, typer.Option("--run", help="Only this run id.", callback=within(RUN_ID))
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -88,7 +92,9 @@ def _fmt(value: object, digits: int = 1) -> str:
 
 
 # The options of `capplan predict`.
-PredictRunOption = Annotated[int, typer.Option("--run", help="Run id to predict from.")]
+PredictRunOption = Annotated[
+    int, typer.Option("--run", help="Run id to predict from.", callback=within(RUN_ID))
+]
 ConcurrenciesOption = Annotated[
     str, typer.Option(help="Comma-separated concurrencies, e.g. 8,24,64.")
 ]

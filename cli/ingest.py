@@ -17,8 +17,10 @@ from cli.common import (
     open_engine,
     out,
     print_json,
+    within,
 )
 from measurements.kinds import Provenance
+from workflows.limits import CONCURRENCY, GPU_COUNT, PAGE_RUNS, PARALLEL, REQUEST_RATE, SKIP_RUNS
 
 if TYPE_CHECKING:  # the importers, the store and rich's tables load when a command runs
     from collections.abc import Sequence
@@ -38,21 +40,30 @@ EngineVersionOption = Annotated[str | None, typer.Option(help="Engine version.")
 ModelOption = Annotated[str | None, typer.Option(help="Model name (overrides the file).")]
 PrecisionOption = Annotated[str | None, typer.Option(help="fp8, bf16, ...")]
 GpuOption = Annotated[str | None, typer.Option(help="GPU SKU, e.g. H100-SXM-80GB.")]
-GpuCountOption = Annotated[int | None, typer.Option(help="GPUs per replica.")]
-TpOption = Annotated[int | None, typer.Option(help="Tensor-parallel size.")]
-PpOption = Annotated[int | None, typer.Option(help="Pipeline-parallel size.")]
+GpuCountOption = Annotated[
+    int | None, typer.Option(help="GPUs per replica.", callback=within(GPU_COUNT))
+]
+TpOption = Annotated[
+    int | None, typer.Option(help="Tensor-parallel size.", callback=within(PARALLEL))
+]
+PpOption = Annotated[
+    int | None, typer.Option(help="Pipeline-parallel size.", callback=within(PARALLEL))
+]
 ConcurrencyOption = Annotated[
     int | None,
     typer.Option(
         "--concurrency",
         help="Concurrency of files that do not state their load (CSV exports, per-request "
         "records); a file's own load is never replaced.",
+        callback=within(CONCURRENCY),
     ),
 ]
 RequestRateOption = Annotated[
     float | None,
     typer.Option(
-        "--request-rate", help="Open-loop rate (req/s) of files that do not state their load."
+        "--request-rate",
+        help="Open-loop rate (req/s) of files that do not state their load.",
+        callback=within(REQUEST_RATE),
     ),
 ]
 ProvenanceOption = Annotated[Provenance, typer.Option(help="How the numbers were obtained.")]
@@ -154,8 +165,12 @@ def _import_row(outcome: FileOutcome) -> dict[str, object]:
 
 
 # The options of `capplan runs` (a page of the runs the filters keep).
-LimitOption = Annotated[int, typer.Option(help="Runs per page (oldest first).", min=1)]
-OffsetOption = Annotated[int, typer.Option(help="Runs to skip before the page.", min=0)]
+LimitOption = Annotated[
+    int, typer.Option(help="Runs per page (oldest first).", callback=within(PAGE_RUNS))
+]
+OffsetOption = Annotated[
+    int, typer.Option(help="Runs to skip before the page.", callback=within(SKIP_RUNS))
+]
 EnginesFilter = Annotated[
     list[str] | None, typer.Option("--engine", help="Only this engine (repeatable).")
 ]

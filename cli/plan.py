@@ -18,7 +18,9 @@ from cli.common import (
     open_engine,
     out,
     print_json,
+    within,
 )
+from workflows.limits import SAMPLES
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
     from collections.abc import Callable
@@ -46,7 +48,7 @@ def plan_cmd(
             help="Error samples per option: the plan's fleet is the one at the scenario's "
             "sizing_confidence, P10/P50/P90 come from the same samples (0: no ranges shown; "
             "default: 400).",
-            min=0,
+            callback=within(SAMPLES),
         ),
     ] = None,
     with_sensitivity: Annotated[

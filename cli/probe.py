@@ -17,9 +17,11 @@ from cli.common import (
     open_engine,
     out,
     print_json,
+    within,
 )
 from errors import InputError
 from measurements.probe.defaults import PROBE_DEFAULTS as DEFAULT
+from workflows.limits import PORT, TIME_SCALE
 
 if TYPE_CHECKING:  # the probe, the simulator and the store load when a command runs
     from db.engine import Engine
@@ -164,11 +166,14 @@ StoreOption = Annotated[
     str | None, typer.Option("--db", help="Also store the run in this database.")
 ]
 # The options of `capplan sim-server`.
-PortOption = Annotated[int, typer.Option(help="Port to listen on.")]
+PortOption = Annotated[int, typer.Option(help="Port to listen on.", callback=within(PORT))]
 ProfileOption = Annotated[str, typer.Option(help="Simulator profile.")]
 HostOption = Annotated[str, typer.Option(help="Address to bind.")]
 TimeScaleOption = Annotated[
-    float, typer.Option(help="Simulated seconds per real second (0.1 = 10x faster).")
+    float,
+    typer.Option(
+        help="Simulated seconds per real second (0.1 = 10x faster).", callback=within(TIME_SCALE)
+    ),
 ]
 # Not ProbeRequest fields: where to store the run, and how to print it.
 NOT_REQUEST_FIELDS = ("db", "as_json")

@@ -18,9 +18,11 @@ from cli.common import (
     open_engine,
     out,
     print_json,
+    within,
 )
 from errors import InputError
 from reports.formats import REPORT_FORMATS
+from workflows.limits import RUN_ID, SAMPLES
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
     from collections.abc import Iterable
@@ -44,11 +46,15 @@ RecordOption = Annotated[
         "--record",
         help="Instead of a scenario: the plan record ID (Scenarios page history), re-made "
         "from its own scenario, runs and prices for audit.",
+        callback=within(RUN_ID),
     ),
 ]
 ReportSamplesOption = Annotated[
     int | None,
-    typer.Option(help="Error samples per option (0: no ranges shown; default: 400).", min=0),
+    typer.Option(
+        help="Error samples per option (0: no ranges shown; default: 400).",
+        callback=within(SAMPLES),
+    ),
 ]
 ReportForceOption = Annotated[
     bool, typer.Option("--force", help="Replace an existing --out file (else refused).")

@@ -1,20 +1,20 @@
 """Cells as spreadsheets read them safely: a CSV text cell that starts with = + - @ (or a tab or
 carriage return) is a formula to Excel and LibreOffice ("CSV injection") and is written with a
 leading apostrophe; control characters, which XLSX cannot hold (openpyxl refuses the workbook),
-are written as \\xNN."""
+are written as \\xNN and bidi controls as \\uNNNN (measurements.safe_text)."""
 
 from __future__ import annotations
 
-import re
+from measurements.safe_text import escape_hidden
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(text: str) -> str:
-    """Control characters (ESC, NUL, CR, C1 ...) as \\xNN escapes; tabs and newlines kept: the one
-    rule for cells, the app's text (ui/text.py) and the terminal (cli/common.py)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    """Control characters (ESC, NUL, CR, C1 ...) as \\xNN escapes and bidi controls (U+202E ...)
+    as \\uNNNN; tabs and newlines kept: the one rule for cells, the app's text (ui/text.py) and
+    the terminal (cli/common.py)."""
+    return escape_hidden(text)
 
 
 def csv_cell(value: object) -> object:

@@ -1,9 +1,10 @@
 """A small hostile OpenAI-compatible HTTP server for the probe's hostile-input tests: it streams
 honest answers until told to lie about usage, stall (before the headers, between chunks, or
 with an endless trickle of keep-alive comments), echo the request's Authorization header back
-(in 401 bodies, error events, `/version` and a response header), send one huge event, or
-answer a very long `/version`. Real sockets (the probe's aiohttp transport), one thread per
-request; `stop()` releases every stalled request."""
+(in 401 bodies, error events, `/version` and a response header), send one huge event, answer
+a `/version` of its choosing (very long, or with NUL, ESC and bidi controls), list model ids of
+its choosing, or fail requests with an error text of its choosing. Real sockets (the probe's
+aiohttp transport), one thread per request; `stop()` releases every stalled request."""
 
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ class Hostility:
     echo_auth_every: int | None = None  # answer 401 echoing Authorization every k-th request
     echo_event_every: int | None = None  # an error event echoing Authorization every k-th
     huge_event_chars: int | None = None  # one event this long, on every 3rd request after warm-up
-    version: str = "0.32.0-hostile"
+    version: str = "0.32.0-hostile"  # what /version says
+    extra_model_ids: tuple[str, ...] = ()  # listed in /v1/models after the served model
+    error_text: str | None = None  # every error_every-th after warm-up: HTTP 500, this raw text
+    error_every: int = 3
     echo_auth_in_version: bool = False
     token_s: float = 0.0005
     seen_auth: set[str] = field(default_factory=set)
@@ -58,7 +62,8 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if self.path.endswith("/v1/models"):
             card = {"id": MODEL, "object": "model", "owned_by": "hostile", "max_model_len": 4096}
-            self._json(200, {"object": "list", "data": [card]})
+            extra = [{"id": name, "object": "model"} for name in plan.extra_model_ids]
+            self._json(200, {"object": "list", "data": [card, *extra]})
         elif self.path.endswith("/version"):
             version = f"{plan.version} {auth}" if plan.echo_auth_in_version else plan.version
             self._json(200, {"version": version})
@@ -77,6 +82,9 @@ class _Handler(BaseHTTPRequestHandler):
         late = plan.after_warm_up(n)
         if plan.echo_auth_every and late and late % plan.echo_auth_every == 0:
             self._json(401, {"error": f"invalid credentials: Authorization was {auth}"})
+            return
+        if plan.error_text is not None and late and late % plan.error_every == 0:
+            self._text(500, plan.error_text)
             return
         if plan.stall == "headers" and late:
             plan.release.wait(120)
@@ -113,6 +121,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             return
         plan.release.wait(120)
+
+    def _text(self, status: int, text: str) -> None:
+        payload = text.encode()  # raw: NUL, ESC and bidi controls as they are, not JSON-escaped
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
     def _json(self, status: int, document: object) -> None:
         payload = json.dumps(document).encode()

@@ -347,8 +347,8 @@ def test_runs_json_counts_the_stored_samples(db: str) -> None:
 @pytest.mark.parametrize(
     ("args", "field"),
     [
-        (["--tp", "0"], "tp"),
-        (["--gpu-count", "0"], "gpu_count"),
+        (["--tp", "0"], "--tp"),
+        (["--gpu-count", "0"], "--gpu-count"),
     ],
 )
 def test_bad_flags_exit_2_naming_the_flag(db: str, args: list[str], field: str) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.inputs.hourly import HOURS_PER_DAY
-from planner.inputs.scenario import Scenario
+from planner.inputs.scenario import OptionsSpec, Scenario
+from workflows.limits import highest
 
 FLAT = "flat (peak-to-average ratio only)"
 # A working-day shape: quiet nights, a morning ramp, a busy afternoon (relative weights).
@@ -96,6 +97,7 @@ def fleet_options() -> dict[str, object]:
         options["startup_s_if_unknown"] = bar.number_input(
             "Start-up time when not measured (s)",
             min_value=1.0,
+            max_value=highest(OptionsSpec, "startup_s_if_unknown"),
             value=300.0,
             key="plan_startup_unknown",
             help="Seconds from asking for a new replica to it serving requests, paid at each "

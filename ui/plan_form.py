@@ -11,11 +11,19 @@ import streamlit as st
 from hardware.gpus import gpu_catalog
 from planner.curves.load import LoadCurve, canonical_engine, canonical_gpu, canonical_model
 from planner.inputs.prices import PriceEntry
-from planner.inputs.scenario import DEMAND_KINDS, DemandKind, Scenario
+from planner.inputs.scenario import (
+    DEMAND_KINDS,
+    BudgetSpec,
+    DemandKind,
+    DemandSpec,
+    Scenario,
+    WorkloadSpec,
+)
 from planner.inputs.sla_targets import SLA_TARGETS
 from reports.names import engine_name, gpu_name
 from ui import plan_fleet_form, plan_prices
 from ui.tables import model_name_choices
+from workflows import limits
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
 DEFAULT_ISL = DEFAULT_OSL = 1024  # tokens: the page's first workload
@@ -59,6 +67,7 @@ def draw_inputs(
     isl = bar.number_input(
         "Prompt length, ISL (tokens)",
         min_value=1,
+        max_value=int(limits.highest(WorkloadSpec, "isl")),
         value=DEFAULT_ISL,
         step=128,
         key="plan_isl",
@@ -68,6 +77,7 @@ def draw_inputs(
     osl = bar.number_input(
         "Output length, OSL (tokens)",
         min_value=1,
+        max_value=int(limits.highest(WorkloadSpec, "osl")),
         value=DEFAULT_OSL,
         step=128,
         key="plan_osl",
@@ -150,6 +160,7 @@ def _demand() -> dict[str, object]:
     amount = bar.number_input(
         DEMAND_LABELS[kind],
         min_value=0.0,
+        max_value=limits.highest(DemandSpec, kind),
         key=f"plan_demand_{kind}",
         value=DEMAND_DEFAULTS[kind],
         help=DEMAND_HELP[kind],
@@ -157,6 +168,7 @@ def _demand() -> dict[str, object]:
     ratio = bar.number_input(
         "Peak-to-average ratio (x)",
         min_value=1.0,
+        max_value=limits.highest(DemandSpec, "peak_to_average"),
         value=1.0,
         step=0.5,
         key="plan_peak_to_average",
@@ -179,6 +191,7 @@ def _sla() -> dict[str, object]:
             value := st.sidebar.number_input(
                 target.form_label,
                 min_value=0.0,
+                max_value=float(_sla_bound(target.field).high),
                 value=target.form_default,
                 key=f"plan_sla_{target.field}",
                 help=f"{target.help} {OPTIONAL}",
@@ -188,10 +201,15 @@ def _sla() -> dict[str, object]:
     }
 
 
+def _sla_bound(field: str) -> limits.Bound:
+    return limits.SLA_MS if field.endswith("_ms") else limits.STREAM_TOK_S
+
+
 def _budget() -> dict[str, object] | None:
     monthly = st.sidebar.number_input(
         "Monthly budget ($/month)",
         min_value=0.0,
+        max_value=limits.highest(BudgetSpec, "monthly_usd"),
         value=None,
         step=1000.0,
         key="plan_budget",
@@ -263,6 +281,7 @@ def _options() -> dict[str, object]:
         "gpus_per_node": bar.number_input(
             "GPUs per node (GPUs)",
             min_value=1,
+            max_value=int(limits.GPUS_PER_NODE.high),
             value=8,
             key="plan_gpus_per_node",
             help="GPUs in one server (node); nodes are rented whole, so the plan rounds up to "
@@ -281,9 +300,17 @@ def _options() -> dict[str, object]:
             "SLA when measured. 80% keeps 20% headroom for bursts and measurement error; 100% "
             "keeps none.",
         ),
+        **_replica_options(),
+    }
+
+
+def _replica_options() -> dict[str, object]:
+    bar = st.sidebar
+    return {
         "redundancy_replicas": bar.number_input(
             "Spare replicas, N+k (replicas)",
             min_value=0,
+            max_value=int(limits.SPARE_REPLICAS.high),
             value=1,
             key="plan_redundancy",
             help="Whole replicas added on top of what the demand needs (the k in N+k), so one "
@@ -293,6 +320,7 @@ def _options() -> dict[str, object]:
         "model_updates_per_month": bar.number_input(
             "Model updates (per month)",
             min_value=0.0,
+            max_value=float(limits.UPDATES_PER_MONTH.high),
             value=0.0,
             key="plan_updates",
             help="How often a new model version is rolled out. Each update rebuilds TensorRT-LLM "
@@ -310,6 +338,7 @@ def _options() -> dict[str, object]:
         "max_streams_per_replica": bar.number_input(
             "Max streams per replica (streams, optional)",
             min_value=1,
+            max_value=int(limits.STREAMS_PER_REPLICA.high),
             value=None,
             key="plan_max_streams",
             help="Cap on concurrent requests one replica serves, as set by vLLM --max-num-seqs "

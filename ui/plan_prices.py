@@ -11,7 +11,7 @@ import streamlit as st
 
 from planner.inputs.prices import PriceEntry
 from planner.inputs.pricing_spec import PriceQuoteSpec
-from planner.inputs.scenario import Scenario
+from planner.inputs.scenario import MAX_USD_PER_GPU_HOUR, Scenario
 from reports.names import gpu_name
 
 TYPED = "type a price"
@@ -74,6 +74,7 @@ def _gpu_pricing(gpu: str, rows: list[PriceEntry]) -> Picked:
         typed = bar.number_input(
             f"{gpu_name(gpu)} price ($/GPU-hour)",
             min_value=0.01,
+            max_value=MAX_USD_PER_GPU_HOUR,
             value=default.usd_per_gpu_hour if default else None,
             step=0.05,
             key=f"plan_price_{gpu}",

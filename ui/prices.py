@@ -8,9 +8,11 @@ import streamlit as st
 
 from hardware.gpus import load_gpu_specs
 from planner.inputs.prices import catalog_version, skipped_rows
+from planner.inputs.scenario import MAX_USD_PER_GPU_HOUR
 from ui import resources as res
 from ui import tables
 from ui.text import plain
+from workflows.limits import GPUS_PER_NODE
 
 COLUMNS = {
     "provider": st.column_config.TextColumn("provider", required=True),
@@ -18,7 +20,11 @@ COLUMNS = {
     "gpu": st.column_config.TextColumn("GPU", required=True),
     "pricing_type": st.column_config.TextColumn("pricing type", required=True),
     "usd_per_gpu_hour": st.column_config.NumberColumn(
-        "$/GPU-hour", format="%.3f", help="USD per GPU per hour; must be above 0"
+        "$/GPU-hour",
+        format="%.3f",
+        min_value=0.001,
+        max_value=MAX_USD_PER_GPU_HOUR,
+        help=f"USD per GPU per hour; above 0, at most {MAX_USD_PER_GPU_HOUR:,.0f}",
     ),
     "as_of": st.column_config.TextColumn("as of"),
     "source": st.column_config.TextColumn("source"),
@@ -27,8 +33,15 @@ COLUMNS = {
         "default",
         help="The price plans use for this GPU unless the scenario sets one; exactly one per GPU.",
     ),
-    "gpus_per_instance": st.column_config.NumberColumn("GPUs per instance", step=1),
-    "usd_per_instance_hour": st.column_config.NumberColumn("$/instance-hour", format="%.2f"),
+    "gpus_per_instance": st.column_config.NumberColumn(
+        "GPUs per instance", step=1, min_value=1, max_value=GPUS_PER_NODE.high
+    ),
+    "usd_per_instance_hour": st.column_config.NumberColumn(
+        "$/instance-hour",
+        format="%.2f",
+        min_value=0.001,
+        max_value=MAX_USD_PER_GPU_HOUR * GPUS_PER_NODE.high,
+    ),
 }
 
 url = res.open_store()

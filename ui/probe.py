@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from measurements.probe.defaults import PROBE_LIMITS as MOST
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from ui import resources as res
@@ -35,20 +36,17 @@ def _form() -> ProbeRequest | None:
             "Served model name", key="probe_model", help="The name the server serves the model as."
         )
         isl = left.number_input(
-            "Prompt length, ISL (tokens)", min_value=1, value=1024, key="probe_isl"
+            "Prompt length, ISL (tokens)", 1, MOST.tokens, value=1024, key="probe_isl"
         )
         osl = right.number_input(
-            "Output length, OSL (tokens)", min_value=1, value=256, key="probe_osl"
+            "Output length, OSL (tokens)", 1, MOST.tokens, value=256, key="probe_osl"
         )
         levels = left.text_input(
             "Concurrency levels", value="1,2,4,8,16,32", key="probe_levels", help=HELP_LEVELS
         )
-        requests = right.number_input(
-            "Measured requests per level (empty: max(32, 8 x concurrency))",
-            min_value=1,
-            value=None,
-            key="probe_requests",
-        )
+        label = "Measured requests per level (empty: max(32, 8 x concurrency))"
+        most = MOST.requests_per_level
+        requests = right.number_input(label, 1, most, value=None, key="probe_requests")
         api_key_env = left.text_input(
             "API key environment variable (optional)",
             key="probe_api_key_env",

@@ -19,6 +19,7 @@ _SPECIAL = re.compile(r"([\\`*_\[\]$#~|<>]|:(?=[A-Za-z]))")
 
 
 def plain(text: object) -> str:
-    """`text` escaped so Streamlit shows it as written; control characters (ESC, ...) as \\xNN."""
+    """`text` escaped so Streamlit shows it as written; control characters (ESC, ...) as \\xNN,
+    bidi controls (U+202E, ...) as \\uNNNN."""
     shown = visible(str(text))
     return _SPECIAL.sub(r"\\\1", shown)

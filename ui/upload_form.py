@@ -18,6 +18,7 @@ from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
 from ui.text import plain
 from workflows.ingest import FileOutcome
+from workflows.limits import CONCURRENCY, GPU_COUNT, PARALLEL, REQUEST_RATE
 
 MAX_UPLOAD_ENV = "CAPPLAN_MAX_UPLOAD_MB"
 MIB = 1024 * 1024
@@ -38,9 +39,9 @@ LOAD_HELP = (
     "Without either, such a level is stored but kept out of curve fits."
 )
 COUNTS = (
-    ("gpu_count", "GPUs per replica"),
-    ("tp", "Tensor parallel (TP)"),
-    ("pp", "Pipeline parallel (PP)"),
+    ("gpu_count", "GPUs per replica", GPU_COUNT),
+    ("tp", "Tensor parallel (TP)", PARALLEL),
+    ("pp", "Pipeline parallel (PP)", PARALLEL),
 )
 
 
@@ -60,14 +61,15 @@ def deployment_facts() -> dict[str, object]:
         "precision": _pick(middle, "Precision", PRECISIONS),
         "gpu": _pick(right, "GPU", (FROM_FILE, *gpu_catalog().names(), OTHER)),
     }
-    for name, label in COUNTS:
+    for name, label, bound in COUNTS:
         facts[name] = last.number_input(
-            label, min_value=1, value=None, step=1, key=f"fact_{name}", help=FACT_HELP
+            label, 1, int(bound.high), value=None, step=1, key=f"fact_{name}", help=FACT_HELP
         )
     load, rate = st.columns(2)
     facts["concurrency"] = load.number_input(
         "Concurrency (files without a stated load)",
         min_value=1,
+        max_value=int(CONCURRENCY.high),
         value=None,
         step=1,
         key="fact_concurrency",
@@ -75,7 +77,8 @@ def deployment_facts() -> dict[str, object]:
     )
     facts["request_rate"] = rate.number_input(
         "Request rate, req/s (files without a stated load)",
-        min_value=0.001,
+        min_value=REQUEST_RATE.low,
+        max_value=float(REQUEST_RATE.high),
         value=None,
         key="fact_request_rate",
         help=LOAD_HELP,

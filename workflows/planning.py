@@ -17,6 +17,7 @@ from db import run_lists, run_reads
 from db.engine import Engine
 from db.prices import list_prices
 from db.run_reads import StoredRun
+from errors import InputError
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.sensitivity import SensitivityRow, sensitivity
 from planner.analysis.uncertainty import PlanRanges, ranges_of
@@ -26,6 +27,7 @@ from planner.inputs.scenario import Scenario
 from planner.sizing.draws import Draws
 from reports.export import plan_to_csv, plan_to_dict, ranges_to_dict, sensitivity_rows
 from reports.model import Report, RunMeta, build_report, run_meta
+from workflows.limits import SAMPLES
 
 __all__ = [
     "EXPORT_SUFFIXES",
@@ -131,6 +133,8 @@ def plan_scenario(engine: Engine, scenario: Scenario, samples: int | None = None
 
 def draws_for(samples: int | None) -> Draws | None:
     """The error samples a `--samples` value asks for (None or 0: the default)."""
+    if samples is not None and not SAMPLES.holds(samples):  # 10^9 would ask for 37 GiB
+        raise InputError(f"must be {SAMPLES.text()}", field="samples", value=samples)
     return Draws(samples=samples) if samples else None
 
 

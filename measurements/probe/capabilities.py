@@ -12,6 +12,7 @@ import httpx
 
 from measurements.probe.redaction import redact_text
 from measurements.run_file import Capabilities, CapabilityCheck, CapabilityStatus
+from measurements.safe_text import escape_hidden
 
 DETAIL_CHARS = 160
 MAX_TOKENS = 96
@@ -152,7 +153,8 @@ async def check_lora(
     answer = await _post(client, f"{base_url}/v1/completions", body)
     if isinstance(answer, CapabilityCheck):
         return answer
-    where = f"listed: {', '.join(listed)}" if listed else "none listed in /v1/models"
+    shown = ", ".join(name[:80] for name in listed[:10]) + (" ..." if len(listed) > 10 else "")
+    where = f"listed: {shown}" if listed else "none listed in /v1/models"
     return _check("supported", f"adapter {target!r} answered a completion ({where})")
 
 
@@ -237,8 +239,9 @@ def _object_conforms(value: object, schema: dict[str, Any]) -> bool:
 
 
 def _check(status: CapabilityStatus, detail: str) -> CapabilityCheck:
-    # The detail quotes what the server said, which may echo the key back: masked here.
-    return CapabilityCheck(status=status, detail=redact_text(detail))
+    # The detail quotes what the server said, which may echo the key back (masked here) or
+    # hold NUL, ESC or bidi controls (kept as escapes, so the run always stores).
+    return CapabilityCheck(status=status, detail=escape_hidden(redact_text(detail)))
 
 
 def _quote(value: object) -> str:

@@ -1,10 +1,13 @@
-"""The probe request's defaults, stated once: ProbeRequest's fields take them, and `capplan probe
---help` shows them without loading pydantic or the probe (a plain frozen dataclass)."""
+"""The probe request's defaults and limits, stated once: ProbeRequest's fields take them, and
+`capplan probe --help` shows them without loading pydantic or the probe (plain frozen
+dataclasses)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from measurements.plausible import MAX_TOKENS_PER_REQUEST
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +68,28 @@ class ProbeDefaults:
 
 
 PROBE_DEFAULTS = ProbeDefaults()
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeLimits:
+    """The most one probe session may ask for, far above any real sweep (the largest vLLM
+    deployments keep a few thousand streams in flight): a value beyond one is refused, naming the
+    flag, the value and the limit, before any request is sent (README, "The command line")."""
+
+    tokens: int = MAX_TOKENS_PER_REQUEST  # --isl, --osl and their stddevs (16.8 M)
+    concurrency: int = 10_000  # each closed-loop level, requests in flight
+    rate_req_s: float = 10_000.0  # each open-loop level, requests/s
+    levels: int = 64  # levels in one sweep
+    requests_per_level: int = 100_000
+    requests_per_sweep: int = 1_000_000  # measured requests over all levels (defaults included)
+    duration_per_level_s: float = 86_400.0  # one day
+    sweep_s: float = 7 * 86_400.0  # --duration-per-level x levels: one week
+    timeout_s: float = 86_400.0  # each of the four timeouts
+    burstiness: float = 100.0
+    min_gain_pct: float = 1_000.0
+    ttft_blowup_factor: float = 10_000.0
+    gpu_count: int = 4_096  # GPUs per replica (also `capplan import --gpu-count`)
+    parallel: int = 1_024  # --tp and --pp (also `capplan import`)
+
+
+PROBE_LIMITS = ProbeLimits()

@@ -135,6 +135,12 @@ def _samples(
         samples.append(_sample(r, t0, gaps))
     if cut:
         notes.append(f"chunk gaps left out of {cut} samples to keep the file small")
+    escaped = sum(r.error_escaped for r in records)
+    if escaped:
+        notes.append(
+            f"{escaped} error text(s) from the server held control or bidi characters (NUL, "
+            "ESC, U+202E ...): kept as \\xNN / \\uNNNN escapes"
+        )
     return tuple(samples)
 
 

@@ -26,13 +26,17 @@ from pydantic import (
 from errors import InputError
 from measurements.probe.config import ProbeConfig
 from measurements.probe.defaults import PROBE_DEFAULTS as _DEFAULT
+from measurements.probe.defaults import PROBE_LIMITS as _MOST
 from measurements.probe.launch_spec import LaunchSpec, port_from_argv
 from measurements.probe.redaction import MASK, redact_command, redact_url, redact_value
 from measurements.probe.workloads import Arrival
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_Count = Annotated[int, Field(ge=1)]
-_Seconds = Annotated[float, Field(gt=0, le=86400)]
+_Tokens = Annotated[int, Field(ge=1, le=_MOST.tokens)]
+_Stddev = Annotated[float, Field(ge=0, le=_MOST.tokens)]
+_Seconds = Annotated[float, Field(gt=0, le=_MOST.timeout_s)]
+_Gpus = Annotated[int, Field(ge=1, le=_MOST.gpu_count)]
+_Parallel = Annotated[int, Field(ge=1, le=_MOST.parallel)]
 _LAUNCHED_ENGINES = ("vllm", "tensorrt-llm")
 
 
@@ -44,8 +48,8 @@ class ProbeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(description="Served model name sent in every request")
-    isl_tokens: _Count = Field(description="Prompt length, tokens (mean)")
-    osl_tokens: _Count = Field(description="Output length, tokens (max_tokens)")
+    isl_tokens: _Tokens = Field(description="Prompt length, tokens (mean)")
+    osl_tokens: _Tokens = Field(description="Output length, tokens (max_tokens)")
     out_path: Path = Field(description="RunFile written after every level")
     engine: str = Field(_DEFAULT.engine, description="Engine: vllm, tensorrt-llm or other")
     base_url: str | None = Field(
@@ -55,23 +59,29 @@ class ProbeRequest(BaseModel):
         _DEFAULT.launch_command,
         description='Start this server first, e.g. "vllm serve M --port 8000"',
     )
-    concurrencies: tuple[_Count, ...] = Field(
+    concurrencies: tuple[Annotated[int, Field(ge=1, le=_MOST.concurrency)], ...] = Field(
         _DEFAULT.concurrencies,
+        max_length=_MOST.levels,
         description="Closed-loop levels, requests kept in flight, e.g. 1,2,4,8,16",
     )
-    rates_req_s: tuple[Annotated[float, Field(gt=0)], ...] = Field(
-        _DEFAULT.rates_req_s, description="Open-loop levels, requests/s, e.g. 1,2,4"
+    rates_req_s: tuple[Annotated[float, Field(gt=0, le=_MOST.rate_req_s)], ...] = Field(
+        _DEFAULT.rates_req_s,
+        max_length=_MOST.levels,
+        description="Open-loop levels, requests/s, e.g. 1,2,4",
     )
     arrival: Arrival = Field(_DEFAULT.arrival, description="Open loop: poisson, gamma or constant")
-    burstiness: Annotated[float, Field(gt=0)] = Field(
+    burstiness: Annotated[float, Field(gt=0, le=_MOST.burstiness)] = Field(
         _DEFAULT.burstiness, description="Gamma arrivals: shape, dimensionless (< 1 burstier)"
     )
-    requests_per_level: _Count | None = Field(
+    requests_per_level: Annotated[int, Field(ge=1, le=_MOST.requests_per_level)] | None = Field(
         _DEFAULT.requests_per_level,
         description="Measured requests per level (default max(32, 8 x load))",
     )
-    duration_per_level_s: Annotated[float, Field(gt=0)] | None = Field(
-        _DEFAULT.duration_per_level_s, description="Seconds per level instead of a request count"
+    duration_per_level_s: Annotated[float, Field(gt=0, le=_MOST.duration_per_level_s)] | None = (
+        Field(
+            _DEFAULT.duration_per_level_s,
+            description="Seconds per level instead of a request count",
+        )
     )
     endpoint: Literal["completions", "chat"] = Field(
         _DEFAULT.endpoint, description="completions or chat"
@@ -80,10 +90,10 @@ class ProbeRequest(BaseModel):
         _DEFAULT.length_distribution,
         description="How prompt and output lengths vary: fixed, normal or lognormal",
     )
-    isl_stddev_tokens: Annotated[float, Field(ge=0)] = Field(
+    isl_stddev_tokens: _Stddev = Field(
         _DEFAULT.isl_stddev_tokens, description="Prompt length stddev, tokens"
     )
-    osl_stddev_tokens: Annotated[float, Field(ge=0)] = Field(
+    osl_stddev_tokens: _Stddev = Field(
         _DEFAULT.osl_stddev_tokens, description="Output length stddev, tokens"
     )
     shape: Literal["independent", "agent-loop"] = Field(
@@ -104,11 +114,11 @@ class ProbeRequest(BaseModel):
         _DEFAULT.stop_at_saturation,
         description="Stop climbing once throughput stops growing or TTFT explodes",
     )
-    min_gain_pct: Annotated[float, Field(ge=0)] = Field(
+    min_gain_pct: Annotated[float, Field(ge=0, le=_MOST.min_gain_pct)] = Field(
         _DEFAULT.min_gain_pct,
         description="Saturated when the next level adds less throughput than this, %",
     )
-    ttft_blowup_factor: Annotated[float, Field(gt=1)] = Field(
+    ttft_blowup_factor: Annotated[float, Field(gt=1, le=_MOST.ttft_blowup_factor)] = Field(
         _DEFAULT.ttft_blowup_factor,
         description="Saturated when p50 TTFT exceeds this multiple of the first level's",
     )
@@ -119,9 +129,9 @@ class ProbeRequest(BaseModel):
     engine_version: str | None = Field(_DEFAULT.engine_version, description="Engine version")
     precision: str | None = Field(_DEFAULT.precision, description="fp8, bf16, ...")
     gpu: str | None = Field(_DEFAULT.gpu, description="GPU SKU (else from nvidia-smi)")
-    gpu_count: _Count | None = Field(_DEFAULT.gpu_count, description="GPUs per replica")
-    tp: _Count | None = Field(_DEFAULT.tp, description="Tensor-parallel size")
-    pp: _Count | None = Field(_DEFAULT.pp, description="Pipeline-parallel size")
+    gpu_count: _Gpus | None = Field(_DEFAULT.gpu_count, description="GPUs per replica")
+    tp: _Parallel | None = Field(_DEFAULT.tp, description="Tensor-parallel size")
+    pp: _Parallel | None = Field(_DEFAULT.pp, description="Pipeline-parallel size")
     connect_timeout_s: _Seconds = Field(
         _DEFAULT.connect_timeout_s, description="Limit on opening a connection, seconds"
     )
@@ -215,7 +225,7 @@ class ProbeRequest(BaseModel):
             )
         self.launch_spec()  # a command the probe cannot start or reach
         _check_sweep(self)
-        self.probe_config()  # whatever else the sweep's config refuses
+        _check_size(self, self.probe_config())  # whatever else the sweep's config refuses
         return self
 
     def launch_spec(self) -> LaunchSpec | None:
@@ -312,6 +322,31 @@ def _check_sweep(request: ProbeRequest) -> None:
             f"burstiness applies to gamma arrivals only (arrival is {request.arrival!r})",
             field="burstiness",
             value=request.burstiness,
+        )
+
+
+def _check_size(request: ProbeRequest, config: ProbeConfig) -> None:
+    """The whole sweep within PROBE_LIMITS: its measured requests, or its timed seconds."""
+    levels = config.levels
+    if request.duration_per_level_s is not None:
+        total_s = request.duration_per_level_s * len(levels)
+        if total_s > _MOST.sweep_s:
+            raise InputError(
+                f"{len(levels)} levels of {request.duration_per_level_s:g} s is {total_s:,.0f} s; "
+                f"one sweep runs at most {_MOST.sweep_s:,.0f} s (a week)",
+                field="duration_per_level_s",
+                value=request.duration_per_level_s,
+            )
+        return
+    per_level = request.requests_per_level
+    loads = "concurrencies" if request.concurrencies else "rates_req_s"
+    total = sum(config.requests_for(value) or 0 for value in levels)
+    if total > _MOST.requests_per_sweep:
+        raise InputError(
+            f"{len(levels)} levels make {total:,} measured requests; one sweep sends at most "
+            f"{_MOST.requests_per_sweep:,} (fewer levels or fewer requests per level)",
+            field="requests_per_level" if per_level else loads,
+            value=per_level if per_level else getattr(request, loads),
         )
 
 

@@ -21,6 +21,7 @@ from measurements.probe.sse import (
     StreamTally,
     parse_event,
 )
+from measurements.safe_text import escape_hidden, has_hidden
 
 Clock = Callable[[], float]
 DRAIN_AFTER_DONE_S = 0.5  # read past [DONE] this long at most, so the connection is reused
@@ -54,6 +55,7 @@ class RequestRecord:
     requested_input_tokens: int | None = None
     requested_output_tokens: int | None = None
     usage_note: str | None = None  # the server's usage disagreed with its stream: how
+    error_escaped: bool = False  # the error text held control or bidi characters, now escaped
 
     @property
     def ok(self) -> bool:
@@ -105,8 +107,9 @@ class Attempt:
         """The frozen record; a stream without tokens or without its end is a failure."""
         line = self.tally.timeline()
         error = self.message or self.tally.error
-        if error is not None:
-            error = redact_text(error)  # a server may echo the key back in what it says
+        escaped = error is not None and has_hidden(error)
+        if error is not None:  # a server may echo the key back, or send NUL, ESC or U+202E
+            error = escape_hidden(redact_text(error))
         if error is None and not incomplete:
             if not line.chunk_times_s:
                 error = "no token chunk in the stream"
@@ -131,6 +134,7 @@ class Attempt:
             requested_input_tokens=self.prompt.input_tokens,
             requested_output_tokens=self.prompt.max_tokens,
             usage_note=line.usage_note,
+            error_escaped=escaped,
         )
 
 

@@ -1,7 +1,9 @@
 """What a running server says about itself: `/version` and `/v1/models`, read once before the
 sweep (an unreachable or refusing server raises EngineError). Nothing it says is trusted whole:
-answers are read up to a bound, and a string longer than the store keeps (a 300-character
-version) is cut to SERVER_TEXT_CHARS and noted."""
+answers are read up to a bound, control characters (NUL, ESC) and bidi controls (U+202E) in a
+string are kept as \\xNN / \\uNNNN escapes, and a string longer than the store keeps (a
+300-character version) is cut to SERVER_TEXT_CHARS; each change is noted in the run's notes, so
+what a server says can never make a finished sweep unstorable."""
 
 from __future__ import annotations
 
@@ -12,8 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from measurements.probe.engines import EngineError
 from measurements.probe.redaction import redact_text, redact_url
+from measurements.safe_text import escape_hidden, has_hidden
 
 SERVER_TEXT_CHARS = 64  # a version, owner or profile as kept (the store's columns hold 128)
+MODEL_ID_CHARS = 300  # a served model id as kept (Hugging Face names are far shorter)
+MODEL_IDS = 1_000  # served model ids kept, base models first
 ANSWER_BYTES = 8 * 1024 * 1024  # of /version or /v1/models, read at most this much
 
 
@@ -51,13 +56,14 @@ async def server_facts(
     base = next((c for c in cards if not c.get("parent")), cards[0] if cards else {})
     max_len = base.get("max_model_len")
     notes: list[str] = []
+    ordered = sorted(cards, key=lambda c: bool(c.get("parent")))
     return ServerFacts(
         base_url=url,
         version=_text(version.get("version"), "/version", notes),
-        models=tuple(str(c["id"]) for c in sorted(cards, key=lambda c: bool(c.get("parent")))),
+        models=_ids(ordered, "model id", notes),
         max_model_len=max_len if isinstance(max_len, int) and 0 < max_len < 2**40 else None,
         owned_by=_text(base.get("owned_by"), "owned_by of /v1/models", notes),
-        lora_adapters=tuple(str(c["id"]) for c in cards if c.get("parent")),
+        lora_adapters=_ids([c for c in cards if c.get("parent")], "LoRA adapter id", notes),
         simulated=version.get("simulated") is True,
         profile=_text(version.get("profile"), "profile of /version", notes),
         notes=tuple(notes),
@@ -120,14 +126,35 @@ async def _version(client: httpx.AsyncClient) -> dict[str, object]:
     return document if isinstance(document, dict) else {}
 
 
-def _text(value: object, what: str, notes: list[str]) -> str | None:
-    """A string the server sent, cut to SERVER_TEXT_CHARS (the cut noted), secrets masked."""
+def _text(value: object, what: str, notes: list[str], limit: int = SERVER_TEXT_CHARS) -> str | None:
+    """A string the server sent, secrets masked, control and bidi characters escaped and cut to
+    `limit` characters (each change noted)."""
     if value is None:
         return None
     text = redact_text(" ".join(str(value).split()))
-    if len(text) <= SERVER_TEXT_CHARS:
+    if has_hidden(text):
+        text = escape_hidden(text)
+        notes.append(
+            f"the server's {what} held control or bidi characters (NUL, ESC, U+202E ...): "
+            "kept as \\xNN / \\uNNNN escapes"
+        )
+    if len(text) <= limit:
         return text
-    notes.append(
-        f"the server's {what} was {len(text):,} characters: kept the first {SERVER_TEXT_CHARS}"
-    )
-    return text[: SERVER_TEXT_CHARS - 3] + "..."
+    notes.append(f"the server's {what} was {len(text):,} characters: kept the first {limit}")
+    return text[: limit - 3] + "..."
+
+
+def _ids(cards: list[dict[str, object]], what: str, notes: list[str]) -> tuple[str, ...]:
+    """The cards' ids as kept: the first MODEL_IDS, each cleaned like any server text (one note
+    for all the ids changed, not one per id)."""
+    changed: list[str] = []
+    texts = (_text(c["id"], what, changed, MODEL_ID_CHARS) for c in cards[:MODEL_IDS])
+    ids = tuple(text for text in texts if text)
+    if len(cards) > MODEL_IDS:
+        notes.append(f"the server listed {len(cards):,} {what}s: kept the first {MODEL_IDS:,}")
+    if changed:
+        notes.append(
+            f"{len(changed)} change(s) to the server's {what}s: control or bidi characters "
+            f"kept as escapes, or cut to {MODEL_ID_CHARS} characters"
+        )
+    return ids

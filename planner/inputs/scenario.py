@@ -16,6 +16,7 @@ from errors import InputError, ScenarioError
 from hardware.gpus import gpu_catalog
 from measurements.bounded import Limits, load_yaml
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
+from measurements.safe_text import first_control
 from planner.curves.load import canonical_engine, canonical_gpu
 from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
@@ -285,6 +286,15 @@ class Scenario(_Spec):
     )
     options: OptionsSpec = OptionsSpec()
     factors: FactorsSpec = FactorsSpec()
+
+    @field_validator("name", "model")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        """A name is shown in the app, the terminal and reports: no NUL, ESC or bidi control."""
+        found = first_control(value)
+        if found is not None:
+            raise ValueError(f"must not contain control characters; found {found}")
+        return value
 
     @field_validator("precision")
     @classmethod

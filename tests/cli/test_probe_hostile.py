@@ -1,5 +1,6 @@
 """`capplan probe` against a hostile server (tests/hostile_server.py): lying usage, stalls, one
-huge event, an echoed API key, a 300-character `/version`. Each case ends within a time bound
+huge event, an echoed API key, a 300-character `/version`, NUL, ESC and bidi controls in what it
+says. Each case ends within a time bound
 (and, where the issue measured a blow-up, a memory bound) with the run file written and stored."""
 
 from __future__ import annotations
@@ -119,6 +120,42 @@ def test_a_300_character_version_is_cut_and_noted_and_the_run_stores(tmp_path: P
     assert len(run["deployment"]["engine_version"]) == 64
     assert "/version was 300 characters: kept the first 64" in run["notes"]
     assert json.loads(result.stdout)["run_id"] is not None
+
+
+SPOILER = "0.3\x1b[31mRED\x1b[0m\u202egnp.exe\x00"  # the issue's /version
+
+
+def test_a_version_with_nul_escape_and_bidi_is_escaped_noted_and_the_run_stores(
+    tmp_path: Path,
+) -> None:
+    with hostile_server(Hostility(version=SPOILER)) as url:
+        result, _ = _probe(url, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["run_id"] is not None  # the finished sweep is stored
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["deployment"]["engine_version"] == "0.3\\x1b[31mRED\\x1b[0m\\u202egnp.exe\\x00"
+    assert "the server's /version held control or bidi characters" in run["notes"]
+    assert not any(char in (tmp_path / "run.json").read_text() for char in "\x00\x1b\u202e")
+
+
+def test_error_texts_and_model_ids_with_nul_and_bidi_are_escaped_and_the_run_stores(
+    tmp_path: Path,
+) -> None:
+    plan = Hostility(
+        error_text="engine\x00 died\u202e\x1b[2J", extra_model_ids=("lora\u2066x\x00", "z" * 500)
+    )
+    with hostile_server(plan) as url:
+        result, _ = _probe(url, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["run_id"] is not None
+    run = json.loads((tmp_path / "run.json").read_text())
+    errors = {s["error"] for level in run["levels"] for s in level["samples"] if s["error"]}
+    assert errors == {"HTTP 500: engine\\x00 died\\u202e\\x1b[2J"}
+    for level in run["levels"]:
+        assert "error text(s) from the server held control or bidi characters" in level["notes"]
+    assert "2 change(s) to the server's model ids" in run["notes"]
+    shown = runner.invoke(app, ["runs", "--db", f"sqlite:///{tmp_path / 'store.db'}"])
+    assert shown.exit_code == 0 and "\u202e" not in shown.output and "\x1b[2J" not in shown.output
 
 
 def test_a_server_echoing_the_key_leaks_it_into_no_file_table_or_output(

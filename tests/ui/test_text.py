@@ -1,5 +1,6 @@
 """Text from files shown literally: Markdown, KaTeX and Streamlit directives escaped, control
-characters made visible; plotly labels (app and report) HTML-escaped; the CLI escapes ESC."""
+characters and bidi controls made visible; plotly labels (app and report) HTML-escaped; the CLI
+escapes ESC and U+202E."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.hostile
         ("my_run_file.json", "my\\_run\\_file.json"),
         ("<a href='x'>vllm</a>", "\\<a href='x'\\>vllm\\</a\\>"),
         ("model\x1b[31m", "model\\\\x1b\\[31m"),
+        ("report\u202efdp.exe", "report\\\\u202efdp.exe"),
+        ("a\u2067b\u200fc\u061c", "a\\\\u2067b\\\\u200fc\\\\u061c"),
         ("TTFT p99: 12:30 http://host", "TTFT p99: 12:30 http://host"),
     ],
 )
@@ -56,3 +59,15 @@ def test_the_cli_console_escapes_control_characters_but_keeps_its_styling() -> N
     assert "\x1b[2J" not in written and "\x1b]0;" not in written and "\r" not in written
     assert "llama\\x1b[2J\\x0dx" in written and "evil\\x1b]0;title" in written
     assert "\x1b[1m" in written  # the table's bold header still styled
+
+
+def test_the_cli_console_escapes_bidi_controls() -> None:
+    buffer = io.StringIO()
+    console = common._Console(file=buffer, force_terminal=True, width=200)
+    table = Table("model")
+    table.add_row("report\u202efdp.exe")
+    console.print(table)
+    console.print("a\u2066b\u200e", markup=False, highlight=False)
+    written = buffer.getvalue()
+    assert not any(c in written for c in "\u202e\u2066\u200e")
+    assert "report\\u202efdp.exe" in written and "a\\u2066b\\u200e" in written

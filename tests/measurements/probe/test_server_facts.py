@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from measurements.probe.engines import EngineError
-from measurements.probe.server_facts import ANSWER_BYTES, server_facts
+from measurements.probe.server_facts import ANSWER_BYTES, MODEL_IDS, server_facts
 from measurements.sim.server import start_in_thread
 
 
@@ -84,3 +84,23 @@ def test_over_long_server_strings_are_cut_and_noted_and_answers_read_bounded() -
     with pytest.raises(EngineError, match="did not answer an OpenAI model list"):
         asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(endless)))
     assert len(reads) <= ANSWER_BYTES // 65536 + 1
+
+
+@pytest.mark.hostile
+def test_nul_escape_and_bidi_in_what_the_server_says_are_escaped_and_noted() -> None:
+    ids = [{"id": "llama"}, *({"id": f"lora-{n}\u202e", "parent": "llama"} for n in range(1500))]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"data": ids})
+        return httpx.Response(200, json={"version": "0.9\x00\x1b[2J", "profile": "p\u2067"})
+
+    facts = asyncio.run(server_facts("http://h:1", transport=httpx.MockTransport(handler)))
+    assert facts.version == "0.9\\x00\\x1b[2J" and facts.profile == "p\\u2067"
+    assert len(facts.models) == MODEL_IDS and facts.lora_adapters[0] == "lora-0\\u202e"
+    notes = "\n".join(facts.notes)
+    assert "the server's /version held control or bidi characters" in notes
+    assert "the server listed 1,501 model ids: kept the first 1,000" in notes
+    assert f"{MODEL_IDS - 1} change(s) to the server's model ids" in notes
+    kept = "".join([facts.version, facts.profile or "", *facts.models, *facts.lora_adapters])
+    assert not any(c in kept for c in "\x00\x1b\u202e\u2067")

@@ -1,0 +1,34 @@
+"""What `capplan runs` prints of a stored name never drives or reorders the terminal: a model
+and an engine version holding ESC and a right-to-left override (U+202E) are shown escaped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+pytestmark = pytest.mark.hostile
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+C8 = ROOT / "tests" / "fixtures" / "vllm-cpu-real" / "c8.json"
+MODEL = "evil\u202egnp.exe"
+VERSION = "0.3\x1b[31mRED\u2066"
+
+
+def test_runs_shows_bidi_and_escape_characters_escaped(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    facts = ["--engine", "vllm", "--engine-version", VERSION, "--gpu", "H100-SXM-80GB"]
+    made = runner.invoke(app, ["import", str(C8), "--model", MODEL, *facts, "--db", url])
+    assert made.exit_code == 0, made.output
+    shown = runner.invoke(app, ["runs", "--db", url], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    assert not any(char in shown.output for char in "\u202e\u2066\x1b")
+    assert "evil\\u202egnp.exe" in shown.output
+    listed = runner.invoke(app, ["runs", "--json", "--db", url])
+    assert "\u202e" not in listed.stdout  # JSON writes it as the \u202e escape
+    assert json.loads(listed.stdout)[0]["deployment"]["model"] == MODEL  # stored as given
