@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves.load import OFFLINE_ONLY, LoadCurve, canonical_model
+from planner.engine.curves import reach_ratio, serving_model_curve
 from planner.inputs.scenario import Scenario
 from planner.physics.projection import project_curve
 from planner.physics.roofline import Ceilings, check_curve, curve_ceilings
@@ -23,6 +24,8 @@ _PROVENANCE_RANK = {"measured": 0, "imported": 1, "published": 2}
 Rank = tuple[int, float, int, int, int, str]
 Entry = tuple[Rank, LoadCurve, WorkloadMatch]
 GroupKey = tuple[str, str, int | None, str]  # engine, GPU, TP, precision
+# Below every point-by-point match (0 same ... 3 adjusted): a curve read from the serving model.
+SERVING_MODEL_RANK = 4
 CeilingCache = dict[tuple[str, str, int | None, str | None], Ceilings | str]
 
 
@@ -72,6 +75,7 @@ def select_curves(
     skipped: Counter[str] = Counter()
     groups: dict[GroupKey, list[Entry]] = {}
     refused: dict[GroupKey, WorkloadMatch] = {}
+    far: dict[GroupKey, list[LoadCurve]] = {}
     for curve in with_offline_ceilings(curves):
         reason = _exclusion(scenario, curve)
         if reason is not None:
@@ -84,8 +88,10 @@ def select_curves(
         if match.refused is not None:
             if group not in refused or match.distance < refused[group].distance:
                 refused[group] = match
+            far.setdefault(group, []).append(curve)
             continue
         groups.setdefault(group, []).append((_rank(curve, match), curve, match))
+    _add_serving_model_curves(scenario, groups, far)
     wanted = set(scenario.candidates.gpus)
     measured = [
         _candidate(context, key, entries)
@@ -99,6 +105,22 @@ def select_curves(
         _prefer_stated_workloads([*kept, *projected], skipped), key=_candidate_order
     )
     return candidates, _warnings(scenario, skipped, candidates)
+
+
+def _add_serving_model_curves(
+    scenario: Scenario, groups: dict[GroupKey, list[Entry]], far: dict[GroupKey, list[LoadCurve]]
+) -> None:
+    """A deployment measured only at workloads too far to adjust point by point is read from
+    its serving model (planner.engine), calibrated on all of them, at the scenario's ISL/OSL."""
+    isl, osl = scenario.workload.isl, scenario.workload.osl
+    for group, members in far.items():
+        if group in groups:
+            continue
+        built = serving_model_curve(members, isl, osl)
+        if isinstance(built, str):
+            continue
+        match = WorkloadMatch(SERVING_MODEL_RANK, reach_ratio(built, isl, osl), None)
+        groups[group] = [(_rank(built, match), built, match)]
 
 
 def _rank(curve: LoadCurve, match: WorkloadMatch) -> Rank:
