@@ -34,11 +34,13 @@ UNKNOWN_TOP_CONCURRENCY = 128
 
 @dataclass(frozen=True, slots=True)
 class DataGap:
-    """One engine x GPU pair with no sound curve for the scenario, and why."""
+    """One engine x GPU pair with no sound measured curve for the scenario, and why; `modelled`:
+    the serving model answers for it (a sweep there tightens the estimate, the plan stands)."""
 
     engine: str
     gpu: str
     reason: str
+    modelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,16 +81,17 @@ def plan_measurements(
     """The measurement plan for the scenario's uncovered engine x GPU pairs (None: every pair
     has a sound curve, so the plan's answer, whatever it is, comes from data)."""
     gaps = [
-        DataGap(engine, gpu, reason)
+        gap
         for engine in scenario.candidates.engines
         for gpu in scenario.candidates.gpus
-        if (reason := _gap_reason(scenario, engine, gpu, options, curves)) is not None
+        if (gap := _gap(scenario, engine, gpu, options, curves)) is not None
     ]
     if not gaps:
         return None
     notes: list[str] = []
     sweeps = [sweep for gap in gaps for sweep in _sweeps(scenario, gap, notes)]
-    covered = len(scenario.candidates.engines) * len(scenario.candidates.gpus) - len(gaps)
+    pairs = len(scenario.candidates.engines) * len(scenario.candidates.gpus)
+    covered = pairs - sum(not gap.modelled for gap in gaps)
     return MeasurementPlan(
         no_data=covered == 0,
         headline=_headline(scenario, gaps, covered, len(sweeps)),
@@ -115,17 +118,33 @@ def _unverifiable(option: RejectedOption) -> bool:
     return option.reason.startswith("cannot verify")
 
 
-def _gap_reason(
+def _gap(
     scenario: Scenario,
     engine: str,
     gpu: str,
     options: Sequence[Option],
     curves: Sequence[LoadCurve],
-) -> str | None:
-    """Why no sound curve backs engine on gpu (None: one does)."""
+) -> DataGap | None:
+    """Why no sound measured curve backs engine on gpu (None: one does)."""
     mine = [o for o in options if o.engine == engine and o.gpu == gpu]
-    if any(is_sound(o) for o in mine):
+    sound = [o for o in mine if is_sound(o)]
+    if any(o.curve.basis_error is None for o in sound):
         return None
+    if sound:
+        nearest = _nearest_workload(scenario, engine, gpu, curves)
+        where = f"nearest measured ISL/OSL {nearest[0]}/{nearest[1]}" if nearest else "estimated"
+        return DataGap(engine, gpu, where, modelled=True)
+    return DataGap(engine, gpu, _gap_reason(scenario, engine, gpu, mine, curves))
+
+
+def _gap_reason(
+    scenario: Scenario,
+    engine: str,
+    gpu: str,
+    mine: Sequence[Option],
+    curves: Sequence[LoadCurve],
+) -> str:
+    """Why no sound curve backs engine on gpu."""
     found = []
     unstated = [o for o in mine if o.curve.key.isl is None or o.curve.key.osl is None]
     if unstated:
@@ -170,8 +189,7 @@ def _nearest_workload(
 def _headline(scenario: Scenario, gaps: list[DataGap], covered: int, sweeps: int) -> str:
     model = scenario.model.rsplit("/", 1)[-1]
     workload = f"{scenario.workload.isl}/{scenario.workload.osl}"
-    # Each gap's reasons once across the gaps: "only curves that state no ISL/OSL, ...".
-    reasons = ", ".join(dict.fromkeys(part for gap in gaps for part in gap.reason.split("; ")))
+    reasons = _reasons(gaps)
     run = f"run the {_count(sweeps, 'sweep')} below and plan again"
     if covered == 0:
         return (
@@ -179,11 +197,30 @@ def _headline(scenario: Scenario, gaps: list[DataGap], covered: int, sweeps: int
             f"{NEAR_MISS_RATIO:g}x of its ISL/OSL, with every metric the SLA needs): {reasons}; "
             f"{run}."
         )
-    pairs = ", ".join(f"{engine_name(gap.engine)} on {gpu_name(gap.gpu)}" for gap in gaps)
+    missing = [gap for gap in gaps if not gap.modelled]
+    modelled = [gap for gap in gaps if gap.modelled]
+    estimated = ""
+    if modelled:
+        estimated = (
+            f"{_pairs(modelled)} {'is' if len(modelled) == 1 else 'are'} estimated by the "
+            f"serving model from other workloads ({_reasons(modelled)})"
+        )
+    if not missing:
+        return f"Not measured at {model} {workload}: {estimated}; {run} to measure it."
+    also = f"; {estimated}" if estimated else ""
     return (
-        f"Not measured close enough to {model} at {workload}: {pairs} ({reasons}); the plan "
-        f"compares only the rest: {run} to add them."
+        f"Not measured close enough to {model} at {workload}: {_pairs(missing)} "
+        f"({_reasons(missing)}); the plan compares only the rest{also}: {run} to add them."
     )
+
+
+def _pairs(gaps: list[DataGap]) -> str:
+    return ", ".join(f"{engine_name(gap.engine)} on {gpu_name(gap.gpu)}" for gap in gaps)
+
+
+def _reasons(gaps: list[DataGap]) -> str:
+    """Each gap's reasons once across the gaps: "only curves that state no ISL/OSL, ..."."""
+    return ", ".join(dict.fromkeys(part for gap in gaps for part in gap.reason.split("; ")))
 
 
 def _count(n: int, noun: str) -> str:

@@ -68,6 +68,33 @@ class CurvePoint:
 
 
 @dataclass(frozen=True, slots=True)
+class BasisError:
+    """The validated error (MAPE %) of a derived curve's estimate, per metric it sizes on."""
+
+    output_tok_s_pct: float
+    ttft_pct: float
+    tpot_pct: float
+
+    def slot_pct(self, slot: str) -> float:
+        """The error of one fitted series (planner.sizing.draws.SLOTS); e2e follows TPOT and
+        TTFT, whichever errs more."""
+        if slot == "throughput":
+            return self.output_tok_s_pct
+        if slot.startswith("ttft"):
+            return self.ttft_pct
+        if slot == "tpot":
+            return self.tpot_pct
+        return max(self.ttft_pct, self.tpot_pct)
+
+    def text(self) -> str:
+        """'output tok/s 8%, TTFT 37%, TPOT 10%'."""
+        return (
+            f"output tok/s {self.output_tok_s_pct:g}%, TTFT {self.ttft_pct:g}%, "
+            f"TPOT {self.tpot_pct:g}%"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LoadCurve:
     """Points of one run sorted by concurrency, with provenance and what was assumed."""
 
@@ -86,9 +113,13 @@ class LoadCurve:
     # Output tok/s of the run's offline (max-throughput) levels, the highest: a ceiling on the
     # curve, never a point of it; None: no offline level.
     ceiling_output_tok_s: float | None = None
-    # The validated error (MAPE %) of the estimate a derived curve is, where it carries its own
-    # (the serving model's, by distance); None: its provenance's (planner.sizing.draws).
-    basis_error_pct: float | None = None
+    # The validated error of the estimate a derived curve is, where it carries its own (the
+    # serving model's, by distance); None: its provenance's (planner.sizing.draws).
+    basis_error: BasisError | None = None
+    # Request-rate (open-loop) levels, sorted by rate: each point's `concurrency` field holds
+    # the level's request rate in requests/s. Never read as concurrency points: the serving
+    # model (planner.engine) calibrates on them and plans from them.
+    rate_points: tuple[CurvePoint, ...] = ()
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -136,25 +167,33 @@ def canonical_engine(name: str) -> str:
 def curve_from_run(
     run: RunFile, run_id: int | None = None, max_failure_rate: float = 0.05
 ) -> LoadCurve | None:
-    """Build a LoadCurve from a run's concurrency levels; None when no usable level remains."""
+    """Build a LoadCurve from a run's concurrency and request-rate levels; None when no usable
+    level remains."""
     flags: list[str] = []
-    points = _points(run.levels, max_failure_rate, flags)
+    points = _points(run.levels, LoadKind.CONCURRENCY, max_failure_rate, flags)
+    rates = _points(run.levels, LoadKind.RATE, max_failure_rate, flags)
     ceiling = offline_ceiling(run.levels)
-    if not points and ceiling is None:
+    if not points and not rates and ceiling is None:
         return None
     if ceiling is not None:
         flags.append(
             f"offline (max-throughput) output {ceiling:,.0f} tok/s: a ceiling on the curve, not a "
-            "concurrency level" + ("" if points else f"; {OFFLINE_ONLY}")
+            "concurrency level" + ("" if points or rates else f"; {OFFLINE_ONLY}")
         )
-    flags.extend(_stat_flags(points))
+    if rates:
+        listed = ", ".join(f"{p.concurrency:g}" for p in sorted(rates, key=_load))
+        flags.append(
+            f"request-rate levels at {listed} requests/s: planned through the serving model "
+            "(the closed-loop curve is read from it, never from the rates directly)"
+        )
+    flags.extend(_stat_flags([*points, *rates]))
     flags.extend(_derived_throughput_flag(run.levels))
     if run.deployment.engine_args.get("simulated") == "true":
         flags.append("SIMULATED engine (capplan sim-server): not a measurement of real hardware")
     gpus_per_replica = _gpus_per_replica(run, flags)
     return LoadCurve(
         key=_key(run),
-        points=tuple(sorted(points, key=lambda point: point.concurrency)),
+        points=tuple(sorted(points, key=_load)),
         run_id=run_id,
         provenance=str(run.provenance),
         label=run.label,
@@ -166,7 +205,12 @@ def curve_from_run(
         source=str(run.source),
         client=_client(run),
         ceiling_output_tok_s=ceiling,
+        rate_points=tuple(sorted(rates, key=_load)),
     )
+
+
+def _load(point: CurvePoint) -> float:
+    return point.concurrency
 
 
 def scaled_ceiling(
@@ -236,15 +280,13 @@ def _key(run: RunFile) -> CurveKey:
 
 
 def _points(
-    levels: tuple[Level, ...], max_failure_rate: float, flags: list[str]
+    levels: tuple[Level, ...], kind: LoadKind, max_failure_rate: float, flags: list[str]
 ) -> list[CurvePoint]:
+    """The levels of one load kind as points (a rate level's `concurrency` is its rate)."""
     points: list[CurvePoint] = []
-    rate_levels = 0
+    name = "concurrency" if kind is LoadKind.CONCURRENCY else "request rate"
     for level in levels:
-        if level.load_kind is LoadKind.OFFLINE:
-            continue  # a ceiling (offline_ceiling), never a point
-        if level.load_kind is not LoadKind.CONCURRENCY:
-            rate_levels += 1
+        if level.load_kind is not kind:
             continue
         if not level.load_stated:
             flags.append(
@@ -253,24 +295,22 @@ def _points(
             continue
         if level.burst:
             flags.append(
-                f"concurrency {level.load_value:g} left out: every request was sent at once "
+                f"{name} {level.load_value:g} left out: every request was sent at once "
                 "(a burst, not a steady state)"
             )
             continue
         failure_rate = level.failure_rate()
         if failure_rate is not None and failure_rate > max_failure_rate:
             flags.append(
-                f"concurrency {level.load_value:g} left out: failure rate "
+                f"{name} {level.load_value:g} left out: failure rate "
                 f"{failure_rate:.1%} is above {max_failure_rate:.1%}"
             )
             continue
         point = _point(level)
         if point is None:
-            flags.append(f"concurrency {level.load_value:g} left out: no throughput or latency")
+            flags.append(f"{name} {level.load_value:g} left out: no throughput or latency")
             continue
         points.append(point)
-    if rate_levels:
-        flags.append(f"{rate_levels} request-rate level(s) skipped: curves use concurrency levels")
     return points
 
 

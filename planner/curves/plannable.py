@@ -1,5 +1,6 @@
 """What a stored run lacks for the planner to use it, as the facts to fill in: the rules of
-planner.curves.load (a curve needs a concurrency level of stated load with a number) and of
+planner.curves.load (a curve needs a concurrency or request-rate level of stated load with a
+number; rate levels are planned through the serving model) and of
 planner.sizing.selection (a GPU, the GPUs per replica from TP or a GPU count, output tok/s).
 Ingest asks before storing, so an unplannable upload is said to be so with what to enter."""
 
@@ -49,14 +50,15 @@ def _level_facts(run: RunFile) -> list[MissingFact]:
     curve = curve_from_run(run)
     if curve is None:
         return [MissingFact("levels", _why_no_curve(run))]
-    if not curve.points:
+    levels = (*curve.points, *curve.rate_points)
+    if not levels:
         # offline only: used as a ceiling (planner.sizing.selection.with_offline_ceilings)
         return []
-    if all(point.output_tok_s is None for point in curve.points):
+    if all(point.output_tok_s is None for point in levels):
         return [
             MissingFact(
                 "output_tok_s",
-                "no output tok/s at any concurrency level (latencies only): import the "
+                "no output tok/s at any load level (latencies only): import the "
                 "tool's summary file as well, or a sweep that reports throughput",
             )
         ]
@@ -64,15 +66,12 @@ def _level_facts(run: RunFile) -> list[MissingFact]:
 
 
 def _why_no_curve(run: RunFile) -> str:
-    concurrency = [lv for lv in run.levels if lv.load_kind is LoadKind.CONCURRENCY]
-    if not concurrency:
+    loaded = [lv for lv in run.levels if lv.load_kind in (LoadKind.CONCURRENCY, LoadKind.RATE)]
+    if not loaded:
+        return "no concurrency or request-rate level: sweep with --concurrency or --rate"
+    if not any(level.load_stated for level in loaded):
         return (
-            "only request-rate levels: the planner reads concurrency levels (sweep with "
-            "--concurrency)"
+            "the file does not say what load it ran at: enter Concurrency or Request rate "
+            "(files without a stated load), or pass --concurrency / --request-rate"
         )
-    if not any(level.load_stated for level in concurrency):
-        return (
-            "the file does not say what concurrency it ran at: enter Concurrency (files "
-            "without a stated load), or pass --concurrency"
-        )
-    return "no concurrency level the planner can use (every one failed, burst or empty)"
+    return "no load level the planner can use (every one failed, burst or empty)"

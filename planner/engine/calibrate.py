@@ -34,6 +34,10 @@ _METRIC_SD = {"output_tok_s": 0.04, "tpot": 0.05, "ttft": 0.15}
 DEFAULT_TTFT_P99_RATIO = 1.8
 DEFAULT_TPOT_P99_RATIO = 1.15
 _SPREAD_FLOOR = 0.02
+# No engine reads memory faster than its bandwidth or multiplies faster than its peak: eta_bw
+# and eta_f are at most 1 (log 0); the overheads and the other factors are free.
+_UPPER = np.array([0.0, 0.0, np.inf, np.inf, np.inf, np.inf, np.inf])
+_LOWER = np.full(7, -np.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +105,9 @@ def _calibrate(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calib
         data = _data_residuals(spec, params, groups)
         return np.concatenate([data, (theta - prior) / sd])
 
-    fit = least_squares(residuals, prior, method="trf", x_scale=sd, max_nfev=400)
+    fit = least_squares(
+        residuals, prior, method="trf", x_scale=sd, max_nfev=400, bounds=(_LOWER, _UPPER)
+    )
     params = StepParams.from_vector(np.exp(fit.x))
     data = _data_residuals(spec, params, groups)
     n_data = max(len(data), 1)

@@ -24,7 +24,7 @@ from planner.engine.calibrate import (
     calibrate,
     steady,
 )
-from planner.engine.spec import EngineSpec, engine_spec
+from planner.engine.spec import EngineSpec, empirical_spec, engine_spec
 from planner.engine.step import Array, StepParams
 from planner.physics.roofline import ceilings
 
@@ -171,18 +171,21 @@ def deployment_spec(curve: LoadCurve, specs: Sequence[GpuSpec] | None = None) ->
 
 
 def observations(curves: Sequence[LoadCurve]) -> list[Observation]:
-    """Every concurrency point of the curves (with a stated ISL/OSL) as calibration levels."""
+    """Every concurrency and request-rate point of the curves (with a stated ISL/OSL) as
+    calibration levels."""
     out: list[Observation] = []
     for curve in curves:
         isl, osl = curve.key.isl, curve.key.osl
         if not isl or not osl:
             continue
         out.extend(point_observation(point, CONCURRENCY, isl, osl) for point in curve.points)
+        out.extend(point_observation(point, RATE, isl, osl) for point in curve.rate_points)
     return out
 
 
 def point_observation(point: CurvePoint, kind: str, isl: float, osl: float) -> Observation:
-    """One curve point as a level: the centre is the mean, else p50, else the unstated value."""
+    """One curve point as a level: the centre is the mean, else p50, else the unstated value
+    (a rate point's `concurrency` is its rate)."""
     ttft = _first(point.mean_ttft_ms, point.p50_ttft_ms, point.ttft_ms)
     tpot = _first(point.mean_tpot_ms, point.p50_tpot_ms, point.tpot_ms)
     return Observation(
@@ -198,21 +201,34 @@ def point_observation(point: CurvePoint, kind: str, isl: float, osl: float) -> O
     )
 
 
-def engine_model(
-    curves: Sequence[LoadCurve], extra: Sequence[Observation] = ()
-) -> EngineModel | str:
+def engine_model(curves: Sequence[LoadCurve], *, empirical: bool = False) -> EngineModel | str:
     """The serving model of the deployment behind `curves` (one engine, GPU, TP, precision and
-    model; every workload of it), calibrated on their levels and `extra` ones (request-rate
-    levels), or why there is none."""
+    model; every workload and load kind of it), calibrated on their levels, or why there is
+    none. `empirical`: without physics facts, scale the step law to the levels (for reading
+    another load of a measured workload only)."""
     if not curves:
         return "no serving model: no measured curve"
-    spec = deployment_spec(curves[0])
-    if isinstance(spec, str):
-        return spec
-    levels = [*observations(curves), *extra]
+    levels = observations(curves)
     if not levels:
         return "no serving model: no level with a stated ISL/OSL to calibrate on"
+    spec = deployment_spec(curves[0])
+    if isinstance(spec, str) and empirical:
+        spec = _empirical(curves[0], levels) or spec
+    if isinstance(spec, str):
+        return spec
     return EngineModel(spec, calibrate(spec, levels))
+
+
+def _empirical(curve: LoadCurve, levels: list[Observation]) -> EngineSpec | None:
+    tpots = [o.tpot_s for o in levels if o.tpot_s]
+    ttfts = [o.ttft_s for o in levels if o.ttft_s]
+    if not tpots or not ttfts:
+        return None
+    tp = curve.key.tp or curve.gpus_per_replica or 1
+    isl = min(o.isl for o in levels)
+    return empirical_spec(
+        curve.key.engine, curve.key.gpu or "?", tp, isl=isl, fastest=(min(tpots), min(ttfts))
+    )
 
 
 def physics_only(spec: EngineSpec) -> EngineModel:

@@ -49,6 +49,7 @@ class EngineSpec:
     token_budget: int  # tokens one step may carry (decode tokens + prefill chunks)
     max_seqs: int  # sequences running at once, at most
     limits_basis: str  # where the two limits come from, in words
+    physics: str = "physics: the model's config and the GPU's datasheet"
 
     def tokens_per_seq(self, isl: float, osl: float) -> float:
         """KV tokens one running sequence takes from the budget (the engine's admission rule)."""
@@ -93,6 +94,34 @@ def engine_spec(
         token_budget=budget,
         max_seqs=seqs,
         limits_basis=basis,
+    )
+
+
+def empirical_spec(
+    engine: str, gpu: str, tp: int, *, isl: float, fastest: tuple[float, float]
+) -> EngineSpec:
+    """A spec without physics facts (a model or GPU capplan does not know, a CPU server): unit
+    weights and FLOPs scaled so the priors put the step at the fastest TPOT measured and the
+    prefill at half the fastest TTFT (`fastest`: seconds); no KV-cache limit is known. Good for
+    reading another load of a measured workload, never for another workload or GPU."""
+    tpot_s, ttft_s = fastest
+    eta_bw, eta_f = 0.7, 0.45  # the priors' medians (planner.engine.step.PRIOR_MEDIAN)
+    budget, seqs, basis = engine_limits(engine, "", {})
+    return EngineSpec(
+        engine=engine,
+        gpu=gpu,
+        tp=tp,
+        weight_read_bytes=1.0,
+        matmul_flops_per_token=0.5 * ttft_s * eta_f / max(isl, 1.0),
+        attention_flops_per_token_ctx=0.0,
+        kv_bytes_per_token=0.0,
+        kv_budget_tokens=1e15,
+        mem_bw_bytes_s=1.0 / (tpot_s * eta_bw * eta_bw),
+        peak_flops=1.0,
+        token_budget=budget,
+        max_seqs=seqs,
+        limits_basis=basis,
+        physics="empirical: no model or GPU facts, the step law's shape scaled to the levels",
     )
 
 

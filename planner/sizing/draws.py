@@ -79,11 +79,12 @@ def _normals(samples: int, seed: int, scale: float, name: str) -> Array:
     return z
 
 
-def derived_sigma(curve: LoadCurve) -> float:
-    """Relative sigma of a derived curve's estimate error: its own validated error where it
-    carries one, else its provenance's (0 for a measured curve)."""
-    mape = curve.basis_error_pct
-    if mape is None:
+def derived_sigma(curve: LoadCurve, slot: str) -> float:
+    """Relative sigma of a derived curve's estimate error for one fitted series: its own
+    validated error where it carries one, else its provenance's (0 for a measured curve)."""
+    if curve.basis_error is not None:
+        mape: float | None = curve.basis_error.slot_pct(slot)
+    else:
         mape = DERIVED_MAPE_PCT.get(curve.provenance)
     return 0.0 if mape is None else MAPE_TO_SIGMA * mape / 100.0
 

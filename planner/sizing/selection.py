@@ -82,6 +82,9 @@ def select_curves(
             skipped[reason] += 1
             continue
         group = (curve.key.engine, curve.key.gpu or "", curve.key.tp, curve.key.precision or "")
+        if not curve.points:  # request-rate levels only: read through the serving model
+            far.setdefault(group, []).append(curve)
+            continue
         match = match_workload(
             curve, scenario.workload.isl, scenario.workload.osl, context.ceilings_of(curve)
         )
@@ -110,8 +113,9 @@ def select_curves(
 def _add_serving_model_curves(
     scenario: Scenario, groups: dict[GroupKey, list[Entry]], far: dict[GroupKey, list[LoadCurve]]
 ) -> None:
-    """A deployment measured only at workloads too far to adjust point by point is read from
-    its serving model (planner.engine), calibrated on all of them, at the scenario's ISL/OSL."""
+    """A deployment measured only at workloads too far to adjust point by point, or only at
+    request rates, is read from its serving model (planner.engine), calibrated on all of them,
+    at the scenario's ISL/OSL."""
     isl, osl = scenario.workload.isl, scenario.workload.osl
     for group, members in far.items():
         if group in groups:
@@ -261,7 +265,7 @@ def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
     wanted = scenario.candidates
     rules = (
         (canonical_model(key.model) != canonical_model(scenario.model), "other model"),
-        (not curve.points, OFFLINE_ONLY),
+        (not curve.points and not curve.rate_points, OFFLINE_ONLY),
         (
             scenario.precision is not None and (key.precision or "") != scenario.precision,
             f"precision {key.precision or 'not stated'} (scenario {scenario.precision})",
@@ -272,7 +276,10 @@ def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
             wanted.tp is not None and key.tp not in wanted.tp,
             f"TP {key.tp or 'not stated'} not among the candidate TP sizes",
         ),
-        (all(p.output_tok_s is None for p in curve.points), "no output tok/s measured"),
+        (
+            all(p.output_tok_s is None for p in (*curve.points, *curve.rate_points)),
+            "no output tok/s measured",
+        ),
         (
             curve.gpus_per_replica is None,
             "GPUs per replica not stated (neither TP nor GPU count): give --tp or --gpu-count",

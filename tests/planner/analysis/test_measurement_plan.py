@@ -30,24 +30,46 @@ AGENT_BRIEF = {
 
 def _brief_plan() -> MeasurementPlan:
     plan = make_plan(scenario(**AGENT_BRIEF), CURVES, CATALOG)
-    assert plan.recommendation.choice is None
     assert plan.measurement_plan is not None
     return plan.measurement_plan
 
 
-def test_the_agent_brief_is_no_data_said_first_in_one_sentence() -> None:
+def test_the_agent_brief_is_estimated_by_the_serving_model_and_says_what_to_measure() -> None:
+    # Issue 21: nothing was measured within 2.5x of 3000/300, but every pair has a deployment of
+    # the model: the plan answers from the serving model and the sweeps would tighten it.
+    plan = make_plan(scenario(**AGENT_BRIEF), CURVES, CATALOG)
+    assert plan.recommendation.choice is not None
     measurements = _brief_plan()
-    assert measurements.no_data
+    assert not measurements.no_data
+    # TensorRT-LLM on H100 has only the seed article's curve (no ISL/OSL, no TPOT): a real gap.
+    real = [(g.engine, g.gpu) for g in measurements.gaps if not g.modelled]
+    assert real == [("tensorrt-llm", "H100-SXM-80GB")]
+    headline = measurements.headline
+    assert headline.startswith(
+        "Not measured close enough to Llama-3.1-70B-Instruct at 3000/300: TensorRT-LLM on H100"
+    )
+    assert "are estimated by the serving model from other workloads" in headline
+    assert "nearest measured ISL/OSL 8192/1024" in headline
+    assert headline.count(". ") == 0 and headline.endswith("to add them.")
+    pairs = {(gap.engine, gap.gpu) for gap in measurements.gaps}
+    assert pairs == {(e, g) for e in BOTH_GPUS["engines"] for g in BOTH_GPUS["gpus"]}
+
+
+def test_a_brief_only_unstated_workloads_back_is_no_data_said_first_in_one_sentence() -> None:
+    plan = make_plan(scenario(**AGENT_BRIEF), seed_curves(), CATALOG)
+    assert plan.recommendation.choice is None
+    measurements = plan.measurement_plan
+    assert measurements is not None and measurements.no_data
     headline = measurements.headline
     assert headline.startswith("No measurements close enough to Llama-3.1-70B-Instruct at 3000/300")
     assert headline.count(". ") == 0 and headline.endswith("plan again.")
-    assert "nearest measured ISL/OSL 8192/1024" in headline
+    assert "only curves that state no ISL/OSL" in headline
     pairs = {(gap.engine, gap.gpu) for gap in measurements.gaps}
     assert pairs == {(e, g) for e in BOTH_GPUS["engines"] for g in BOTH_GPUS["gpus"]}
 
 
 def test_no_data_leaves_the_not_considered_list_out_of_the_recommendation() -> None:
-    plan = make_plan(scenario(**AGENT_BRIEF), CURVES, CATALOG)
+    plan = make_plan(scenario(**AGENT_BRIEF), seed_curves(), CATALOG)
     assert "Not considered" not in plan.recommendation.reason
 
 

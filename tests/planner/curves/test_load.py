@@ -78,8 +78,14 @@ def test_level_above_failure_threshold_is_dropped_with_its_rate() -> None:
     assert loose is not None and loose.concurrencies() == (1.0, 64.0)
 
 
-def test_only_rate_levels_gives_no_curve() -> None:
-    assert curve_from_run(_run((_level(LoadKind.RATE, 1.0, 10.0),))) is None
+def test_rate_levels_are_kept_apart_from_the_concurrency_points() -> None:
+    # Issue 21 item 3: request-rate runs are planned (through the serving model), never read
+    # as if their rate were a concurrency.
+    levels = (_level(LoadKind.RATE, 2.0, 20.0), _level(LoadKind.RATE, 1.0, 10.0))
+    curve = curve_from_run(_run(levels))
+    assert curve is not None and curve.points == ()
+    assert [p.concurrency for p in curve.rate_points] == [1.0, 2.0]
+    assert any("request-rate levels at 1, 2 requests/s" in f for f in curve.flags)
 
 
 def test_reported_value_wins_over_recomputed_and_stats_are_kept_apart() -> None:

@@ -63,10 +63,12 @@ def test_without_the_gpu_selection_leaves_the_run_out_as_the_check_says() -> Non
     assert candidates == [] and any("GPU not stated" in w for w in warnings)
 
 
-def test_a_rate_sweep_has_no_concurrency_level_for_the_planner() -> None:
+def test_a_rate_sweep_lacks_nothing_for_the_planner() -> None:
+    # Issue 21 item 3: a request-rate run is planned through the serving model.
     run = _run("poisson-rate40-detailed.json", DeploymentOverrides(gpu="H100-SXM-80GB", tp=1))
-    (fact,) = missing_for_planning(run)
-    assert fact.field == "levels" and "request-rate levels" in fact.message
+    assert missing_for_planning(run) == ()
+    curve = curve_from_run(run)
+    assert curve is not None and [p.concurrency for p in curve.rate_points] == [40.0]
 
 
 def test_a_trtllm_bench_throughput_report_is_an_offline_ceiling_not_a_concurrency() -> None:

@@ -10,15 +10,18 @@ import numpy as np
 import pytest
 
 from hardware.gpus import load_gpu_specs
-from planner.curves.load import H200, CurveKey, CurvePoint, LoadCurve
+from planner.analysis.capacity import make_plan
+from planner.curves.load import H200, BasisError, CurveKey, CurvePoint, LoadCurve
 from planner.engine.calibrate import CONCURRENCY, Observation, calibrate
-from planner.engine.curves import distance_error_pct, serving_model_curve
+from planner.engine.curves import RATE_ERROR, distance_error, serving_model_curve
 from planner.engine.model import EngineModel, Query, deployment_spec, engine_model
 from planner.engine.spec import EngineSpec, engine_limits
 from planner.engine.step import PRIOR, StepParams, closed_loop, open_loop
 from planner.fitting.fit import MAPE_TO_SIGMA
+from planner.inputs.prices import load_catalog_csv
 from planner.sizing.draws import derived_sigma
-from tests.planner.builders import silicon_curves
+from planner.sizing.options import SizedOption
+from tests.planner.builders import scenario, silicon_curves
 
 TRUE = StepParams(0.8, 0.4, 0.004, 3e-5, 1.3, 1.2, 10.0)
 
@@ -130,8 +133,9 @@ def test_the_brief_nothing_measured_is_read_from_each_deployments_serving_model(
         built = serving_model_curve(members, 1000, 300)
         assert not isinstance(built, str), built
         flag = built.flags[-1]
-        assert "3.4x away" in flag and "validated error at that distance 37%" in flag
-        assert (built.key.isl, built.key.osl) == (1000, 300) and built.basis_error_pct == 37.0
+        assert "3.4x away, validated error at that distance output tok/s 8.4%" in flag
+        assert (built.key.isl, built.key.osl) == (1000, 300)
+        assert built.basis_error == distance_error(3.4)
         assert built.provenance == "adjusted"
         tok = [p.output_tok_s for p in built.points]
         assert all(t is not None and t > 0 for t in tok) and tok == sorted(tok)
@@ -145,12 +149,57 @@ def test_a_deployment_with_no_stated_workload_has_no_serving_model_curve() -> No
 
 
 def test_the_validated_error_never_falls_with_distance() -> None:
-    errors = [distance_error_pct(r) for r in (1.5, 3.0, 6.0, 20.0)]
-    assert errors == sorted(errors)
+    errors = [distance_error(r) for r in (1.5, 3.0, 6.0, 20.0)]
+    for metric in ("output_tok_s_pct", "ttft_pct", "tpot_pct"):
+        values = [getattr(e, metric) for e in errors]
+        assert values == sorted(values)
 
 
 def test_a_curve_carrying_its_validated_error_draws_it_into_the_plans_samples() -> None:
     adjusted = dataclasses.replace(_curve(1000, 300), provenance="adjusted")
-    modelled = dataclasses.replace(adjusted, basis_error_pct=37.0)
-    assert derived_sigma(modelled) == pytest.approx(MAPE_TO_SIGMA * 0.37)
-    assert derived_sigma(modelled) > derived_sigma(adjusted) > derived_sigma(_curve(1000, 300))
+    modelled = dataclasses.replace(adjusted, basis_error=BasisError(7.4, 36.9, 9.9))
+    assert derived_sigma(modelled, "ttft_p99") == pytest.approx(MAPE_TO_SIGMA * 0.369)
+    assert derived_sigma(modelled, "throughput") == pytest.approx(MAPE_TO_SIGMA * 0.074)
+    assert derived_sigma(modelled, "e2e_p99") == derived_sigma(modelled, "ttft_p50")
+    assert derived_sigma(adjusted, "tpot") > derived_sigma(_curve(1000, 300), "tpot") == 0.0
+
+
+def test_a_deployment_measured_only_at_request_rates_is_planned() -> None:
+    """A rate-only run (open loop, the way `vllm bench serve --request-rate`, guidellm and
+    AIPerf are most often run) gets options, read from its serving model at the same workload."""
+    (measured,) = [
+        c
+        for c in silicon_curves()
+        if c.key.engine == "vllm"
+        and "70B" in c.key.model
+        and c.key.tp == 2
+        and c.key.gpu == H200
+        and (c.key.isl, c.key.osl) == (1024, 1024)
+    ]
+    model = engine_model([measured])
+    assert not isinstance(model, str)
+    rates = (0.5, 1.0, 1.5)
+    found = model.predict(Query("rate", rates, 1024, 1024))
+    rate_points = tuple(
+        CurvePoint(r, output_tok_s=tok, ttft_ms=ttft, tpot_ms=tpot)
+        for r, tok, ttft, tpot in zip(
+            rates, found.output_tok_s.mean, found.ttft_ms.mean, found.tpot_ms.mean, strict=True
+        )
+    )
+    rate_only = dataclasses.replace(measured, points=(), rate_points=rate_points, flags=())
+    plan = make_plan(
+        scenario(
+            model="meta-llama/Llama-3.1-70B",
+            workload={"isl": 1024, "osl": 1024},
+            sla={"ttft_p99_ms": 2000, "tpot_p99_ms": 40},
+            candidates={"engines": ["vllm"], "gpus": [H200], "tp": [2]},
+        ),
+        [rate_only],
+        load_catalog_csv(),
+    )
+    (option,) = plan.options
+    assert isinstance(option, SizedOption) and option.nodes >= 1
+    assert any(
+        "read by the serving model from request-rate levels" in f for f in option.curve.flags
+    )
+    assert option.curve.basis_error == RATE_ERROR

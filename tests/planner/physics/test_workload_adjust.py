@@ -114,15 +114,21 @@ def test_scenario_between_measured_workloads_uses_the_nearest_adjusted() -> None
     assert only.max_streams_memory is not None and only.max_streams_memory > 0
 
 
-def test_far_workload_is_refused_naming_the_nearest_and_the_limit() -> None:
+def test_far_workload_is_read_from_the_serving_model_saying_it_is_not_validated_that_far() -> None:
     sc = scenario(
         model="meta-llama/Llama-3.1-70B",
         workload={"isl": 4096, "osl": 100},
         candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB"], "tp": [4]},
     )
-    candidates, warnings = select_curves(sc, CURVES)
-    assert candidates == []
-    assert any("nearest measured at ISL/OSL" in w and "2x adjustment limit" in w for w in warnings)
+    candidates, _ = select_curves(sc, CURVES)
+    (only,) = candidates
+    assert only.curve.provenance == ADJUSTED and (only.curve.key.isl, only.curve.key.osl) == (
+        4096,
+        100,
+    )
+    flag = next(f for f in only.curve.flags if "serving model" in f)
+    assert "10.2x away, NOT VALIDATED this far; assumed error at that distance" in flag
+    assert "TTFT 50%" in flag
 
 
 def test_gpu_measured_only_elsewhere_is_projected_and_never_mixed_with_measured() -> None:

@@ -69,9 +69,27 @@ def test_a_workload_just_past_the_limit_is_adjusted_and_marked_beyond_the_valida
     assert any("BEYOND THE VALIDATED RANGE" in f and "2.05x away" in f for f in flags)
 
 
-def test_workload_beyond_the_adjustment_limit_is_refused_naming_the_nearest() -> None:
-    chosen, _, warnings = _pick(_curve(2, 1000, 2000), _curve(3, 1000, 4000))
-    assert chosen is None
+def test_workload_beyond_the_adjustment_limit_is_read_from_the_serving_model() -> None:
+    # Issue 21: a brief between the measurements gets an answer, its distance and error said.
+    chosen, _, _ = _pick(_curve(2, 1000, 2000), _curve(3, 1000, 4000))
+    assert chosen is not None and chosen.provenance == ADJUSTED
+    assert (chosen.key.isl, chosen.key.osl) == (1000, 500)
+    assert any("adjusted by the serving model from 1000/2000, 4.0x away" in f for f in chosen.flags)
+    assert chosen.basis_error is not None and chosen.basis_error.ttft_pct == 36.9
+    assert all(p.output_tok_s is not None and p.ttft_ms is None for p in chosen.points)
+
+
+def test_workload_beyond_the_limit_of_a_model_without_facts_is_refused_naming_the_nearest() -> None:
+    def unknown(curve: LoadCurve) -> LoadCurve:
+        return replace(curve, key=replace(curve.key, model="acme/unknown-70b"))
+
+    sc = scenario(
+        model="acme/unknown-70b",
+        workload={"isl": 1000, "osl": 500},
+        candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB"]},
+    )
+    candidates, warnings = select_curves(sc, [unknown(_curve(2, 1000, 2000))])
+    assert candidates == []
     assert any(
         "nearest measured at ISL/OSL 1000/2000" in w and "beyond the 2x adjustment limit" in w
         for w in warnings
