@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hardware.gpus import load_gpu_specs  # noqa: E402
 from planner.curves.load import CurvePoint, LoadCurve  # noqa: E402
 from planner.engine.curves import reach_ratio  # noqa: E402
 from planner.engine.model import (  # noqa: E402
@@ -41,6 +42,7 @@ from planner.engine.model import (  # noqa: E402
     engine_model,
     with_spec,
 )
+from planner.engine.transfer import Target, physics_only_curve  # noqa: E402
 from planner.fitting.fit import fit_curve  # noqa: E402
 from planner.fitting.predict import predict  # noqa: E402
 from planner.physics.projection import project_curve  # noqa: E402
@@ -245,9 +247,39 @@ def cross_gpu(groups: dict[Deployment, list[LoadCurve]]) -> dict[str, Tally]:
     return tallies
 
 
+def other_model(groups: dict[Deployment, list[LoadCurve]], every: list[LoadCurve]) -> Tally:
+    """Leave the model out: its physics with the efficiencies of the other models measured on
+    the same engine and GPU (planner.engine.transfer), against its measured levels."""
+    tally = Tally.empty()
+    specs = {spec.gpu: spec for spec in load_gpu_specs()}
+    for (engine, model_name, precision, gpu, tp), curves in groups.items():
+        for curve in curves:
+            if not curve.key.isl or not curve.key.osl or gpu not in specs:
+                continue
+            target = Target(
+                model_name, precision or None, engine, specs[gpu], tp, curve.key.isl, curve.key.osl
+            )
+            built = physics_only_curve(target, every, exclude_model=True)
+            if isinstance(built, str):
+                continue
+            for point in curve.points:
+                guess = next((p for p in built.points if p.concurrency == point.concurrency), None)
+                if guess is None:
+                    continue
+                for metric, truth, value in (
+                    ("output_tok_s", point.output_tok_s, guess.output_tok_s),
+                    ("ttft_ms", point.ttft_ms, guess.p50_ttft_ms),
+                    ("tpot_ms", point.tpot_ms, guess.p50_tpot_ms),
+                ):
+                    if truth and value:
+                        tally.ours[metric].append(abs(value / truth - 1.0))
+    return tally
+
+
 def report(split: str) -> list[dict[str, object]]:
     groups: dict[Deployment, list[LoadCurve]] = defaultdict(list)
-    for curve in silicon_curves():
+    every = silicon_curves()
+    for curve in every:
         deployment = deployment_of(curve)
         if split in ("all", split_of(deployment)):
             groups[deployment].append(curve)
@@ -259,6 +291,7 @@ def report(split: str) -> list[dict[str, object]]:
         rows.append(tally.row(f"workload {label}"))
     for label, tally in cross_gpu(groups).items():
         rows.append(tally.row(f"cross-GPU {label}"))
+    rows.append(other_model(groups, every).row("other model (physics + donors)"))
     return rows
 
 

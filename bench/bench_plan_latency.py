@@ -3,7 +3,8 @@
 The app recomputes on every slider move, so a plan must return in well under 100 ms. Fits are
 cached by their series (planner.fitting.fit), so two numbers matter: a cold plan (every chosen curve
 fitted from scratch: the first plan, or one on new curves) and a warm plan (the fits cached:
-a slider move that leaves ISL/OSL alone). Both are measured.
+a slider move that leaves ISL/OSL alone). Both are measured; cold also forgets the serving
+model's calibrations (planner.engine.calibrate).
 Run: `python bench/bench_plan_latency.py [repeats]`.
 """
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 from measurements.demo.runs import demo_runs  # noqa: E402
 from planner.analysis.capacity import make_plan  # noqa: E402
 from planner.curves.load import curve_from_run  # noqa: E402
+from planner.engine.calibrate import clear_calibration_cache  # noqa: E402
 from planner.fitting.fit import clear_fit_cache  # noqa: E402
 from planner.inputs.prices import load_catalog_csv  # noqa: E402
 from planner.inputs.scenario import load_scenario  # noqa: E402
@@ -39,6 +41,7 @@ def main(repeats: int = 30) -> None:
             for _ in range(repeats):
                 if mode == "cold":
                     clear_fit_cache()
+                    clear_calibration_cache()
                 start = time.perf_counter()
                 plan = make_plan(scenario, curves, prices)
                 times_ms.append((time.perf_counter() - start) * 1000)

@@ -40,7 +40,8 @@ def measurement_text(plan: MeasurementPlan) -> list[str]:
     """The measurement plan as plain lines (commands unwrapped, ready to copy)."""
     first = plan.sweeps[0] if plan.sweeps else None
     workload = f" at ISL/OSL {first.isl}/{first.osl}" if first else ""
-    lines = [plan.headline, "", f"What to measure{workload}:"]
+    estimate = [plan.estimate] if plan.estimate else []
+    lines = [plan.headline, *estimate, "", f"What to measure{workload}:"]
     lines += [
         f"  {engine_name(gap.engine)} on {gpu_name(gap.gpu)}: {gap.reason}" for gap in plan.gaps
     ]
@@ -65,8 +66,9 @@ def measurement_section(plan: MeasurementPlan | None) -> list[str]:
     probes = "\n".join(f"# {sweep_title(s)}\n{s.probe_command}" for s in plan.sweeps)
     clients = "\n".join("\n".join([f"# {sweep_title(s)}", *client_lines(s)]) for s in plan.sweeps)
     notes = "".join(f"<p>{_e(note)}</p>" for note in plan.notes)
+    estimate = f"<p>{_e(plan.estimate)}</p>" if plan.estimate else ""
     body = (
-        f"<p><strong>{_e(plan.headline)}</strong></p><ul>{gaps}</ul>"
+        f"<p><strong>{_e(plan.headline)}</strong></p>{estimate}<ul>{gaps}</ul>"
         f"<h3>With capplan probe</h3><pre {_PRE}>{_e(probes)}\n{_e(plan.import_command)}</pre>"
         f"<h3>With vllm bench serve or AIPerf</h3><pre {_PRE}>{_e(clients)}</pre>{notes}"
     )

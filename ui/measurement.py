@@ -15,6 +15,8 @@ from ui.text import plain
 def draw_verdict(plan: MeasurementPlan) -> None:
     """The one sentence, said first when no data backs any option."""
     st.warning(plain(plan.headline), icon=":material/science:")
+    if plan.estimate:
+        st.info(plain(plan.estimate), icon=":material/calculate:")
 
 
 def draw_sweeps(plan: MeasurementPlan) -> None:

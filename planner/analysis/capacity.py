@@ -11,9 +11,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from errors import NoDataError
+from hardware.gpus import load_gpu_specs
+from planner.analysis.measurement_plan import TP_SIZES as PHYSICS_TP_SIZES
 from planner.analysis.measurement_plan import MeasurementPlan, plan_measurements
 from planner.analysis.recommend import Recommendation, recommend
 from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.spelling import engine_name, gpu_name
+from planner.engine.transfer import TRANSFER_ERROR, Target, physics_only_curve
 from planner.fitting.fit import CurveFit
 from planner.fitting.shapes import shaped_fitter
 from planner.inputs.prices import PriceEntry, catalog_version, scenario_price
@@ -58,7 +62,9 @@ def make_plan(
     """
     candidates, warnings = select_curves(scenario, curves)
     if not candidates:
-        measurements = plan_measurements(scenario, (), curves)
+        measurements = _with_estimate(
+            plan_measurements(scenario, (), curves), scenario, curves, prices
+        )
         raise NoDataError(_no_candidate_message(scenario, curves, warnings), measurements)
     price_by_gpu = {
         gpu: scenario_price(scenario, prices, gpu) for gpu in sorted({c.gpu for c in candidates})
@@ -82,6 +88,8 @@ def make_plan(
     )
     measurements = plan_measurements(scenario, options, curves)
     no_data = measurements is not None and measurements.no_data
+    if no_data:
+        measurements = _with_estimate(measurements, scenario, curves, prices)
     if rec.choice is None and rec.flagged is None and warnings and not no_data:
         # Nothing fits: what was never considered (too far a workload, no data) belongs in the
         # answer, not only in the warnings.
@@ -96,6 +104,64 @@ def make_plan(
         measurement_plan=measurements,
         draws=drawn,
     )
+
+
+def _with_estimate(
+    measurements: MeasurementPlan | None,
+    scenario: Scenario,
+    curves: Sequence[LoadCurve],
+    prices: Sequence[PriceEntry],
+) -> MeasurementPlan | None:
+    """The measurement plan with the physics-only estimate beside it (no data: nothing of this
+    model was measured soundly), when the model's facts allow one."""
+    if measurements is None or not measurements.no_data:
+        return measurements
+    estimate = physics_only_estimate(scenario, curves, prices)
+    return replace(measurements, estimate=estimate)
+
+
+def physics_only_estimate(
+    scenario: Scenario, curves: Sequence[LoadCurve], prices: Sequence[PriceEntry]
+) -> str | None:
+    """One sentence: the cheapest option meeting the SLA on physics-only curves (the model's
+    config with other models' efficiencies, planner.engine.transfer); None when none can be
+    built or none meets it."""
+    estimated = [
+        built
+        for target in _targets(scenario)
+        if not isinstance(built := physics_only_curve(target, curves), str)
+    ]
+    if not estimated:
+        return None
+    plan = make_plan(scenario, estimated, prices)
+    choice = plan.recommendation.choice
+    if choice is None:
+        return None
+    cost = choice.spread.percentiles()["total_monthly_cost_usd"]
+    span = "" if cost is None else f" (P10-P90 ${cost.p10:,.0f}-${cost.p90:,.0f})"
+    return (
+        f"A physics-only estimate, with no sound measurement of these deployments (validated error "
+        f"{TRANSFER_ERROR.text()}): {engine_name(choice.engine)} TP{choice.key.tp} on "
+        f"{choice.nodes} node(s) of {gpu_name(choice.gpu)}, ${choice.total_monthly_cost_usd:,.0f}"
+        f"/month at {choice.spread.confidence:.0%} confidence{span}; measure it to replace the "
+        "estimate."
+    )
+
+
+def _targets(scenario: Scenario) -> list[Target]:
+    specs = {spec.gpu: spec for spec in load_gpu_specs()}
+    wanted = scenario.candidates
+    return [
+        Target(scenario.model, scenario.precision, engine, specs[gpu], tp, *_workload(scenario))
+        for engine in wanted.engines
+        for gpu in wanted.gpus
+        if gpu in specs
+        for tp in (wanted.tp or PHYSICS_TP_SIZES)
+    ]
+
+
+def _workload(scenario: Scenario) -> tuple[int, int]:
+    return scenario.workload.isl, scenario.workload.osl
 
 
 def _sort_key(option: Option) -> tuple[int, float, int, int]:

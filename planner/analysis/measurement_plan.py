@@ -73,6 +73,9 @@ class MeasurementPlan:
     sweeps: tuple[Sweep, ...]
     import_command: str  # stores the probe's run files
     notes: tuple[str, ...]
+    # With no data: what the model's physics and other models' efficiencies say, in one
+    # sentence with its validated error (planner.analysis.capacity); None: not estimated.
+    estimate: str | None = None
 
 
 def plan_measurements(

@@ -94,6 +94,11 @@ def calibrate(spec: EngineSpec, observations: Sequence[Observation]) -> Calibrat
     return _calibrate(spec, tuple(sorted(observations, key=_order)))
 
 
+def clear_calibration_cache() -> None:
+    """Forget every calibration (benchmarks time a cold plan with it)."""
+    _calibrate.cache_clear()
+
+
 @lru_cache(maxsize=1024)
 def _calibrate(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calibration:
     groups = _groups(observations)
