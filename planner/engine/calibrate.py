@@ -111,7 +111,15 @@ def _calibrate(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calib
         return np.concatenate([data, (theta - prior) / sd])
 
     fit = least_squares(
-        residuals, prior, method="trf", x_scale=sd, max_nfev=400, bounds=(_LOWER, _UPPER)
+        residuals,
+        prior,
+        method="trf",
+        x_scale=sd,
+        max_nfev=400,
+        bounds=(_LOWER, _UPPER),
+        # log-space parameters to 1e-6: far below what any level pins them to
+        xtol=1e-6,
+        ftol=1e-6,
     )
     params = StepParams.from_vector(np.exp(fit.x))
     data = _data_residuals(spec, params, groups)
@@ -209,13 +217,23 @@ def _tail_ratios(
 ) -> tuple[float, float, bool]:
     """p99 / predicted centre for TTFT and TPOT, geometric means over the levels stating a p99."""
     found: dict[str, list[float]] = {"ttft": [], "tpot": []}
-    for obs in observations:
-        one = {"isl": np.array([obs.isl]), "osl": np.array([obs.osl])}
-        state = steady(spec, p, obs.load_kind, np.array([obs.load]), **one)
-        if obs.p99_ttft_s and np.isfinite(state.ttft_s[0]):
-            found["ttft"].append(math.log(obs.p99_ttft_s / float(state.ttft_s[0])))
-        if obs.p99_tpot_s and np.isfinite(state.tpot_s[0]):
-            found["tpot"].append(math.log(obs.p99_tpot_s / float(state.tpot_s[0])))
+    for kind in (CONCURRENCY, RATE):
+        chosen = [o for o in observations if o.load_kind == kind]
+        if not chosen:
+            continue
+        arrays = (_column([o.load for o in chosen]), _column([o.isl for o in chosen]))
+        state = steady(
+            spec, p, kind, arrays[0], isl=arrays[1], osl=_column([o.osl for o in chosen])
+        )
+        for metric, predicted, tails in (
+            ("ttft", state.ttft_s, [o.p99_ttft_s for o in chosen]),
+            ("tpot", state.tpot_s, [o.p99_tpot_s for o in chosen]),
+        ):
+            found[metric].extend(
+                math.log(tail / float(centre))
+                for tail, centre in zip(tails, predicted, strict=True)
+                if tail and np.isfinite(centre)
+            )
     ttft = math.exp(float(np.mean(found["ttft"]))) if found["ttft"] else DEFAULT_TTFT_P99_RATIO
     tpot = math.exp(float(np.mean(found["tpot"]))) if found["tpot"] else DEFAULT_TPOT_P99_RATIO
     return max(ttft, 1.0), max(tpot, 1.0), bool(found["ttft"] or found["tpot"])
