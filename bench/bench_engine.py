@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_fit_accuracy import AIC_MODEL, aiconfigurator_points  # noqa: E402
 from hardware.gpus import load_gpu_specs  # noqa: E402
 from planner.curves.load import CurvePoint, LoadCurve  # noqa: E402
 from planner.engine.curves import reach_ratio  # noqa: E402
@@ -54,6 +55,7 @@ METRICS = ("output_tok_s", "ttft_ms", "tpot_ms")
 HOLDOUT_SHARE = 3  # of 10
 BUCKETS = ((2.0, "1-2x"), (4.0, "2-4x"), (8.0, "4-8x"), (math.inf, "8x+"))
 Deployment = tuple[str, str, str, str, int]
+AIC = aiconfigurator_points()
 
 
 @dataclass
@@ -63,10 +65,12 @@ class Tally:
     ours: dict[str, list[float]]
     base: dict[str, list[float]]
     inside: dict[str, list[bool]]
+    aic: dict[str, list[float]]  # AIConfigurator 0.12.0 on the same levels (Llama-3.1-70B)
+    ours_at_aic: dict[str, list[float]]  # ours on exactly those levels
 
     @classmethod
     def empty(cls) -> Tally:
-        return cls(defaultdict(list), defaultdict(list), defaultdict(list))
+        return cls(*(defaultdict(list) for _ in range(5)))
 
     def row(self, reach: str) -> dict[str, object]:
         out: dict[str, object] = {"reach": reach}
@@ -79,6 +83,13 @@ class Tally:
                 "band80_pct": _pct(np.mean(inside)) if inside else None,
                 "baseline_mape_pct": _pct(np.mean(base)) if base else None,
                 "baseline_n": len(base),
+                "aiconfigurator_mape_pct": _pct(np.mean(self.aic[metric]))
+                if self.aic[metric]
+                else None,
+                "aiconfigurator_n": len(self.aic[metric]),
+                "ours_at_aiconfigurator_levels_pct": (
+                    _pct(np.mean(self.ours_at_aic[metric])) if self.ours_at_aic[metric] else None
+                ),
             }
         return out
 
@@ -115,16 +126,33 @@ def _ours(prediction: EnginePrediction, metric: str, index: int) -> tuple[float,
     return found.mean[index], found.low[index], found.high[index]
 
 
-def _score(tally: Tally, point: CurvePoint, prediction: EnginePrediction, index: int) -> None:
+def _score(
+    tally: Tally, point: CurvePoint, prediction: EnginePrediction, index: int
+) -> dict[str, float]:
+    errors = {}
     for metric in METRICS:
         truth = _measured(point, metric)
         value, low, high = _ours(prediction, metric, index)
         if truth and math.isfinite(value):
-            tally.ours[metric].append(abs(value / truth - 1.0))
+            errors[metric] = abs(value / truth - 1.0)
             tally.inside[metric].append(low <= truth <= high)
         elif truth:
-            tally.ours[metric].append(1.0)  # no answer where there is a measurement: 100% off
+            errors[metric] = 1.0  # no answer where there is a measurement: 100% off
             tally.inside[metric].append(False)
+    for metric, error in errors.items():
+        tally.ours[metric].append(error)
+    return errors
+
+
+def _aic(tally: Tally, curve: LoadCurve, point: CurvePoint, ours: dict[str, float]) -> None:
+    """AIConfigurator's own error at the same level, where its file has one, beside ours."""
+    key = curve.key
+    setting = (key.gpu, key.tp, key.isl, key.osl, point.concurrency)
+    for metric in METRICS:
+        found = AIC.get((key.engine, setting, metric)) if key.model == AIC_MODEL else None
+        if found is not None and metric in ours:
+            tally.aic[metric].append(abs(found[1] / found[0] - 1.0))
+            tally.ours_at_aic[metric].append(ours[metric])
 
 
 def _baseline(tally: Tally, point: CurvePoint, value: dict[str, float | None]) -> None:
@@ -165,7 +193,7 @@ def level_out(
                 others = [c for c in curves if c is not curve]
                 prediction = _predict_one(engine_model([rest, *others]), curve, point)
                 if prediction is not None:
-                    _score(tally, point, prediction, 0)
+                    _aic(tally, curve, point, _score(tally, point, prediction, 0))
                     _baseline(tally, point, _fitted(rest, point.concurrency))
     return tally
 
@@ -201,7 +229,8 @@ def workload_out(groups: dict[Deployment, list[LoadCurve]]) -> dict[str, Tally]:
                 else "beyond the limit"
             )
             for index, point in enumerate(curve.points):
-                _score(tallies[label], point, prediction, index)
+                errors = _score(tallies[label], point, prediction, index)
+                _aic(tallies[label], curve, point, errors)
                 if not isinstance(adjusted, str):
                     _baseline(tallies[label], point, _at(adjusted, point.concurrency))
     return tallies
@@ -241,7 +270,8 @@ def cross_gpu(groups: dict[Deployment, list[LoadCurve]]) -> dict[str, Tally]:
                 )
                 projected = project_curve(source, other[3]) if source is not None else "none"
                 for index, point in enumerate(curve.points):
-                    _score(tallies[direction], point, prediction, index)
+                    errors = _score(tallies[direction], point, prediction, index)
+                    _aic(tallies[direction], curve, point, errors)
                     if not isinstance(projected, str):
                         _baseline(tallies[direction], point, _at(projected, point.concurrency))
     return tallies
@@ -266,13 +296,16 @@ def other_model(groups: dict[Deployment, list[LoadCurve]], every: list[LoadCurve
                 guess = next((p for p in built.points if p.concurrency == point.concurrency), None)
                 if guess is None:
                     continue
+                errors: dict[str, float] = {}
                 for metric, truth, value in (
                     ("output_tok_s", point.output_tok_s, guess.output_tok_s),
                     ("ttft_ms", point.ttft_ms, guess.p50_ttft_ms),
                     ("tpot_ms", point.tpot_ms, guess.p50_tpot_ms),
                 ):
                     if truth and value:
-                        tally.ours[metric].append(abs(value / truth - 1.0))
+                        errors[metric] = abs(value / truth - 1.0)
+                        tally.ours[metric].append(errors[metric])
+                _aic(tally, curve, point, errors)
     return tally
 
 
@@ -308,7 +341,9 @@ def _print(rows: Sequence[dict[str, object]], split: str) -> None:
             base = cell["baseline_mape_pct"]
             cells.append(
                 f"{metric}: {cell['mape_pct']} ({cell['worst_pct']}, {cell['band80_pct']}%) "
-                f"n={cell['n']} | {base if base is not None else '-'} n={cell['baseline_n']}"
+                f"n={cell['n']} | {base if base is not None else '-'} n={cell['baseline_n']} | "
+                f"AIC {cell['aiconfigurator_mape_pct']} vs ours "
+                f"{cell['ours_at_aiconfigurator_levels_pct']} n={cell['aiconfigurator_n']}"
             )
         print(f"- {row['reach']}: " + "; ".join(cells))
 
