@@ -118,6 +118,7 @@ def predict_cmd(
 ) -> None:
     """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies,
     with the curve's provenance and where each value sits against the physical ceilings."""
+    from planner.engine.fill import fill_unknowns, model_for  # noqa: PLC0415
     from planner.fitting.fit import fit_curve  # noqa: PLC0415
     from planner.fitting.predict import predict  # noqa: PLC0415
     from planner.physics.roofline import check_curve  # noqa: PLC0415
@@ -130,10 +131,11 @@ def predict_cmd(
         fail(InputError("run has no concurrency levels to fit", field="--run", value=run))
     curve = curves[0] if project_to is None else _projected(curves[0], project_to)
     fit = fit_curve(curve)
-    predictions = predict(fit, values)
+    measured = None if project_to is None else curves[0]
+    predictions, filled = fill_unknowns(predict(fit, values), curve, model_for(curve, measured))
     physics = check_curve(curve)
     rows = _prediction_rows(curve, predictions, physics)
-    flags = list(dict.fromkeys((*curve.flags, *fit.flags, *physics.flags)))
+    flags = list(dict.fromkeys((*curve.flags, *fit.flags, *physics.flags, *filled)))
     if as_json:
         print_json(
             {

@@ -96,6 +96,12 @@ def _band_text(value: float | None, lo: float | None, hi: float | None, digits: 
     return f"{value:,.{digits}f} [{lo:,.{digits}f}, {hi:,.{digits}f}]"
 
 
+def _range_text(p: Prediction) -> str:
+    if p.basis != "fit":
+        return f"SERVING MODEL, {'beyond' if p.extrapolated else 'inside'} the measured range"
+    return "EXTRAPOLATED" if p.extrapolated else "measured range"
+
+
 def prediction_to_dict(p: Prediction) -> JsonDict:
     """A prediction with its bands, whether it is extrapolated, and display strings."""
     document: JsonDict = {
@@ -115,7 +121,8 @@ def prediction_to_dict(p: Prediction) -> JsonDict:
         "stream_tok_s": p.stream_tok_s,
         "extrapolated": p.extrapolated,
         "inside_measured_range": not p.extrapolated,
-        "range": "EXTRAPOLATED" if p.extrapolated else "measured range",
+        "range": _range_text(p),
+        "basis": p.basis,
         "p50_ttft_stat": p.p50_ttft_stat,
         "p99_ttft_stat": p.p99_ttft_stat,
         "tpot_stat": p.tpot_stat,

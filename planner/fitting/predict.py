@@ -39,6 +39,9 @@ class Prediction:
     p50_ttft_stat: str | None = None
     p99_ttft_stat: str | None = None
     tpot_stat: str | None = None
+    # Where the numbers come from: the curve's fits (or its exact levels), or the serving model
+    # where no fit reads (planner.engine.fill).
+    basis: str = "fit"
 
 
 Triple = tuple[list[float | None], list[float | None], list[float | None]]
