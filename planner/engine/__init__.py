@@ -5,5 +5,7 @@ any load (concurrency or request rate) with the basis and the band of each answe
 
 spec (the physical facts of a deployment) <- step (the step-time law and the steady states of
 closed and open loops) <- calibrate (fitting the efficiencies to measurements) <- model (the one
-typed entry point: EngineModel.predict).
+typed entry point: EngineModel.predict) <- curves (a deployment's curve at an unmeasured
+workload or from rate levels), transfer (a deployment nothing measured: physics-only), fill
+(what `capplan predict` cannot read from a fit).
 """

@@ -231,11 +231,6 @@ def _empirical(curve: LoadCurve, levels: list[Observation]) -> EngineSpec | None
     )
 
 
-def physics_only(spec: EngineSpec) -> EngineModel:
-    """The model at its physics priors, uncalibrated (for a deployment nothing measured)."""
-    return EngineModel(spec, calibrate(spec, ()))
-
-
 def with_spec(model: EngineModel, spec: EngineSpec) -> EngineModel:
     """The same calibrated efficiencies on other hardware (projection)."""
     return replace(model, spec=spec)
