@@ -68,8 +68,9 @@ def select_curves(
     """The best curve per engine x GPU x TP for the scenario, and warnings about the rest.
 
     A curve of another ISL/OSL is adjusted to the scenario's (within the validated limit); a
-    deployment measured only on another GPU is projected to the wanted one; each candidate
-    carries its physics flags and KV-cache stream estimate.
+    deployment measured only further away, or only at request rates, is read from its serving
+    model (planner.engine); a deployment measured only on another GPU is projected to the
+    wanted one; each candidate carries its physics flags and KV-cache stream estimate.
     """
     context = _Context(scenario, load_gpu_specs(), {})
     skipped: Counter[str] = Counter()
