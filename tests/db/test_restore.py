@@ -211,3 +211,26 @@ def test_a_1_gib_line_is_refused_quickly_without_being_read_whole(
     assert took_s < 10  # before: 17-20 s, the whole line read
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mib < 400
     assert current_revision(target) is None
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("load_levels", "completed", 10**9, "1000000000 requests completed but only 12 were sent"),
+        ("level_metrics", "value", 1e15, "implausible metric: output_tok_s 1e+15 is beyond 1e+09"),
+        ("request_samples", "send_s", -1e12, "send_s -1e+12 is more than 1e+07 s from the level"),
+    ],
+)
+def test_a_row_beyond_the_importers_plausibility_rules_is_refused_by_restore(
+    stores: Stores, tmp_path: Path, case: tuple[str, str, object, str]
+) -> None:
+    table, column, value, why = case
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
+    target = stores.empty("backup_implausible")
+    with pytest.raises(InputError, match="nothing was restored") as caught:
+        restore(target, bad)
+    assert why in str(caught.value) and f"{table} row id 1" in str(caught.value)
+    assert current_revision(target) is None
