@@ -21,16 +21,22 @@ from db.models import UTCDateTime
 from errors import InputError
 from measurements.bounded import load_json
 
+# The longest line read: a row is one line, and the largest the store holds (a request's chunk
+# gaps, a run's environment) is a few MB. A longer line is refused once this much of it has been
+# decompressed, never read whole (a 1 MB gzip can hold a 1 GiB line).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 1024 * 1024
+
 
 def read_header(path: Path) -> dict[str, Any]:
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as stream:
-            first = stream.readline()
+        with gzip.open(path, "rb") as stream:
+            first = _bounded_line(stream, path, 1, MAX_HEADER_BYTES)
     except FileNotFoundError as exc:
         raise InputError("no such backup file", file=str(path)) from exc
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise InputError(f"not a capplan backup (not gzip'd text): {exc}", file=str(path)) from exc
-    header = _parse(path, first, 1)
+    header = _parse(path, first or "", 1)
     if header.get("format") != FORMAT:
         raise InputError("not a capplan backup (no capplan-backup header)", file=str(path))
     version = header.get("format_version")
@@ -103,11 +109,28 @@ def records(path: Path) -> Iterator[tuple[Table, dict[str, object] | None]]:
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as stream:
-            next(stream)  # the header, read already
-            yield from enumerate(stream, start=2)
+        with gzip.open(path, "rb") as stream:
+            _bounded_line(stream, path, 1, MAX_HEADER_BYTES)  # the header, read already
+            number = 2
+            while (line := _bounded_line(stream, path, number, MAX_LINE_BYTES)) is not None:
+                yield number, line
+                number += 1
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise InputError(f"the backup cannot be read to its end: {exc}", file=str(path)) from exc
+
+
+def _bounded_line(stream: gzip.GzipFile, path: Path, number: int, limit: int) -> str | None:
+    """The next line as text (None at the end), at most `limit` bytes read of it."""
+    raw = stream.readline(limit + 1)
+    if not raw:
+        return None
+    if len(raw) > limit and not raw.endswith(b"\n"):
+        raise InputError(
+            f"line {number} is longer than the {limit // (1024 * 1024)} MiB a backup line may "
+            "be: not a backup capplan wrote; nothing was restored",
+            file=str(path),
+        )
+    return raw.decode("utf-8")
 
 
 def _table_of(

@@ -21,6 +21,34 @@ ORDER = ("min", "p50", "p90", "p95", "p99", "max")
 TOLERANCE_MS = 0.051
 MAX_LOAD = 1e6  # concurrent streams or requests/s: far above any one deployment
 MAX_TOKENS_PER_REQUEST = 2**24  # 16.8 M: beyond any model's context window
+MAX_TOK_S = 1e9  # tokens/s: a thousand times the largest fleet's
+MAX_LATENCY_MS = 1e9  # 11.6 days for one request, one token or one gap
+MAX_SPAN_S = 1e7  # a send time 116 days from its level's start
+
+
+def metric_problem(name: str, value: float) -> str | None:
+    """Why a metric's value is beyond what any instrument could give (None when plausible)."""
+    if name.endswith("_tok_s"):
+        ceiling, unit = MAX_TOK_S, "tok/s"
+    elif name.endswith("_ms"):
+        ceiling, unit = MAX_LATENCY_MS, "ms"
+    else:  # requests/s and concurrent requests
+        ceiling, unit = MAX_LOAD, ""
+    if value > ceiling:
+        return f"{name} {value:g} is beyond {ceiling:g} {unit}".rstrip()
+    return None
+
+
+def sample_problems(send_s: float | None, times_ms: Iterable[tuple[str, float]]) -> list[str]:
+    """What no clock could have measured in one request: a send time beyond MAX_SPAN_S of its
+    level's start, a negative time or gap, or one beyond MAX_LATENCY_MS."""
+    problems = []
+    if send_s is not None and abs(send_s) > MAX_SPAN_S:
+        problems.append(f"send_s {send_s:g} is more than {MAX_SPAN_S:g} s from the level start")
+    for what, value in times_ms:
+        if not 0 <= value <= MAX_LATENCY_MS:
+            problems.append(f"{what} {value:g} is not between 0 and {MAX_LATENCY_MS:g} ms")
+    return problems
 
 
 def level_problems(level: Level) -> list[str]:

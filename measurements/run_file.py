@@ -30,7 +30,12 @@ from measurements.kinds import LoadKind as LoadKind  # noqa: PLC0414
 from measurements.kinds import Origin as Origin  # noqa: PLC0414
 from measurements.kinds import Provenance as Provenance  # noqa: PLC0414
 from measurements.kinds import Source as Source  # noqa: PLC0414
-from measurements.plausible import level_problems, repeated_levels
+from measurements.plausible import (
+    level_problems,
+    metric_problem,
+    repeated_levels,
+    sample_problems,
+)
 
 SCHEMA_VERSION = 1
 MAX_RUN_FILE_BYTES = 200 * 1024 * 1024
@@ -182,6 +187,13 @@ class Metric(_Model):
             raise ValueError(f"must not be negative, got {value!r}")
         return value
 
+    @model_validator(mode="after")
+    def _plausible(self) -> Metric:
+        problem = metric_problem(self.name, self.value)
+        if problem is not None:
+            raise ValueError(f"implausible metric: {problem}")
+        return self
+
 
 class RequestSample(_Model):
     """One request as the client saw it; times relative to the level's start, seconds/ms."""
@@ -194,6 +206,16 @@ class RequestSample(_Model):
     chunk_gaps_ms: tuple[float, ...] = Field((), description="Gaps between streamed chunks, ms")
     http_status: int | None = None
     error: str | None = Field(None, description="Error text; None when the request succeeded")
+
+    @model_validator(mode="after")
+    def _plausible(self) -> RequestSample:
+        times = [("ttft_ms", self.ttft_ms), ("e2e_ms", self.e2e_ms)]
+        named = [(what, value) for what, value in times if value is not None]
+        gaps = [(f"chunk_gaps_ms[{i}]", gap) for i, gap in enumerate(self.chunk_gaps_ms)]
+        problems = sample_problems(_finite(self.send_s), named + gaps)
+        if problems:
+            raise ValueError("implausible sample: " + "; ".join(problems[:3]))
+        return self
 
     @property
     def ok(self) -> bool:

@@ -1,10 +1,11 @@
 """A small hostile OpenAI-compatible HTTP server for the probe's hostile-input tests: it streams
 honest answers until told to lie about usage, stall (before the headers, between chunks, or
-with an endless trickle of keep-alive comments), echo the request's Authorization header back
-(in 401 bodies, error events, `/version` and a response header), send one huge event, answer
-a `/version` of its choosing (very long, or with NUL, ESC and bidi controls), list model ids of
-its choosing, or fail requests with an error text of its choosing. Real sockets (the probe's
-aiohttp transport), one thread per request; `stop()` releases every stalled request."""
+with an endless trickle of keep-alive comments or of events without a token), echo the
+request's Authorization header back (in 401 bodies, error events, `/version` and a response
+header), send one huge event, answer a `/version` of its choosing (very long, or with NUL, ESC
+and bidi controls), list model ids of its choosing, or fail requests with an error text of its
+choosing. Real sockets (the probe's aiohttp transport), one thread per request; `stop()`
+releases every stalled request."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class Hostility:
     honest_first: int = 4  # the probe's warm-up requests are answered honestly
     lie_completion: Callable[[int, int], int] | None = None  # (n, max_tokens) -> usage to claim
     lie_every: int = 2  # of the requests after honest_first, every lie_every-th lies
-    stall: str | None = None  # "headers", "between_chunks" or "trickle", after honest_first
+    stall: str | None = None  # "headers", "between_chunks", "trickle", "empty_events": after
+    # honest_first (trickle: keep-alive comments forever; empty_events: `{"choices":[]}` forever)
     echo_auth_every: int | None = None  # answer 401 echoing Authorization every k-th request
     echo_event_every: int | None = None  # an error event echoing Authorization every k-th
     huge_event_chars: int | None = None  # one event this long, on every 3rd request after warm-up
@@ -115,9 +117,11 @@ class _Handler(BaseHTTPRequestHandler):
             return  # the probe gave up on this answer: what the test wants
 
     def _stall(self, plan: Hostility) -> None:
-        if plan.stall == "trickle":  # keep-alive comments forever: bytes, but never a token
-            while not plan.release.wait(0.2):
-                self.wfile.write(b": keep-alive\n\n")
+        trickle = {"trickle": b": keep-alive\n\n", "empty_events": _data({"choices": []})}
+        if plan.stall in trickle:  # keep-alive comments or empty events: bytes, never a token
+            pause_s = 0.2 if plan.stall == "trickle" else 0.01
+            while not plan.release.wait(pause_s):
+                self.wfile.write(trickle[plan.stall])
                 self.wfile.flush()
             return
         plan.release.wait(120)
@@ -157,7 +161,7 @@ def _events(
         if plan.stall == "between_chunks" and late and done == 2:
             yield None
             return
-        if plan.stall == "trickle" and late and done == 2:
+        if plan.stall in ("trickle", "empty_events") and late and done == 2:
             yield None
             return
         finish = "length" if done == max_tokens else None

@@ -178,6 +178,8 @@ class _Timer:
     """One request's timer: the earlier of its whole-request limit and the limit of the stage
     it waits in (status line and headers; the next read), so the message names what stalled.
 
+    Only a token chunk restarts the between-chunks wait: a server that streams events without
+    tokens (`data: {"choices":[]}` forever) stalls its request as a silent one does.
     Re-armed lazily: within a stage, a read moves the deadline only once a tenth of the stage's
     limit has passed since it was last set, so a stall fires after 90-100% of the limit of
     silence and a busy stream pays a clock read per chunk, not a timer reschedule."""
@@ -195,6 +197,7 @@ class _Timer:
         self._total_end = 0.0
         self._stage = ""
         self._armed_at = -math.inf
+        self.tokenless_events = 0  # events since the last token (or the headers) with none
 
     def start(self, deadline: asyncio.Timeout, stage: str) -> None:
         """Arm the timer at the send: the whole-request limit runs from now."""
@@ -213,6 +216,11 @@ class _Timer:
         self.binding = stage if now + limit_s < self._total_end else "total"
         self._deadline.reschedule(min(now + limit_s, self._total_end))
 
+    def token(self) -> None:
+        """A token chunk arrived: the between-chunks wait starts again."""
+        self.tokenless_events = 0
+        self.stage("chunk")
+
     def message(self, chunks: int) -> str:
         """What timed out, with the limit that did it (and the flag that sets it)."""
         cfg = self.config
@@ -220,6 +228,11 @@ class _Timer:
             return (
                 f"Timeout: no response within {cfg.first_byte_timeout_s:g} s of sending "
                 "(first-byte timeout)"
+            )
+        if self.binding == "chunk" and self.tokenless_events:
+            return (
+                f"Timeout: no token for {cfg.chunk_timeout_s:g} s after {chunks} token chunk(s), "
+                f"only {self.tokenless_events} event(s) without one (between-chunks timeout)"
             )
         if self.binding == "chunk":
             return (
@@ -252,14 +265,16 @@ async def _read_stream(
     async for piece in response.aiter_bytes():
         if tally.done:
             continue  # draining what follows [DONE]: never parsed, never timed
-        events = decoder.feed_bytes(piece)
+        events, chunks_before = decoder.feed_bytes(piece), len(tally.times_s)
         _tally(tally, events, clock())  # one read's events arrived together
         if tally.error is not None:
             return
         if tally.done:
             timer.stage("drain")
-        elif events:  # keep-alive comments alone are silence: they never restart the wait
-            timer.stage("chunk")
+        elif len(tally.times_s) > chunks_before:
+            timer.token()
+        else:  # keep-alive comments and events without a token are silence: no restart
+            timer.tokenless_events += len(events)
     if not tally.done:  # the body ended without a blank line after its last event
         _tally(tally, decoder.close(), clock())
 

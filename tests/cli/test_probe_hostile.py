@@ -79,7 +79,7 @@ def test_usage_below_the_streamed_tokens_is_flagged_not_believed(tmp_path: Path)
         assert "the server's usage disagreed with its own stream" in level["notes"]
 
 
-@pytest.mark.parametrize("stall", ["headers", "between_chunks", "trickle"])
+@pytest.mark.parametrize("stall", ["headers", "between_chunks", "trickle", "empty_events"])
 def test_a_server_that_stalls_after_warm_up_is_declared_dead_in_seconds(
     tmp_path: Path, stall: str
 ) -> None:
@@ -92,6 +92,22 @@ def test_a_server_that_stalls_after_warm_up_is_declared_dead_in_seconds(
     assert summary["complete"] is False and summary["run_id"] is not None
     assert "server stopped answering" in summary["stop_reason"]
     assert "Timeout: " in summary["stop_reason"]
+
+
+def test_events_without_tokens_stall_each_request_by_the_chunk_timeout(tmp_path: Path) -> None:
+    # 100 `{"choices":[]}` events a second: before, each reset the timer and a request (and
+    # so a level) ran to the 60 s request timeout; now each stalls at the 1 s chunk timeout.
+    timeouts = ("--first-byte-timeout", "1", "--chunk-timeout", "1", "--request-timeout", "60")
+    with hostile_server(Hostility(stall="empty_events")) as url:
+        result, took_s = _probe(url, tmp_path, *timeouts)
+    assert took_s < 15, result.output
+    samples = json.loads((tmp_path / "run.json").read_text())["levels"][0]["samples"]
+    errors = [s["error"] for s in samples if s["error"]]
+    assert errors and all(
+        e.startswith("Timeout: no token for 1 s after 1 token chunk(s), only ")
+        and e.endswith("event(s) without one (between-chunks timeout)")
+        for e in errors
+    )
 
 
 def test_the_default_timeouts_declare_a_stalled_server_dead_in_seconds() -> None:

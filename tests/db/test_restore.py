@@ -4,7 +4,10 @@ replacing a filled store. Runs on both backends (tests/stores.py)."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import resource
+import time
 from pathlib import Path
 
 import pytest
@@ -174,3 +177,60 @@ def test_plan_record_and_price_rows_are_checked_as_the_store_would_write_them() 
         "usd_per_gpu_hour",
         "is not a positive price",
     )
+
+
+def _huge_line_backup(path: Path, header: str, line_bytes: int) -> Path:
+    """A gzip whose first line is `header` and whose second is `line_bytes` spaces (about 1 MB
+    of gzip per GiB), written in pieces so the test never holds the line either."""
+    piece = b" " * (16 * 1024 * 1024)
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        out.write(header.encode() + b"\n")
+        for _ in range(line_bytes // len(piece)):
+            out.write(piece)
+        out.write(b"\n")
+    return path
+
+
+@pytest.mark.hostile
+def test_a_1_gib_line_is_refused_quickly_without_being_read_whole(
+    stores: Stores, tmp_path: Path
+) -> None:
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    header = gzip.decompress(file.read_bytes()).decode().splitlines()[0]
+    huge = _huge_line_backup(tmp_path / "huge.jsonl.gz", header, 1024**3)
+    assert huge.stat().st_size < 8 * 1024 * 1024
+    target = stores.empty("backup_huge_line")
+    before_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    result = CliRunner().invoke(app, ["db", "restore", str(huge), "--db", target])
+    took_s = time.perf_counter() - started
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert str(huge) in line and "line 2 is longer than the 64 MiB a backup line may be" in line
+    assert took_s < 10  # before: 17-20 s, the whole line read
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mib < 400
+    assert current_revision(target) is None
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("load_levels", "completed", 10**9, "1000000000 requests completed but only 12 were sent"),
+        ("level_metrics", "value", 1e15, "implausible metric: output_tok_s 1e+15 is beyond 1e+09"),
+        ("request_samples", "send_s", -1e12, "send_s -1e+12 is more than 1e+07 s from the level"),
+    ],
+)
+def test_a_row_beyond_the_importers_plausibility_rules_is_refused_by_restore(
+    stores: Stores, tmp_path: Path, case: tuple[str, str, object, str]
+) -> None:
+    table, column, value, why = case
+    file = tmp_path / "store.jsonl.gz"
+    backup(filled_target(stores), file)
+    bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
+    target = stores.empty("backup_implausible")
+    with pytest.raises(InputError, match="nothing was restored") as caught:
+        restore(target, bad)
+    assert why in str(caught.value) and f"{table} row id 1" in str(caught.value)
+    assert current_revision(target) is None

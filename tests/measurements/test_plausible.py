@@ -3,10 +3,16 @@ the probe and a restore all refuse the same numbers, naming them."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
-from measurements.run_file import Level, Metric, RunFile
+from cli import app
+from measurements.run_file import Level, Metric, RequestSample, RunFile
 
 pytestmark = pytest.mark.hostile
 
@@ -103,3 +109,61 @@ def test_a_level_repeated_exactly_is_refused_but_a_repeat_measurement_is_kept() 
         }
     )
     assert len(kept.levels) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("output_tok_s", 1e308, "output_tok_s 1e+308 is beyond 1e+09 tok/s"),
+        ("p99_ttft_ms", 2e9, "p99_ttft_ms 2e+09 is beyond 1e+09 ms"),
+        ("request_s", 1e12, "request_s 1e+12 is beyond 1e+06"),
+    ],
+)
+def test_a_metric_no_instrument_could_give_is_refused(name: str, value: float, said: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(f"implausible metric: {said}")):
+        Metric(name=name, value=value)
+    assert Metric(name=name, value=1000.0).value == 1000.0  # a plausible one is kept
+
+
+@pytest.mark.parametrize(
+    ("sample", "said"),
+    [
+        ({"send_s": -1e308}, "send_s -1e+308 is more than 1e+07 s from the level start"),
+        ({"chunk_gaps_ms": [1.0, -3.0]}, "chunk_gaps_ms[1] -3 is not between 0 and 1e+09 ms"),
+        ({"e2e_ms": 1e300}, "e2e_ms 1e+300 is not between 0 and 1e+09 ms"),
+    ],
+)
+def test_a_sample_no_clock_could_measure_is_refused(sample: dict[str, object], said: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(f"implausible sample: {said}")):
+        RequestSample.model_validate(sample)
+    kept = RequestSample.model_validate({"send_s": -0.5, "chunk_gaps_ms": [0.0, 12.5]})
+    assert kept.chunk_gaps_ms == (0.0, 12.5)  # a send just before the window is possible
+
+
+@pytest.mark.parametrize(
+    ("metrics", "sample", "said"),
+    [
+        ([{"name": "output_tok_s", "value": 1e308}], {}, "field 'levels.0.metrics.0'"),
+        ([], {"send_s": -1e308}, "field 'levels.0.samples.0'"),
+        ([], {"chunk_gaps_ms": [1.0, -3.0]}, "field 'levels.0.samples.0'"),
+    ],
+)
+def test_a_run_file_with_impossible_numbers_is_refused_naming_file_field_and_value(
+    tmp_path: Path, metrics: list[object], sample: dict[str, object], said: str
+) -> None:
+    level = {"load_kind": "concurrency", "load_value": 8, "metrics": metrics}
+    document = {
+        "schema_version": 1,
+        "source": "probe",
+        "provenance": "measured",
+        "deployment": {"engine": "vllm", "model": "m", "gpu": "H100-SXM-80GB"},
+        "levels": [{**level, "samples": [sample]}],
+    }
+    file = tmp_path / "claims.json"
+    file.write_text(json.dumps(document))
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    result = CliRunner().invoke(app, ["import", str(file), "--db", store])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert "claims.json" in line and said in line and "implausible" in line
+    assert "1e+308" in line or "-3.0" in line

@@ -242,6 +242,27 @@ def test_each_stall_is_named_by_the_timeout_that_ended_it() -> None:
     assert "between-chunks timeout" in str(send(keep_alive, time.perf_counter, quick).error)
 
 
+def test_events_without_a_token_never_restart_the_between_chunks_wait() -> None:
+    quick = CONFIG.model_copy(update={"chunk_timeout_s": 0.05, "request_timeout_s": 5})
+    first = events(BODIES["vllm-completions"])[0]
+
+    async def empty_events(request: httpx.Request) -> httpx.Response:
+        async def body() -> AsyncIterator[bytes]:
+            yield first
+            while True:  # well-formed events, each without a token
+                await asyncio.sleep(0.001)
+                yield b'data: {"choices":[]}\n\n'
+
+        return httpx.Response(200, content=body())
+
+    started = time.perf_counter()
+    record = send(empty_events, time.perf_counter, quick)
+    assert time.perf_counter() - started < 1
+    assert record.chunk_tokens == (1,) and record.error is not None
+    assert record.error.startswith("Timeout: no token for 0.05 s after 1 token chunk(s), only ")
+    assert record.error.endswith(" event(s) without one (between-chunks timeout)")
+
+
 def test_an_error_body_is_read_bounded_and_masked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAPPLAN_TEST_ECHO_KEY", "plain-echoed-key-99")
     keyed = CONFIG.model_copy(update={"api_key_env": "CAPPLAN_TEST_ECHO_KEY"})
