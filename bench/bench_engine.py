@@ -37,6 +37,7 @@ from planner.curves.load import CurvePoint, LoadCurve  # noqa: E402
 from planner.engine.curves import reach_ratio  # noqa: E402
 from planner.engine.model import (  # noqa: E402
     CONCURRENCY,
+    EngineModel,
     EnginePrediction,
     Query,
     deployment_spec,
@@ -173,11 +174,13 @@ def _fitted(curve: LoadCurve, concurrency: float) -> dict[str, float | None]:
     }
 
 
-def _predict_one(model: object, curve: LoadCurve, point: CurvePoint) -> EnginePrediction | None:
+def _predict_one(
+    model: EngineModel | str, curve: LoadCurve, point: CurvePoint
+) -> EnginePrediction | None:
     if isinstance(model, str):
         return None
     query = Query(CONCURRENCY, (point.concurrency,), curve.key.isl or 0, curve.key.osl or 0)
-    return model.predict(query)  # type: ignore[attr-defined]
+    return model.predict(query)
 
 
 def level_out(
