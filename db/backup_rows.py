@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Table
 
+from hardware.prices import MAX_USD_PER_GPU_HOUR
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -134,8 +135,8 @@ def _check_sample(row: Row) -> Refusal:
 
 def _check_price(row: Row) -> Refusal:
     price = row.get("usd_per_gpu_hour")
-    if isinstance(price, int | float) and not price > 0:
-        return "usd_per_gpu_hour", "is not a positive price"
+    if isinstance(price, int | float) and not 0 < price <= MAX_USD_PER_GPU_HOUR:
+        return "usd_per_gpu_hour", f"is not a price above 0 and at most {MAX_USD_PER_GPU_HOUR:g}"
     return None
 
 

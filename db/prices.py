@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from db.engine import session_scope, write_transaction
 from db.limits import check_fits
 from db.models import Price
+from errors import InputError
 from hardware.prices import PriceEntry
 
 _PRICE_FIELDS = tuple(field.name for field in fields(PriceEntry))
@@ -39,6 +40,12 @@ def prices_updated_at(engine: Engine) -> datetime | None:
 def replace_prices(engine: Engine, entries: Iterable[PriceEntry]) -> int:
     """Replace the whole catalog with entries in one transaction; returns how many were stored."""
     now = datetime.now(UTC)
+    entries = list(entries)
+    for number, entry in enumerate(entries, start=1):
+        if problem := entry.problem():
+            field, reason = problem
+            where = f"prices row {number} ({entry.provider} {entry.sku})"
+            raise InputError(f"{where}: {reason}", field=field, value=getattr(entry, field))
     rows = [_price_row(entry, now) for entry in entries]
     for row in rows:
         check_fits(Price.__table__, row, field_prefix="prices.")

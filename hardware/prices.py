@@ -27,6 +27,10 @@ DEFAULT_PRICING_TYPE = "on_demand"
 RESERVED_PREFIX = "reserved"  # reserved, reserved_1y, reserved_3y
 _REQUIRED = ("provider", "instance_or_sku", "gpu", "pricing_type", "usd_per_gpu_hour")
 _TRUE = {"1", "true", "yes", "y"}
+# Far above any quote (a B200 rents for about $6 per GPU-hour), so a typo or an attack such as
+# 1e308 is refused rather than priced; scenarios and the Prices page allow the same.
+MAX_USD_PER_GPU_HOUR = 1e4
+MAX_GPUS_PER_INSTANCE = 1024  # an NVL72 rack is 72; a pod of racks fits
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,18 @@ class PriceEntry:
     confidence: str
     notes: str
     is_default: bool
+
+    def problem(self) -> tuple[str, str] | None:
+        """(field, reason) when a number of this quote is outside what a real quote can be."""
+        if not 1 <= self.gpus_per_instance <= MAX_GPUS_PER_INSTANCE:
+            return "gpus_per_instance", f"must be 1 to {MAX_GPUS_PER_INSTANCE}"
+        if not 0 < self.usd_per_gpu_hour <= MAX_USD_PER_GPU_HOUR:
+            return "usd_per_gpu_hour", f"must be above 0 and at most {MAX_USD_PER_GPU_HOUR:g}"
+        instance = self.usd_per_instance_hour
+        limit = MAX_USD_PER_GPU_HOUR * self.gpus_per_instance
+        if instance is not None and not 0 < instance <= limit:
+            return "usd_per_instance_hour", f"must be above 0 and at most {limit:g}"
+        return None
 
     def describe(self) -> str:
         """One-line source description: provider, SKU, pricing type and date."""
@@ -109,6 +125,9 @@ def parse_catalog(text: str, name: str) -> tuple[list[PriceEntry], list[SkippedP
         line = numbered[min(reader.line_num, len(numbered)) - 1][0]
         result = _entry(row, line, name, has_default_column)
         if isinstance(result, PriceEntry):
+            if problem := result.problem():
+                field, reason = problem
+                raise InputError(f"line {line}: {reason}", file=name, field=field, value=row[field])
             entries.append(result)
         else:
             skipped.append(result)
@@ -160,7 +179,9 @@ def _price_problem(raw: str) -> str | None:
         return f"not a number ({raw!r})"
     if not math.isfinite(value):
         return f"not a finite price ({raw})"
-    return None if value > 0 else f"price must be > 0 USD per GPU-hour ({raw})"
+    if not 0 < value <= MAX_USD_PER_GPU_HOUR:
+        return f"price must be > 0 and at most {MAX_USD_PER_GPU_HOUR:g} USD per GPU-hour ({raw})"
+    return None
 
 
 def _int(raw: str, default: int, name: str, line: int) -> int:

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from hardware.prices import MAX_USD_PER_GPU_HOUR
 from planner.inputs.prices import PriceEntry
 from planner.inputs.pricing_spec import PriceQuoteSpec
-from planner.inputs.scenario import MAX_USD_PER_GPU_HOUR, Scenario
+from planner.inputs.scenario import Scenario
 from reports.names import gpu_name
 
 TYPED = "type a price"

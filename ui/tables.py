@@ -16,6 +16,7 @@ import pandas as pd
 from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
+from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
 from measurements.run_file import Origin, RunFile
 from planner.curves import workload_groups
 from planner.curves.load import LoadCurve, canonical_gpu, canonical_model
@@ -320,7 +321,12 @@ def _price_entry(where: str, row: Row) -> PriceEntry:
         usd_per_instance_hour=(
             None
             if _blank(row.get("usd_per_instance_hour"))
-            else _price(where, "usd_per_instance_hour", row.get("usd_per_instance_hour"))
+            else _price(
+                where,
+                "usd_per_instance_hour",
+                row.get("usd_per_instance_hour"),
+                MAX_USD_PER_GPU_HOUR * MAX_GPUS_PER_INSTANCE,
+            )
         ),
         region=text("region"),
         as_of=text("as_of"),
@@ -341,7 +347,7 @@ def _blank(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
 
 
-def _price(where: str, column: str, value: object) -> float:
+def _price(where: str, column: str, value: object, limit: float = MAX_USD_PER_GPU_HOUR) -> float:
     expected = "must be a positive, finite number of USD"
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
         raise _row_error(where, column, expected, value)
@@ -349,8 +355,8 @@ def _price(where: str, column: str, value: object) -> float:
         price = float(value)
     except ValueError as exc:
         raise _row_error(where, column, expected, value) from exc
-    if not (math.isfinite(price) and price > 0):
-        raise _row_error(where, column, expected, value)
+    if not (math.isfinite(price) and 0 < price <= limit):
+        raise _row_error(where, column, f"{expected}, at most {limit:g}", value)
     return price
 
 
@@ -359,9 +365,10 @@ def _count(where: str, value: object) -> int:
         return 1
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         count = float(value)
-        if count >= 1 and count.is_integer():
+        if 1 <= count <= MAX_GPUS_PER_INSTANCE and count.is_integer():
             return int(count)
-    raise _row_error(where, "gpus_per_instance", "must be a whole number >= 1", value)
+    expected = f"must be a whole number from 1 to {MAX_GPUS_PER_INSTANCE}"
+    raise _row_error(where, "gpus_per_instance", expected, value)
 
 
 def _check_defaults(entries: list[PriceEntry]) -> None:

@@ -1,17 +1,15 @@
 """A scenario's per-GPU prices: on-demand and reserved USD per GPU-hour, and the catalog rows
-they were picked from (so a plan cites the quote, its source and its date); and the strict YAML
-loader scenarios are read with."""
+they were picked from (so a plan cites the quote, its source and its date)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from hardware.prices import MAX_USD_PER_GPU_HOUR
+from planner.inputs.spec_base import Number, Spec
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class PriceQuoteSpec(_Spec):
+class PriceQuoteSpec(Spec):
     """The catalog row a price was picked from (provider, SKU, pricing type), kept with the plan
     so the plan cites that quote's source and date."""
 
@@ -20,14 +18,18 @@ class PriceQuoteSpec(_Spec):
     pricing_type: str = Field(min_length=1, description="on_demand, reserved_1y, ...")
 
 
-class GpuPricingSpec(_Spec):
+class GpuPricingSpec(Spec):
     """Per-GPU prices by pricing type, USD per GPU-hour (reserved: None = from the catalog)."""
 
-    on_demand: float = Field(gt=0, le=1e4, description="On-demand USD per GPU-hour")
-    reserved: float | None = Field(None, gt=0, le=1e4, description="Reserved USD per GPU-hour")
+    on_demand: Number = Field(
+        gt=0, le=MAX_USD_PER_GPU_HOUR, description="On-demand USD per GPU-hour"
+    )
+    reserved: Number | None = Field(
+        None, gt=0, le=MAX_USD_PER_GPU_HOUR, description="Reserved USD per GPU-hour"
+    )
 
 
-class GpuQuotesSpec(_Spec):
+class GpuQuotesSpec(Spec):
     """The catalog rows one GPU's prices (in `pricing`) were picked from; a quote whose price no
     longer matches the scenario's price is cited as a typed price, not as that quote."""
 

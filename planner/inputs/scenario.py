@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from errors import InputError, ScenarioError
 from hardware.gpus import gpu_catalog
+from hardware.prices import MAX_USD_PER_GPU_HOUR
 from measurements.bounded import Limits, load_yaml
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from measurements.safe_text import first_control
@@ -22,8 +23,8 @@ from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.inputs.sla_targets import SLA_TARGETS
+from planner.inputs.spec_base import Count, Number, Spec, spec_error
 
-MAX_USD_PER_GPU_HOUR = 1e4  # as the price-quote rows allow
 # A scenario is a page of settings: anything deeper, longer or larger is a mistake or an attack.
 SCENARIO_LIMITS = Limits(
     max_bytes=256 * 1024, max_depth=16, max_alias_nodes=10_000, max_list=1_000, max_abs_number=1e15
@@ -57,33 +58,28 @@ class PricingMode(StrEnum):
     MIX = "mix"  # reserved for the always-on baseline, on-demand for the rest
 
 
-class _Spec(BaseModel):
-    # NaN/inf are bad input everywhere in a scenario (an infinite demand is not a plan).
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class WorkloadSpec(_Spec):
+class WorkloadSpec(Spec):
     """Mean prompt and output lengths of the requests to serve."""
 
-    isl: int = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="Input (prompt) length, tokens")
-    osl: int = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="Output length, tokens")
+    isl: Count = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="Input (prompt) length, tokens")
+    osl: Count = Field(ge=1, le=MAX_TOKENS_PER_REQUEST, description="Output length, tokens")
 
 
-class DemandSpec(_Spec):
+class DemandSpec(Spec):
     """Expected demand: exactly one of the three measures, plus the peak-to-average ratio."""
 
     # Upper bounds far above any real fleet, so a typo cannot ask for 10^300 replicas.
-    peak_requests_per_s: float | None = Field(
+    peak_requests_per_s: Number | None = Field(
         None, gt=0, le=1e7, description="Peak request rate, 1/s"
     )
-    peak_concurrent_streams: float | None = Field(
+    peak_concurrent_streams: Number | None = Field(
         None, gt=0, le=1e9, description="Peak open streams"
     )
-    monthly_output_tokens: float | None = Field(
+    monthly_output_tokens: Number | None = Field(
         None, gt=0, le=1e18, description="Output tokens per month"
     )
-    peak_to_average: float = Field(1.0, ge=1.0, le=1000, description="Peak load / average load")
-    hourly_profile: tuple[float, ...] | None = Field(
+    peak_to_average: Number = Field(1.0, ge=1.0, le=1000, description="Peak load / average load")
+    hourly_profile: tuple[Number, ...] | None = Field(
         None,
         min_length=24,
         max_length=24,
@@ -139,20 +135,20 @@ class DemandSpec(_Spec):
         return DEMAND_UNITS[self.kind]
 
 
-class SlaSpec(_Spec):
+class SlaSpec(Spec):
     """Service-level targets; every target given must hold, absent ones are not checked.
 
     One field per row of planner.inputs.sla_targets.SLA_TARGETS, in its order (a test holds them
     equal).
     """
 
-    ttft_p50_ms: float | None = Field(None, gt=0, description=_SLA["ttft_p50_ms"].description)
-    ttft_p99_ms: float | None = Field(None, gt=0, description=_SLA["ttft_p99_ms"].description)
-    tpot_p99_ms: float | None = Field(None, gt=0, description=_SLA["tpot_p99_ms"].description)
-    min_stream_tok_s: float | None = Field(
+    ttft_p50_ms: Number | None = Field(None, gt=0, description=_SLA["ttft_p50_ms"].description)
+    ttft_p99_ms: Number | None = Field(None, gt=0, description=_SLA["ttft_p99_ms"].description)
+    tpot_p99_ms: Number | None = Field(None, gt=0, description=_SLA["tpot_p99_ms"].description)
+    min_stream_tok_s: Number | None = Field(
         None, gt=0, description=_SLA["min_stream_tok_s"].description
     )
-    e2e_p99_ms: float | None = Field(None, gt=0, description=_SLA["e2e_p99_ms"].description)
+    e2e_p99_ms: Number | None = Field(None, gt=0, description=_SLA["e2e_p99_ms"].description)
 
     def targets(self) -> dict[str, float]:
         """The targets that are set, by field name (registry order)."""
@@ -160,13 +156,13 @@ class SlaSpec(_Spec):
         return {name: value for name, value in values if value is not None}
 
 
-class BudgetSpec(_Spec):
+class BudgetSpec(Spec):
     """Monthly spend limit."""
 
-    monthly_usd: float = Field(gt=0, le=1e12, description="Monthly budget, USD")
+    monthly_usd: Number = Field(gt=0, le=1e12, description="Monthly budget, USD")
 
 
-class CandidatesSpec(_Spec):
+class CandidatesSpec(Spec):
     """Which engines, GPUs and tensor-parallel sizes to consider (None = every TP measured)."""
 
     engines: tuple[str, ...] = Field(("vllm", "tensorrt-llm"), min_length=1)
@@ -174,7 +170,7 @@ class CandidatesSpec(_Spec):
     gpus: tuple[str, ...] = Field(
         default_factory=lambda: gpu_catalog().default_names(), min_length=1
     )
-    tp: tuple[int, ...] | None = Field(None, min_length=1)
+    tp: tuple[Count, ...] | None = Field(None, min_length=1)
 
     @field_validator("engines")
     @classmethod
@@ -194,15 +190,15 @@ class CandidatesSpec(_Spec):
         return value
 
 
-class OptionsSpec(_Spec):
+class OptionsSpec(Spec):
     """Planning knobs: node size, utilisation headroom, redundancy, model churn, hours."""
 
-    gpus_per_node: int = Field(8, ge=1, description="GPUs per node")
-    target_utilization: float = Field(0.8, gt=0, le=1, description="Planned load / capacity")
-    redundancy_replicas: int = Field(1, ge=0, description="Spare replicas on top of demand")
-    model_updates_per_month: float = Field(0, ge=0, description="Model rollouts per month")
-    hours_per_month: float = Field(730, gt=0, le=744, description="Billed hours per month")
-    max_streams_per_replica: int | None = Field(
+    gpus_per_node: Count = Field(8, ge=1, description="GPUs per node")
+    target_utilization: Number = Field(0.8, gt=0, le=1, description="Planned load / capacity")
+    redundancy_replicas: Count = Field(1, ge=0, description="Spare replicas on top of demand")
+    model_updates_per_month: Number = Field(0, ge=0, description="Model rollouts per month")
+    hours_per_month: Number = Field(730, gt=0, le=744, description="Billed hours per month")
+    max_streams_per_replica: Count | None = Field(
         None,
         ge=1,
         description="Cap on concurrent streams per replica (vLLM --max-num-seqs, "
@@ -212,13 +208,13 @@ class OptionsSpec(_Spec):
         Scaling.STATIC,
         description="static: the peak fleet all month; autoscale: replicas follow hourly demand",
     )
-    min_replicas: int | None = Field(
+    min_replicas: Count | None = Field(
         None, ge=1, description="Autoscaling floor; None = 1 + redundancy_replicas"
     )
     prebuilt_engines: bool = Field(
         False, description="TensorRT-LLM engines are built ahead, so scale-up skips the build"
     )
-    startup_s_if_unknown: float = Field(
+    startup_s_if_unknown: Number = Field(
         300,
         gt=0,
         le=86_400,
@@ -228,7 +224,7 @@ class OptionsSpec(_Spec):
         PricingMode.ON_DEMAND,
         description="mix: reserved GPUs for the always-on baseline, on-demand for the rest",
     )
-    sizing_confidence: float = Field(
+    sizing_confidence: Number = Field(
         0.9,
         ge=0.5,
         le=0.99,
@@ -241,7 +237,7 @@ class OptionsSpec(_Spec):
         return self.min_replicas or 1 + self.redundancy_replicas
 
 
-class FactorsSpec(_Spec):
+class FactorsSpec(Spec):
     """Qualitative needs (the seed article's) that annotate or change the choice, never silently."""
 
     multi_lora: bool = Field(False, description="Serve many LoRA adapters on one base model")
@@ -254,7 +250,7 @@ class FactorsSpec(_Spec):
     consumer_gpus: bool = Field(
         False, description="Some replicas must also run on consumer GPUs (RTX 4090/5090)"
     )
-    preference_tolerance_pct: float = Field(
+    preference_tolerance_pct: Number = Field(
         15.0,
         ge=0,
         le=100,
@@ -263,7 +259,7 @@ class FactorsSpec(_Spec):
     )
 
 
-class Scenario(_Spec):
+class Scenario(Spec):
     """One planning question."""
 
     name: str = Field(min_length=1, max_length=200)
@@ -276,7 +272,7 @@ class Scenario(_Spec):
     sla: SlaSpec = SlaSpec()
     budget: BudgetSpec | None = None
     candidates: CandidatesSpec = Field(default_factory=CandidatesSpec)
-    pricing: dict[str, float | GpuPricingSpec] = Field(
+    pricing: dict[str, Number | GpuPricingSpec] = Field(
         default_factory=dict,
         description="By GPU: on-demand USD per GPU-hour, or {on_demand, reserved}; "
         "else the catalog default",
@@ -355,7 +351,7 @@ def scenario_from_dict(raw: object, name: str = "<scenario>") -> Scenario:
     try:
         return Scenario.model_validate(raw)
     except ValidationError as exc:
-        raise _scenario_error(exc, name) from exc
+        raise spec_error(exc, Scenario, name) from exc
 
 
 def scenario_to_yaml(scenario: Scenario) -> str:
@@ -366,31 +362,3 @@ def scenario_to_yaml(scenario: Scenario) -> str:
     if not data["price_quotes"]:
         del data["price_quotes"]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-
-
-def _scenario_error(exc: ValidationError, name: str) -> ScenarioError:
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or None
-    value = first.get("input")
-    if first["type"] == "extra_forbidden":
-        parent = _model_at(first["loc"][:-1])
-        allowed = ", ".join(parent.model_fields) if parent else "see the scenario documentation"
-        message = f"unknown key {first['loc'][-1]!r}; expected one of: {allowed}"
-        return ScenarioError(message, file=name, field=field, value=value)
-    return ScenarioError(first["msg"], file=name, field=field, value=value)
-
-
-def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The pydantic model that sits at a key path inside Scenario (for the allowed-keys hint)."""
-    model: type[BaseModel] = Scenario
-    for part in loc:
-        field = model.model_fields.get(str(part))
-        annotation = field.annotation if field else None
-        candidates = [
-            arg for arg in getattr(annotation, "__args__", (annotation,)) if isinstance(arg, type)
-        ]
-        nested = next((arg for arg in candidates if issubclass(arg, BaseModel)), None)
-        if nested is None:
-            return None
-        model = nested
-    return model

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import io
+from dataclasses import replace
+
+import pytest
 from sqlalchemy import Engine
 
 from db.prices import count_prices, list_prices, prices_updated_at, replace_prices
+from errors import InputError
+from hardware.prices import DEFAULT_CATALOG, parse_catalog
 from planner.inputs.prices import PriceEntry, load_catalog_csv
 from tests.stores import row_counts
 
@@ -63,3 +70,43 @@ def test_catalog_replaced_by_several_sessions_at_once_holds_one_catalog(db_url: 
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert list(pool.map(replace, range(8))) == [len(catalog)] * 8
     assert row_counts(db_url, ("prices",)) == {"prices": len(catalog)}
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"usd_per_gpu_hour": 1e308}, "usd_per_gpu_hour"),
+        ({"usd_per_gpu_hour": -1.0}, "usd_per_gpu_hour"),
+        ({"usd_per_instance_hour": 1e308}, "usd_per_instance_hour"),
+        ({"gpus_per_instance": 10**9}, "gpus_per_instance"),
+    ],
+)
+def test_the_store_refuses_a_quote_no_provider_could_give(
+    engine: Engine, change: dict[str, float], field: str
+) -> None:
+    """Whatever wrote it (the Prices page, a catalog file, a script), the store checks last."""
+    catalog = load_catalog_csv()
+    replace_prices(engine, catalog)
+    bad = replace(catalog[1], **change)
+    with pytest.raises(InputError, match="prices row 2") as caught:
+        replace_prices(engine, [catalog[0], bad])
+    assert caught.value.field == field
+    assert list_prices(engine) == catalog
+
+
+@pytest.mark.hostile
+def test_a_catalog_file_price_beyond_any_quote_is_left_out_with_the_reason() -> None:
+    lines = DEFAULT_CATALOG.read_text(encoding="utf-8").splitlines()
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    good = next(row for row in rows if row["usd_per_gpu_hour"])
+    bad = {**good, "usd_per_gpu_hour": "1e308"}
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(good))
+    writer.writeheader()
+    writer.writerows([good, bad])
+    entries, skipped = parse_catalog(out.getvalue(), "p.csv")
+    assert len(entries) == 1
+    assert [(row.line, row.reason) for row in skipped] == [
+        (3, "price must be > 0 and at most 10000 USD per GPU-hour (1e308)")
+    ]

@@ -173,10 +173,12 @@ def test_plan_record_and_price_rows_are_checked_as_the_store_would_write_them() 
     assert why_row_refused(records, {"run_ids": ["1"]}) == ("run_ids", "is not a list of run ids")
     assert why_row_refused(records, {"prices_used": [3]})[0] == "prices_used"  # type: ignore[index]
     assert why_row_refused(records, {"run_ids": [1, 2], "prices_used": [{}]}) is None
-    assert why_row_refused(prices, {"usd_per_gpu_hour": 0.0}) == (
-        "usd_per_gpu_hour",
-        "is not a positive price",
-    )
+    for price in (0.0, 1e308):
+        assert why_row_refused(prices, {"usd_per_gpu_hour": price}) == (
+            "usd_per_gpu_hour",
+            "is not a price above 0 and at most 10000",
+        )
+    assert why_row_refused(prices, {"usd_per_gpu_hour": 9999.0}) is None
 
 
 def _huge_line_backup(path: Path, header: str, line_bytes: int) -> Path:

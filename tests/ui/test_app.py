@@ -355,6 +355,19 @@ def test_prices_page_rejects_a_negative_price_and_keeps_the_catalog(store_url: s
     assert list_prices(engine) == stored
 
 
+@pytest.mark.hostile
+def test_prices_page_refuses_a_price_no_quote_could_be(store_url: str) -> None:
+    engine = make_engine(store_url)
+    stored = list_prices(engine)
+    at = _page("ui/prices.py")
+    _edit_prices(at, {0: {"usd_per_gpu_hour": 1e308}})
+    next(b for b in at.button if b.label == "Save catalog").click().run()
+    assert not at.exception and len(at.error) == 1
+    message = shown(at.error[0].value)
+    assert "row 1" in message and "usd_per_gpu_hour" in message and "at most 10000" in message
+    assert list_prices(engine) == stored
+
+
 def test_prices_page_saves_an_edit_and_restores_the_shipped_catalog(store_url: str) -> None:
     engine = make_engine(store_url)
     at = _page("ui/prices.py")

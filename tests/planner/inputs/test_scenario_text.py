@@ -54,3 +54,35 @@ def test_a_bidi_override_in_the_model_is_refused_too() -> None:
 def test_names_in_any_script_still_read() -> None:
     scenario = scenario_from_yaml(YAML.format(name="'Équipe 中文 plan'", model="m"), "s.yaml")
     assert scenario.name == "Équipe 中文 plan"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("demand: {peak_requests_per_s: yes}", "demand.peak_requests_per_s"),
+        ("demand: {peak_concurrent_streams: on}", "demand.peak_concurrent_streams"),
+        ("demand: {monthly_output_tokens: true}", "demand.monthly_output_tokens"),
+        ("options: {gpus_per_node: yes}", "options.gpus_per_node"),
+        ("pricing: {h100: on}", "pricing.h100"),
+        ("pricing: {h100: {on_demand: 3, reserved: yes}}", "pricing.h100.reserved"),
+        ("budget: {monthly_usd: no}", "budget.monthly_usd"),
+    ],
+    ids=["rate", "streams", "tokens", "node", "price", "reserved", "budget"],
+)
+def test_a_yaml_boolean_where_a_number_belongs_is_refused(line: str, field: str) -> None:
+    """YAML 1.1 reads yes/on/true as a boolean; pydantic would plan it as 1 (req/s, GPUs, $)."""
+    base = YAML.format(name="b", model="m")
+    key = line.split(":", maxsplit=1)[0]
+    if key == "demand":
+        base = base.replace("demand: {peak_requests_per_s: 5}\n", "")
+    with pytest.raises(ScenarioError, match="expected a number, got the boolean") as caught:
+        scenario_from_yaml(base + line + "\n", "s.yaml")
+    assert caught.value.field == field
+    assert caught.value.file == "s.yaml"
+
+
+def test_numbers_written_as_numbers_still_read() -> None:
+    text = YAML.format(name="b", model="m") + "options: {gpus_per_node: 4}\npricing: {h100: 2}\n"
+    scenario = scenario_from_yaml(text, "s.yaml")
+    assert scenario.options.gpus_per_node == 4
+    assert scenario.on_demand_price("H100-SXM-80GB") == 2.0
