@@ -30,6 +30,7 @@ from measurements.kinds import LoadKind as LoadKind  # noqa: PLC0414
 from measurements.kinds import Origin as Origin  # noqa: PLC0414
 from measurements.kinds import Provenance as Provenance  # noqa: PLC0414
 from measurements.kinds import Source as Source  # noqa: PLC0414
+from measurements.numbers import Count, Number
 from measurements.plausible import (
     level_problems,
     metric_problem,
@@ -85,9 +86,9 @@ class Deployment(_Model):
     model: str = Field(description="Model name or path as served")
     precision: str | None = Field(None, description="Weight precision: fp8, bf16, fp16, int4, ...")
     gpu: str | None = Field(None, description="GPU SKU, e.g. H100-SXM-80GB, H200-SXM-141GB")
-    gpu_count: int | None = Field(None, ge=1, description="GPUs used by one replica")
-    tp: int | None = Field(None, ge=1, description="Tensor-parallel size")
-    pp: int | None = Field(None, ge=1, description="Pipeline-parallel size")
+    gpu_count: Count | None = Field(None, ge=1, description="GPUs used by one replica")
+    tp: Count | None = Field(None, ge=1, description="Tensor-parallel size")
+    pp: Count | None = Field(None, ge=1, description="Pipeline-parallel size")
     launch_command: str | None = Field(None, description="Command line that started the server")
     engine_args: dict[str, str] = Field(default_factory=dict, description="Engine arguments")
 
@@ -110,8 +111,8 @@ class Deployment(_Model):
 class Workload(_Model):
     """The requests sent: token lengths (means when they vary), dataset and EOS handling."""
 
-    isl: int | None = Field(None, ge=1, description="Input (prompt) length in tokens, mean")
-    osl: int | None = Field(None, ge=1, description="Output length in tokens, mean")
+    isl: Count | None = Field(None, ge=1, description="Input (prompt) length in tokens, mean")
+    osl: Count | None = Field(None, ge=1, description="Output length in tokens, mean")
     isl_distribution: str | None = Field(
         None, description="fixed | normal(...) | lognormal(...) ..."
     )
@@ -167,10 +168,10 @@ class Metric(_Model):
     """One number for a load level, under its canonical name, with where it came from."""
 
     name: str = Field(description="Canonical name, e.g. output_tok_s, p99_ttft_ms")
-    value: float = Field(description="Value in the unit the canonical name states")
+    value: Number = Field(description="Value in the unit the canonical name states")
     origin: Origin = Origin.REPORTED
     source_key: str | None = Field(None, description="The key or column in the source file")
-    source_value: float | None = Field(None, description="The value as the source wrote it")
+    source_value: Number | None = Field(None, description="The value as the source wrote it")
 
     @field_validator("name")
     @classmethod
@@ -198,13 +199,13 @@ class Metric(_Model):
 class RequestSample(_Model):
     """One request as the client saw it; times relative to the level's start, seconds/ms."""
 
-    send_s: float | None = Field(None, description="Send time relative to level start, seconds")
+    send_s: Number | None = Field(None, description="Send time relative to level start, seconds")
     ttft_ms: Annotated[float, Field(ge=0)] | None = None
     e2e_ms: Annotated[float, Field(ge=0)] | None = None
     input_tokens: Annotated[int, Field(ge=0)] | None = None
     output_tokens: Annotated[int, Field(ge=0)] | None = None
-    chunk_gaps_ms: tuple[float, ...] = Field((), description="Gaps between streamed chunks, ms")
-    http_status: int | None = None
+    chunk_gaps_ms: tuple[Number, ...] = Field((), description="Gaps between streamed chunks, ms")
+    http_status: Count | None = None
     error: str | None = Field(None, description="Error text; None when the request succeeded")
 
     @model_validator(mode="after")
@@ -227,14 +228,14 @@ class Level(_Model):
     """One load level: a concurrency or a request rate, its counts, metrics and samples."""
 
     load_kind: LoadKind
-    load_value: float = Field(
+    load_value: Number = Field(
         gt=0,
         description="Concurrency (streams), rate (requests/s), or for an offline "
         "(max-throughput) level the requests in the run",
     )
     duration_s: Annotated[float, Field(gt=0)] | None = Field(None, description="Measured span")
-    window_start_s: float | None = Field(None, description="Steady-state window start, seconds")
-    window_end_s: float | None = Field(None, description="Steady-state window end, seconds")
+    window_start_s: Number | None = Field(None, description="Steady-state window start, seconds")
+    window_end_s: Number | None = Field(None, description="Steady-state window end, seconds")
     burst: bool = Field(
         False,
         description="Every request was sent at once (no concurrency cap, infinite rate): a burst "

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from hardware.prices import MAX_USD_PER_GPU_HOUR
-from planner.inputs.spec_base import Number, Spec
+from measurements.numbers import Number
+from planner.inputs.spec_base import Spec
 
 
 class PriceQuoteSpec(Spec):

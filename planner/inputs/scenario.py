@@ -16,6 +16,7 @@ from errors import InputError, ScenarioError
 from hardware.gpus import gpu_catalog
 from hardware.prices import MAX_USD_PER_GPU_HOUR
 from measurements.bounded import Limits, load_yaml
+from measurements.numbers import Count, Number
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from measurements.safe_text import first_control
 from planner.curves.load import canonical_engine, canonical_gpu
@@ -23,7 +24,7 @@ from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.inputs.sla_targets import SLA_TARGETS
-from planner.inputs.spec_base import Count, Number, Spec, spec_error
+from planner.inputs.spec_base import Spec, spec_error
 
 # A scenario is a page of settings: anything deeper, longer or larger is a mistake or an attack.
 SCENARIO_LIMITS = Limits(

@@ -1,33 +1,12 @@
-"""The base of every scenario section, and its number types.
-
-YAML 1.1 reads `yes`, `no`, `on` and `off` as booleans, and pydantic's lax mode turns a boolean
-into 1 or 0 where a number is expected: `peak_requests_per_s: yes` would be planned as 1 req/s.
-`Number` and `Count` refuse a boolean where a number belongs; strings and other types keep
-pydantic's own checks.
-"""
+"""The base of every scenario section (with measurements.numbers' Number and Count, which refuse
+a YAML boolean where a number belongs), and the error a scenario's first problem becomes."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
 from errors import ScenarioError
-
-
-def refuse_bool(value: object) -> object:
-    """A boolean where a number belongs is a mistake (YAML's yes/no/on/off), never 1 or 0."""
-    if isinstance(value, bool):
-        raise ValueError(
-            f"expected a number, got the boolean {value!r} (YAML reads yes/no/on/off/true/false "
-            "as booleans; write the number)"
-        )
-    return value
-
-
-Number = Annotated[float, BeforeValidator(refuse_bool)]
-Count = Annotated[int, BeforeValidator(refuse_bool)]
 
 
 class Spec(BaseModel):

@@ -167,3 +167,21 @@ def test_a_run_file_with_impossible_numbers_is_refused_naming_file_field_and_val
     line = " ".join(result.stderr.split())
     assert "claims.json" in line and said in line and "implausible" in line
     assert "1e+308" in line or "-3.0" in line
+
+
+@pytest.mark.parametrize(
+    ("model", "raw"),
+    [
+        (Metric, {"name": "output_tok_s", "value": True}),
+        (RequestSample, {"send_s": False}),
+        (RequestSample, {"chunk_gaps_ms": [1.0, True]}),
+        (Level, {"load_kind": "concurrency", "load_value": True}),
+    ],
+    ids=["metric", "send", "gap", "load"],
+)
+def test_a_boolean_where_a_measured_number_belongs_is_refused(
+    model: type[Metric | RequestSample | Level], raw: dict[str, object]
+) -> None:
+    """JSON `true` is not 1 tok/s: pydantic's lax mode would store it as 1."""
+    with pytest.raises(ValidationError, match="expected a number, got the boolean"):
+        model.model_validate(raw)
