@@ -62,7 +62,9 @@ DEFAULT_BUSY_TIMEOUT_MS = 5000
 # Races a retry resolves: unique (23505) and foreign-key (23503) violations from a concurrent
 # insert or delete, serialization failures (40001) and deadlocks (40P01) on Postgres.
 _RETRY_SQLSTATES = frozenset({"23505", "23503", "40001", "40P01"})
-WRITE_ATTEMPTS = 6
+WRITE_ATTEMPTS = 6  # in a row without another writer committing
+# However long the queue of committing writers ahead, a write gives up after this long.
+WRITE_DEADLINE_S = 600.0
 # Postgres advisory-lock key held while migrating ("capplan" in ASCII, as a bigint).
 _MIGRATION_LOCK = 0x6361_7070_6C61_6E
 
@@ -209,17 +211,43 @@ def write_transaction(
     foreign key, a serialization failure or deadlock, or a SQLite lock held past the busy
     timeout. work must be safe to run again (it starts from a fresh transaction each time).
     """
-    for attempt in range(1, attempts + 1):
+    deadline = time.monotonic() + WRITE_DEADLINE_S
+    failures, marker = 0, _commit_marker(engine)
+    while True:
         try:
             with session_scope(engine) as session:
                 return work(session)
         except StoreError as exc:
             cause = exc.__cause__
-            if attempt == attempts or not (isinstance(cause, DBAPIError) and _lost_race(cause)):
+            if not (isinstance(cause, DBAPIError) and _lost_race(cause)):
+                raise
+            # A SQLite writer queued behind others that keep committing is waiting its turn,
+            # not locked out: its count starts again, so the wait scales with the queue. Only
+            # one lock held without a commit for every attempt (or the deadline) gives up.
+            seen = _commit_marker(engine)
+            failures = 1 if seen != marker else failures + 1
+            marker = seen
+            if failures >= attempts or time.monotonic() > deadline:
                 raise
             # Exponential backoff with jitter so racing writers do not collide again in step.
-            time.sleep(random.uniform(0.5, 1.0) * 0.05 * 2 ** (attempt - 1))
-    raise AssertionError("unreachable: the last attempt returns or raises")
+            time.sleep(random.uniform(0.5, 1.0) * 0.05 * 2 ** (failures - 1))
+
+
+def _commit_marker(engine: Engine) -> tuple[tuple[int, int], ...] | None:
+    """What changes whenever a writer commits to a SQLite file: the size and modification time
+    of the database and its WAL (None for a server database or an in-memory one)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        return None
+    marks = []
+    for path in (database, f"{database}-wal"):
+        try:
+            stat = Path(path).stat()
+        except OSError:
+            marks.append((-1, -1))
+        else:
+            marks.append((stat.st_size, stat.st_mtime_ns))
+    return tuple(marks)
 
 
 def _lost_race(exc: DBAPIError) -> bool:

@@ -234,6 +234,41 @@ def test_concurrent_cli_imports_and_probes_store_every_run_once_and_complete(
     _assert_store_holds_exactly(url, expected)
 
 
+@pytest.mark.slow
+@pytest.mark.hostile
+@pytest.mark.sqlite_only
+def test_ten_imports_of_45_files_each_into_one_sqlite_file_all_store_every_run(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25 item 7: 2-3 of 10 such imports gave up on the busy timeout. A short timeout
+    (50 ms: six attempts fit in about 2 s) makes each writer queue far longer than its own
+    attempts, so only a wait that follows the queue lets all ten finish."""
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "50")
+    source = json.loads((REAL / "c32.json").read_text(encoding="utf-8"))
+    writers = []
+    for writer in range(10):
+        folder = tmp_path / f"w{writer}"
+        folder.mkdir()
+        for index in range(45):
+            # One content each (the dedupe key): 450 distinct runs.
+            throughput = source["output_throughput"] * (1 + (writer * 45 + index) * 1e-6)
+            document = {**source, "output_throughput": throughput}
+            (folder / f"r{index}.json").write_text(json.dumps(document), encoding="utf-8")
+        files = sorted(str(path) for path in folder.iterdir())
+        args = ("import", *files, "--db", db_url, "--gpu", "H100-SXM-80GB", "--tp", "1", "--json")
+        writers.append(Writer(f"import-{writer}", args, tmp_path))
+
+    finished = _run_together(writers, tmp_path / "go")
+
+    failed = {
+        f.writer.name: f.writer.stderr.read_text("utf-8")[-400:] for f in finished if f.returncode
+    }
+    assert failed == {}
+    created = [row["created"] for f in finished for row in f.document]  # type: ignore[union-attr]
+    assert created == [True] * 450
+    assert row_counts(db_url)["runs"] == 450
+
+
 def _expected_runs(
     finished: Sequence[Finished], files: dict[str, Path], folder: Path
 ) -> dict[int, RunFile]:
