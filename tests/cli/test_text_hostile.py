@@ -4,6 +4,9 @@ and an engine version holding ESC and a right-to-left override (U+202E) are show
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,10 +28,20 @@ def test_runs_shows_bidi_and_escape_characters_escaped(tmp_path: Path) -> None:
     facts = ["--engine", "vllm", "--engine-version", VERSION, "--gpu", "H100-SXM-80GB"]
     made = runner.invoke(app, ["import", str(C8), "--model", MODEL, *facts, "--db", url])
     assert made.exit_code == 0, made.output
-    shown = runner.invoke(app, ["runs", "--db", url], env={"COLUMNS": "300"})
-    assert shown.exit_code == 0, shown.output
-    assert not any(char in shown.output for char in "\u202e\u2066\x1b")
-    assert "evil\\u202egnp.exe" in shown.output
+    # In its own process, as a terminal would run it: rich's width in a shared test process
+    # can follow another test's terminal and cut the name short.
+    shown = subprocess.run(
+        [sys.executable, "-m", "cli", "runs", "--db", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+        timeout=120,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert not any(char in shown.stdout for char in "\u202e\u2066\x1b")
+    assert "evil\\u202egnp.exe" in shown.stdout
     listed = runner.invoke(app, ["runs", "--json", "--db", url])
     assert "\u202e" not in listed.stdout  # JSON writes it as the \u202e escape
     assert json.loads(listed.stdout)[0]["deployment"]["model"] == MODEL  # stored as given
