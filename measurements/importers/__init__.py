@@ -231,10 +231,10 @@ def _choose(name: str, doc: object, format_id: str) -> tuple[Importer, str]:
             why = explain(doc)
             if why is not None:
                 raise UnknownFormatError(why, file=name)
-        looked_for = "; ".join(f"{fid} ({imp.DESCRIPTION})" for fid, imp in IMPORTERS.items())
+        # One short line: the format ids (the README's import table describes each).
         raise UnknownFormatError(
-            f"not a format capplan can import; looked for: {looked_for}. If it is one of these, "
-            f"pass --format to see what does not match",
+            f"not a format capplan can import (looked for {', '.join(IMPORTERS)}); if it is one "
+            "of these, pass --format to see what does not match",
             file=name,
         )
     if format_id not in IMPORTERS:

@@ -103,13 +103,13 @@ def test_bad_json_line_in_json_lines_names_the_line() -> None:
         import_bytes("sweep.jsonl", data)
 
 
-def test_unknown_format_lists_every_format_and_its_signature() -> None:
+def test_unknown_format_lists_every_format_in_one_short_line() -> None:
+    """Issue 24 item 3: the list with every description was about 2,500 characters."""
     with pytest.raises(UnknownFormatError) as caught:
         import_bytes("mystery.json", b'{"hello": "world"}')
     message = str(caught.value)
-    assert "mystery.json" in message
-    for format_id, importer in IMPORTERS.items():
-        assert format_id in message and importer.DESCRIPTION in message
+    assert "mystery.json" in message and "\n" not in message and len(message) < 400
+    assert all(format_id in message for format_id in IMPORTERS)
 
 
 def test_named_format_that_does_not_match_is_an_input_error() -> None:
