@@ -14,7 +14,6 @@ from cli.common import (
     app,
     err,
     guard,
-    open_engine,
     out,
     print_json,
     within,
@@ -230,7 +229,7 @@ def probe_cmd(
     given = dict(locals())
     fields = {name: value for name, value in given.items() if name not in NOT_REQUEST_FIELDS}
     request = guard(lambda: _flagged(lambda: _probe_request(fields)))
-    open_store = None if db is None else (lambda: open_engine(db))
+    open_store = None if db is None else (lambda: _open_store(db))
     result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, db, as_json)))
     _report_probe(result, as_json)
     if not result.outcome.complete:
@@ -253,6 +252,16 @@ def _flagged(action: Callable[[], T]) -> T:
         if flag is None:
             raise
         raise type(exc)(exc.message, file=exc.file, field=flag, value=exc.value) from None
+
+
+def _open_store(db: str) -> Engine:
+    """The store, migrated; unguarded, so a refusal after the sweep reaches probe_endpoint,
+    which says where the measured run is kept."""
+    from db.engine import make_engine, resolve_db_url, upgrade  # noqa: PLC0415
+
+    url = resolve_db_url(db)
+    upgrade(url)
+    return make_engine(url)
 
 
 def _probe_with_progress(

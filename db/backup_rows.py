@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Table
 
-from hardware.prices import MAX_USD_PER_GPU_HOUR
+from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -137,6 +137,13 @@ def _check_price(row: Row) -> Refusal:
     price = row.get("usd_per_gpu_hour")
     if isinstance(price, int | float) and not 0 < price <= MAX_USD_PER_GPU_HOUR:
         return "usd_per_gpu_hour", f"is not a price above 0 and at most {MAX_USD_PER_GPU_HOUR:g}"
+    gpus = row.get("gpus_per_instance")
+    if isinstance(gpus, int) and not 1 <= gpus <= MAX_GPUS_PER_INSTANCE:
+        return "gpus_per_instance", f"is not 1 to {MAX_GPUS_PER_INSTANCE} GPUs"
+    instance = row.get("usd_per_instance_hour")
+    limit = MAX_USD_PER_GPU_HOUR * MAX_GPUS_PER_INSTANCE
+    if isinstance(instance, int | float) and not 0 < instance <= limit:
+        return "usd_per_instance_hour", f"is not a price above 0 and at most {limit:g}"
     return None
 
 

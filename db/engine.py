@@ -301,9 +301,12 @@ def _sqlite_access_hint(database: str | None) -> str:
             "it (WAL): ask its owner for write access, or copy the file (and its -wal file, if "
             "any) into a folder you can write and use that copy"
         )
-    if not os.access(path.parent, os.W_OK | os.X_OK):
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # make_engine creates the missing folders inside this one
+    if not os.access(folder, os.W_OK | os.X_OK):
         return (
-            f"; the folder {path.parent} cannot be written by {user}, and SQLite keeps its "
+            f"; the folder {folder} cannot be written by {user}, and SQLite keeps its "
             "-wal and -shm files beside the store (even to read it): use a store in a folder "
             "you can write"
         )

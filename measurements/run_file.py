@@ -135,13 +135,13 @@ class Environment(_Model):
 class Startup(_Model):
     """Engine start-up facts, all optional."""
 
-    cold_start_s: Annotated[float, Field(ge=0)] | None = Field(
+    cold_start_s: Annotated[Number, Field(ge=0)] | None = Field(
         None, description="Launch to first successful completion, seconds"
     )
-    engine_build_s: Annotated[float, Field(ge=0)] | None = Field(
+    engine_build_s: Annotated[Number, Field(ge=0)] | None = Field(
         None, description="Ahead-of-time engine build (trtllm-build), seconds"
     )
-    vram_idle_gb: Annotated[float, Field(ge=0)] | None = Field(
+    vram_idle_gb: Annotated[Number, Field(ge=0)] | None = Field(
         None, description="GPU memory in use with the model loaded and idle, GB"
     )
 
@@ -200,10 +200,10 @@ class RequestSample(_Model):
     """One request as the client saw it; times relative to the level's start, seconds/ms."""
 
     send_s: Number | None = Field(None, description="Send time relative to level start, seconds")
-    ttft_ms: Annotated[float, Field(ge=0)] | None = None
-    e2e_ms: Annotated[float, Field(ge=0)] | None = None
-    input_tokens: Annotated[int, Field(ge=0)] | None = None
-    output_tokens: Annotated[int, Field(ge=0)] | None = None
+    ttft_ms: Annotated[Number, Field(ge=0)] | None = None
+    e2e_ms: Annotated[Number, Field(ge=0)] | None = None
+    input_tokens: Annotated[Count, Field(ge=0)] | None = None
+    output_tokens: Annotated[Count, Field(ge=0)] | None = None
     chunk_gaps_ms: tuple[Number, ...] = Field((), description="Gaps between streamed chunks, ms")
     http_status: Count | None = None
     error: str | None = Field(None, description="Error text; None when the request succeeded")
@@ -233,7 +233,7 @@ class Level(_Model):
         description="Concurrency (streams), rate (requests/s), or for an offline "
         "(max-throughput) level the requests in the run",
     )
-    duration_s: Annotated[float, Field(gt=0)] | None = Field(None, description="Measured span")
+    duration_s: Annotated[Number, Field(gt=0)] | None = Field(None, description="Measured span")
     window_start_s: Number | None = Field(None, description="Steady-state window start, seconds")
     window_end_s: Number | None = Field(None, description="Steady-state window end, seconds")
     burst: bool = Field(
@@ -247,12 +247,12 @@ class Level(_Model):
         "stages, per-request records alone): load_value is what was achieved, and the level "
         "is kept out of curve fits",
     )
-    requests_sent: Annotated[int, Field(ge=0)] | None = None
-    completed: Annotated[int, Field(ge=0)] | None = None
-    failed: Annotated[int, Field(ge=0)] | None = None
-    incomplete: Annotated[int, Field(ge=0)] | None = None
-    input_tokens_total: Annotated[int, Field(ge=0)] | None = None
-    output_tokens_total: Annotated[int, Field(ge=0)] | None = None
+    requests_sent: Annotated[Count, Field(ge=0)] | None = None
+    completed: Annotated[Count, Field(ge=0)] | None = None
+    failed: Annotated[Count, Field(ge=0)] | None = None
+    incomplete: Annotated[Count, Field(ge=0)] | None = None
+    input_tokens_total: Annotated[Count, Field(ge=0)] | None = None
+    output_tokens_total: Annotated[Count, Field(ge=0)] | None = None
     metrics: tuple[Metric, ...] = ()
     samples: tuple[RequestSample, ...] = ()
     notes: str | None = None

@@ -7,12 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from hardware.gpus import load_gpu_specs
-from hardware.prices import MAX_USD_PER_GPU_HOUR
+from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
 from planner.inputs.prices import catalog_version, skipped_rows
 from ui import resources as res
 from ui import tables
 from ui.text import plain
-from workflows.limits import GPUS_PER_NODE
 
 COLUMNS = {
     "provider": st.column_config.TextColumn("provider", required=True),
@@ -34,13 +33,13 @@ COLUMNS = {
         help="The price plans use for this GPU unless the scenario sets one; exactly one per GPU.",
     ),
     "gpus_per_instance": st.column_config.NumberColumn(
-        "GPUs per instance", step=1, min_value=1, max_value=GPUS_PER_NODE.high
+        "GPUs per instance", step=1, min_value=1, max_value=MAX_GPUS_PER_INSTANCE
     ),
     "usd_per_instance_hour": st.column_config.NumberColumn(
         "$/instance-hour",
         format="%.2f",
         min_value=0.001,
-        max_value=MAX_USD_PER_GPU_HOUR * GPUS_PER_NODE.high,
+        max_value=MAX_USD_PER_GPU_HOUR * MAX_GPUS_PER_INSTANCE,
     ),
 }
 

@@ -12,7 +12,7 @@ from db import repository
 from db.backup import store_files
 from db.engine import Engine, check_store_writable
 from db.repository import SaveResult
-from errors import StoreError
+from errors import InputError, StoreError
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from measurements.probe.session import run_session
@@ -52,14 +52,14 @@ def probe_endpoint(
     """
     protected = store_files(store_url) if store_url is not None else ()
     check_output(request.out_path, RUN_FILE, force=request.force, protected=protected)
-    if store_url is not None:
+    if open_store is not None and store_url is not None:
         check_store_writable(store_url)  # a read-only SQLite file is said before the sweep
     outcome = asyncio.run(run_session(request, on_progress))
     stored = None
     if open_store is not None:
         try:
             stored = repository.save_run(open_store(), outcome.run)
-        except StoreError as exc:
+        except (StoreError, InputError) as exc:
             raise StoreError(
                 f"{exc}; the measured run is kept in {request.out_path}: store it later with "
                 f"`capplan import {request.out_path}`"

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from db.engine import make_engine
-from db.run_lists import list_runs
 from tests.ports import free_port
 
 pytestmark = [pytest.mark.hostile, pytest.mark.sqlite_only]
@@ -122,11 +122,10 @@ def _one_line(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def _runs(place: Place) -> int:
-    engine = make_engine(place.store_url)
-    try:
-        return len(list_runs(engine))
-    finally:
-        engine.dispose()
+    """Runs in the read-only store, read without writing it (immutable: this test's user may
+    not be able to write it either)."""
+    with closing(sqlite3.connect(f"file:{place.store}?immutable=1", uri=True)) as connection:
+        return int(connection.execute("SELECT count(*) FROM runs").fetchone()[0])
 
 
 def test_an_import_into_a_read_only_store_says_so_and_stores_nothing(place: Place) -> None:
@@ -232,3 +231,24 @@ def test_a_scenario_this_user_cannot_read_is_named(place: Place) -> None:
         assert "secret.yaml' is not readable" in " ".join(result.stderr.split())
     finally:
         secret.unlink()
+
+
+def test_a_probe_without_db_is_not_refused_for_a_store_it_does_not_write(place: Place) -> None:
+    """The store in use ($CAPPLAN_DB) is only kept from being written over; without --db the
+    probe does not store, so a read-only store there is no reason to refuse."""
+    args = [
+        *("probe", "--base-url", f"http://127.0.0.1:{free_port()}", "--model", "m"),
+        *("--isl", "8", "--osl", "8", "--concurrency", "1"),
+        *("--out", str(place.writable / "run.json")),
+    ]
+    result = subprocess.run(
+        _as_user(args),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(place.writable), "CAPPLAN_DB": place.store_url},
+        check=False,
+    )
+    line = _one_line(result)
+    assert "could not reach" in line and "read-only" not in line

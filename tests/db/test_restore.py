@@ -179,6 +179,8 @@ def test_plan_record_and_price_rows_are_checked_as_the_store_would_write_them() 
             "is not a price above 0 and at most 10000",
         )
     assert why_row_refused(prices, {"usd_per_gpu_hour": 9999.0}) is None
+    assert why_row_refused(prices, {"gpus_per_instance": 10**9})[0] == "gpus_per_instance"  # type: ignore[index]
+    assert why_row_refused(prices, {"usd_per_instance_hour": 1e308})[0] == "usd_per_instance_hour"  # type: ignore[index]
 
 
 def _huge_line_backup(path: Path, header: str, line_bytes: int) -> Path:

@@ -176,8 +176,12 @@ def test_a_run_file_with_impossible_numbers_is_refused_naming_file_field_and_val
         (RequestSample, {"send_s": False}),
         (RequestSample, {"chunk_gaps_ms": [1.0, True]}),
         (Level, {"load_kind": "concurrency", "load_value": True}),
+        (RequestSample, {"ttft_ms": True}),
+        (RequestSample, {"output_tokens": True}),
+        (Level, {"load_kind": "concurrency", "load_value": 1, "duration_s": True}),
+        (Level, {"load_kind": "concurrency", "load_value": 1, "completed": False}),
     ],
-    ids=["metric", "send", "gap", "load"],
+    ids=["metric", "send", "gap", "load", "ttft", "tokens", "duration", "completed"],
 )
 def test_a_boolean_where_a_measured_number_belongs_is_refused(
     model: type[Metric | RequestSample | Level], raw: dict[str, object]
