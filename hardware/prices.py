@@ -125,9 +125,14 @@ def parse_catalog(text: str, name: str) -> tuple[list[PriceEntry], list[SkippedP
         line = numbered[min(reader.line_num, len(numbered)) - 1][0]
         result = _entry(row, line, name, has_default_column)
         if isinstance(result, PriceEntry):
-            if problem := result.problem():
+            if problem := result.problem():  # a number no quote could be: left out, as a range is
                 field, reason = problem
-                raise InputError(f"line {line}: {reason}", file=name, field=field, value=row[field])
+                value = row.get(field) or ""
+                result = SkippedPriceRow(
+                    line, result.provider, result.sku, result.gpu, value, f"{field} {reason}"
+                )
+                skipped.append(result)
+                continue
             entries.append(result)
         else:
             skipped.append(result)

@@ -110,3 +110,13 @@ def test_a_catalog_file_price_beyond_any_quote_is_left_out_with_the_reason() -> 
     assert [(row.line, row.reason) for row in skipped] == [
         (3, "price must be > 0 and at most 10000 USD per GPU-hour (1e308)")
     ]
+    too_many = {**good, "gpus_per_instance": "100000"}
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(good))
+    writer.writeheader()
+    writer.writerows([good, too_many])
+    entries, skipped = parse_catalog(out.getvalue(), "p.csv")
+    assert len(entries) == 1
+    assert [(row.line, row.value, row.reason) for row in skipped] == [
+        (3, "100000", "gpus_per_instance must be 1 to 1024")
+    ]
