@@ -31,7 +31,8 @@ def spec_error(exc: ValidationError, root: type[BaseModel], name: str) -> Scenar
         allowed = ", ".join(parent.model_fields) if parent else "see the scenario documentation"
         message = f"unknown key {first['loc'][-1]!r}; expected one of: {allowed}"
         return ScenarioError(message, file=name, field=field, value=value)
-    return ScenarioError(first["msg"], file=name, field=field, value=value)
+    message = first["msg"].removeprefix("Value error, ")  # pydantic's wrapper of our ValueError
+    return ScenarioError(message, file=name, field=field, value=value)
 
 
 def _depth(error: ErrorDetails) -> int:
