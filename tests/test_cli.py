@@ -446,7 +446,8 @@ def test_a_zip_of_a_results_folder_imports_as_one_sweep(db: str, tmp_path: Path)
         for name in ("c1.json", "c8.json"):
             bundle.write(FIXTURES / "vllm-cpu-real" / name, f"results/{name}")
     (row,) = _json(["import", str(archive), "--tp", "1", "--db", db, "--json"])  # type: ignore[misc]
-    assert row["levels"] == 2 and row["file"] == "results/c1.json, results/c8.json"
+    files = "results.zip/results/c1.json, results.zip/results/c8.json"
+    assert row["levels"] == 2 and row["file"] == files
 
 
 def test_a_zip_with_a_path_traversal_member_is_refused_and_nothing_stored(

@@ -182,9 +182,12 @@ def _parse(
 
 
 def _members(upload: Upload) -> list[Upload]:
+    """An upload, or the members of a zip, each named `archive.zip/member` (so two zips' lines
+    never read alike: issue 24 item 5)."""
     if not is_archive(upload.name, upload.data):
         return [upload]
-    return [Upload(name, data) for name, data in expand_archive(upload.name, upload.data)]
+    members = expand_archive(upload.name, upload.data)
+    return [Upload(f"{upload.name}/{name}", data) for name, data in members]
 
 
 def _import(upload: Upload, options: IngestOptions) -> ImportedFile:

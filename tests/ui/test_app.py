@@ -432,9 +432,9 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     outcomes = _table(at, "upload_outcomes_table")
     status = dict(zip(outcomes["file"], outcomes["status"], strict=True))
     assert status == {
-        "results/aiperf/profile_export_aiperf.json": "stored",
-        "results/llmperf/individual_responses.json": "stored",
-        "results/notes.json": "rejected",
+        "results.zip/results/aiperf/profile_export_aiperf.json": "stored",
+        "results.zip/results/llmperf/individual_responses.json": "stored",
+        "results.zip/results/notes.json": "rejected",
         "benchmarks.yaml": "stored",
     }, status
     assert len(_table(at, "runs_table")) == before + 3
