@@ -13,12 +13,14 @@ from cli.common import (
     JsonOption,
     app,
     err,
+    fail,
     guard,
     open_engine,
     out,
     print_json,
     within,
 )
+from errors import InputError
 from measurements.kinds import Provenance
 from workflows.limits import CONCURRENCY, GPU_COUNT, PAGE_RUNS, PARALLEL, REQUEST_RATE, SKIP_RUNS
 
@@ -120,15 +122,28 @@ def import_cmd(
     uploads = guard(lambda: read_uploads(paths))
     engine = open_engine(db)
     outcomes = guard(lambda: ingest(engine, uploads, options))
+    _report_imports(outcomes, paths, as_json)
+
+
+def _report_imports(outcomes: Sequence[FileOutcome], paths: Sequence[Path], as_json: bool) -> None:
+    """One line per run or skipped side file (or one JSON document); nothing but side files is
+    an error: no result file was given."""
+    from workflows.ingest import IngestStatus  # noqa: PLC0415
+
+    if outcomes and all(outcome.status is IngestStatus.SKIPPED for outcome in outcomes):
+        names = ", ".join(path.name for path in paths)
+        skipped = f"{len(outcomes)} file{'s' if len(outcomes) > 1 else ''} skipped"
+        fail(InputError(f"no result file in {names} ({skipped}: logs, manifests, timestamps)"))
     if as_json:
         print_json([_import_row(outcome) for outcome in outcomes])
         return
     for outcome in outcomes:
-        out.print(
-            f"{outcome.file}: {outcome.detected} -> {outcome.message}",
-            markup=False,
-            highlight=False,
+        said = (
+            outcome.message
+            if outcome.status is IngestStatus.SKIPPED
+            else f"{outcome.detected} -> {outcome.message}"
         )
+        out.print(f"{outcome.file}: {said}", markup=False, highlight=False)
         for missing in outcome.unplannable:
             err.print(
                 f"warning: {outcome.file}: stored, but the planner cannot use it: {missing}",

@@ -450,6 +450,29 @@ def test_a_zip_of_a_results_folder_imports_as_one_sweep(db: str, tmp_path: Path)
     assert row["levels"] == 2 and row["file"] == files
 
 
+def test_a_result_folders_side_files_are_skipped_with_a_line_each(db: str, tmp_path: Path) -> None:
+    """Issue 24 item 3: AIPerf's started_at.txt made the whole zip fail (exit 2)."""
+    archive = tmp_path / "artifacts.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(C8, "run/c8.json")
+        bundle.writestr("run/started_at.txt", "2026-12-01T10:00:00")
+        bundle.writestr("run/logs/aiperf.log", "INFO profiling started\n")
+    result = runner.invoke(app, ["import", str(archive), "--tp", "1", "--db", db])
+    assert result.exit_code == 0, result.output
+    lines = " ".join(result.stdout.split())
+    assert "artifacts.zip/run/c8.json: vLLM bench serve" in lines
+    assert "artifacts.zip/run/started_at.txt: skipped: not a result file capplan reads" in lines
+    assert "artifacts.zip/run/logs/aiperf.log: skipped" in lines
+    assert len(_runs(db)) == 1
+    only_side = tmp_path / "side.zip"
+    with zipfile.ZipFile(only_side, "w") as bundle:
+        bundle.writestr("run/started_at.txt", "2026-12-01T10:00:00")
+    refused = runner.invoke(app, ["import", str(only_side), "--db", db])
+    assert refused.exit_code == 2
+    assert "no result file in side.zip (1 file skipped" in " ".join(refused.stderr.split())
+    assert len(_runs(db)) == 1
+
+
 def test_a_zip_with_a_path_traversal_member_is_refused_and_nothing_stored(
     db: str, tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from db import repository
 from db.engine import Engine
 from db.repository import SaveResult
-from errors import CapplanError, InputError
+from errors import CapplanError, InputError, UnknownFormatError
 from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, import_bytes
 from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
@@ -51,6 +51,7 @@ class IngestStatus(StrEnum):
     STORED = "stored"
     DUPLICATE = "already stored"
     REJECTED = "rejected"
+    SKIPPED = "skipped"  # a side file of a result folder (log, manifest, timestamp): not a result
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,15 +171,34 @@ def _parse(
             order.setdefault(upload.name, len(order))
             refused.append(FileOutcome((upload.name,), IngestStatus.REJECTED, message=str(exc)))
             continue
+        in_archive = members != [upload]
         for member in members:
             order.setdefault(member.name, len(order))
             try:
                 parsed.append(_import(member, options))
+            except UnknownFormatError as exc:
+                if not in_archive:
+                    if options.atomic:
+                        raise
+                    refused.append(_refused(member, exc))
+                    continue
+                # A result folder holds logs, manifests and timestamps beside its results.
+                refused.append(_skipped(member, exc))
             except CapplanError as exc:
                 if options.atomic:
                     raise
-                refused.append(FileOutcome((member.name,), IngestStatus.REJECTED, message=str(exc)))
+                refused.append(_refused(member, exc))
     return parsed, refused, order
+
+
+def _refused(upload: Upload, exc: CapplanError) -> FileOutcome:
+    return FileOutcome((upload.name,), IngestStatus.REJECTED, message=str(exc))
+
+
+def _skipped(upload: Upload, exc: UnknownFormatError) -> FileOutcome:
+    generic = "not a format capplan can import" in exc.message
+    why = "not a result file capplan reads" if generic else exc.message
+    return FileOutcome((upload.name,), IngestStatus.SKIPPED, message=f"skipped: {why}")
 
 
 def _members(upload: Upload) -> list[Upload]:

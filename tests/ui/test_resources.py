@@ -173,8 +173,8 @@ def test_an_uploaded_zip_is_expanded_and_a_refused_zip_is_one_rejection(store_ur
     outcomes = res.import_uploads(store_url, files, DeploymentOverrides(gpu="H100-SXM-80GB", tp=1))
     assert [(o.file, o.status) for o in outcomes] == [
         ("evil.zip", "rejected"),
-        ("results/c1.json, results/c8.json, c32.json", "stored"),
-        ("results/notes.txt", "rejected"),
+        ("sweep.zip/results/c1.json, sweep.zip/results/c8.json, c32.json", "stored"),
+        ("sweep.zip/results/notes.txt", "skipped"),
     ]
     assert "evil.zip: member '../c32.json'" in outcomes[0].message
     run = run_reads.get_run(res.store_engine(store_url), outcomes[1].run_id or 0).run

@@ -76,13 +76,19 @@ def test_the_same_content_again_is_a_duplicate(engine: Engine) -> None:
 def test_zip_members_take_the_place_of_their_archive_in_the_order(engine: Engine) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("results/bad.json", b"{}")
+        archive.writestr("results/bad.json", b'{"truncated": ')
         archive.writestr("results/c8.json", (REAL / "c8.json").read_bytes())
+        archive.writestr("results/started_at.txt", b"2026-12-01T10:00:00")
     uploads = [Upload("first.txt", b"nothing"), Upload("run.zip", buffer.getvalue())]
     outcomes = ingest(engine, uploads, IngestOptions(FACTS))
+    # A file given on its own that is no result is refused; inside a result folder, skipped.
     assert outcomes[0].status is IngestStatus.REJECTED
     assert outcomes[0].files == ("first.txt",)
-    assert {o.status for o in outcomes[1:]} == {IngestStatus.REJECTED, IngestStatus.STORED}
+    assert [(o.files, o.status) for o in outcomes[1:]] == [
+        (("run.zip/results/bad.json",), IngestStatus.REJECTED),
+        (("run.zip/results/c8.json",), IngestStatus.STORED),
+        (("run.zip/results/started_at.txt",), IngestStatus.SKIPPED),
+    ]
 
 
 def test_read_uploads_refuses_folders_pipes_and_oversized_files_before_reading(
