@@ -169,22 +169,18 @@ def _parse(
             if options.atomic:
                 raise
             order.setdefault(upload.name, len(order))
-            refused.append(FileOutcome((upload.name,), IngestStatus.REJECTED, message=str(exc)))
+            refused.append(_refused(upload, exc))
             continue
         in_archive = members != [upload]
         for member in members:
             order.setdefault(member.name, len(order))
             try:
                 parsed.append(_import(member, options))
-            except UnknownFormatError as exc:
-                if not in_archive:
-                    if options.atomic:
-                        raise
-                    refused.append(_refused(member, exc))
-                    continue
-                # A result folder holds logs, manifests and timestamps beside its results.
-                refused.append(_skipped(member, exc))
             except CapplanError as exc:
+                if in_archive and isinstance(exc, UnknownFormatError):
+                    # A result folder holds logs, manifests and timestamps beside its results.
+                    refused.append(_skipped(member, exc))
+                    continue
                 if options.atomic:
                     raise
                 refused.append(_refused(member, exc))

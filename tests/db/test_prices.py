@@ -101,22 +101,23 @@ def test_a_catalog_file_price_beyond_any_quote_is_left_out_with_the_reason() -> 
     rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
     good = next(row for row in rows if row["usd_per_gpu_hour"])
     bad = {**good, "usd_per_gpu_hour": "1e308"}
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(good))
-    writer.writeheader()
-    writer.writerows([good, bad])
-    entries, skipped = parse_catalog(out.getvalue(), "p.csv")
+    entries, skipped = parse_catalog(_csv([good, bad]), "p.csv")
     assert len(entries) == 1
     assert [(row.line, row.reason) for row in skipped] == [
         (3, "price must be > 0 and at most 10000 USD per GPU-hour (1e308)")
     ]
     too_many = {**good, "gpus_per_instance": "100000"}
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(good))
-    writer.writeheader()
-    writer.writerows([good, too_many])
-    entries, skipped = parse_catalog(out.getvalue(), "p.csv")
+    entries, skipped = parse_catalog(_csv([good, too_many]), "p.csv")
     assert len(entries) == 1
     assert [(row.line, row.value, row.reason) for row in skipped] == [
         (3, "100000", "gpus_per_instance must be 1 to 1024")
     ]
+
+
+def _csv(rows: list[dict[str, str]]) -> str:
+    """Catalog CSV text with the rows' columns as its header."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
