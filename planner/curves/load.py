@@ -12,6 +12,13 @@ from functools import lru_cache
 
 from hardware.gpus import gpu_catalog
 from measurements.run_file import Level, LoadKind, Origin, RunFile
+from planner.curves.deployment import (
+    attention_dp,
+    expert_parallel,
+    gpus_per_replica,
+    launch_command,
+    stated_kv_cache_dtype,
+)
 
 # The two shipped GPUs' names, for tests and benches; which GPUs exist is hardware's catalog.
 H100 = "H100-SXM-80GB"
@@ -21,7 +28,13 @@ OFFLINE_ONLY = (
     "offline (max-throughput) only: a throughput ceiling for concurrency sweeps of the same "
     "deployment and workload, nothing to plan from by itself"
 )
-_MODEL_SUFFIXES = ("-instruct", "-fp8", "-chat", "-hf")
+# Suffixes that name a checkpoint's tuning or precision, not another model (the run's precision
+# column says the precision).
+_MODEL_SUFFIXES = (
+    "-instruct", "-chat", "-hf", "-it", "-fp8", "-nvfp4", "-mxfp4", "-fp4", "-bf16", "-fp16",
+    "-awq", "-gptq", "-int4", "-int8", "-w8a8", "-w4a16", "-dynamic", "-static", "-pertensor",
+    "-fp8-dynamic", "-fp8-block",
+)  # fmt: skip
 _ENGINE_ALIASES = {
     "trtllm": "tensorrt-llm",
     "trt-llm": "tensorrt-llm",
@@ -45,6 +58,13 @@ class CurveKey:
     tp: int | None
     isl: int | None
     osl: int | None
+    attention_dp: int = 1  # attention data-parallel ranks in the replica (TensorRT-LLM, SGLang)
+    ep: int | None = None  # expert-parallel size as stated; None: not stated
+
+    def parallel_text(self) -> str:
+        """' DP8 EP8' beyond TP: attention data parallel and expert parallel, '' when neither."""
+        dp = f" DP{self.attention_dp}" if self.attention_dp > 1 else ""
+        return dp + (f" EP{self.ep}" if self.ep and self.ep > 1 else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +146,7 @@ class LoadCurve:
         key = self.key
         version = f" {key.engine_version}" if key.engine_version else ""
         count = f" x{key.gpu_count}" if key.gpu_count else ""
-        tp = f"TP{key.tp}" if key.tp else "TP?"
+        tp = (f"TP{key.tp}" if key.tp else "TP?") + key.parallel_text()
         isl = str(key.isl) if key.isl else "?"
         osl = str(key.osl) if key.osl else "?"
         return f"{key.engine}{version} · {key.gpu or 'GPU?'}{count} · {tp} · {isl}/{osl}"
@@ -138,8 +158,11 @@ class LoadCurve:
 
 @lru_cache(maxsize=4096)  # a pure function of the name, asked thousands of times a plan
 def canonical_model(name: str) -> str:
-    """Model identity for matching: basename, lower case, without -instruct/-fp8 style suffixes."""
-    base = name.strip().rstrip("/").rsplit("/", 1)[-1].lower()
+    """Model identity for matching: basename, lower case, spaces and underscores as hyphens,
+    without a bracketed remark (" (nvidia FP8 ckpt)") or -Instruct/-FP8 style suffixes."""
+    base = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", name).strip().rstrip("/").rsplit("/", 1)[-1]
+    base = re.sub(r"[\s_]+", "-", base.lower())
+    base = re.sub(r"-fp-(\d)", r"-fp\1", base)
     if base.startswith("meta-llama-"):
         base = base.removeprefix("meta-")
     changed = True
@@ -190,7 +213,7 @@ def curve_from_run(
     flags.extend(_derived_throughput_flag(run.levels))
     if run.deployment.engine_args.get("simulated") == "true":
         flags.append("SIMULATED engine (capplan sim-server): not a measurement of real hardware")
-    gpus_per_replica = _gpus_per_replica(run, flags)
+    gpus = gpus_per_replica(run, flags)
     return LoadCurve(
         key=_key(run),
         points=tuple(sorted(points, key=_load)),
@@ -199,9 +222,9 @@ def curve_from_run(
         label=run.label,
         cold_start_s=run.startup.cold_start_s,
         engine_build_s=run.startup.engine_build_s,
-        gpus_per_replica=gpus_per_replica,
+        gpus_per_replica=gpus,
         flags=tuple(flags),
-        kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, _launch_command(run)),
+        kv_cache_dtype=stated_kv_cache_dtype(run.deployment.engine_args, launch_command(run)),
         source=str(run.source),
         client=_client(run),
         ceiling_output_tok_s=ceiling,
@@ -239,24 +262,6 @@ def offline_ceiling(levels: tuple[Level, ...]) -> float | None:
     return max(found) if found else None
 
 
-def _launch_command(run: RunFile) -> str:
-    """The deployment's launch command ('' when not recorded)."""
-    return run.deployment.launch_command or ""
-
-
-def stated_kv_cache_dtype(engine_args: dict[str, str], launch_command: str) -> str | None:
-    """The KV-cache dtype a deployment states: an engine argument (kv_cache_dtype, vLLM's
-    --kv-cache-dtype, TensorRT-LLM's kv_cache_quant_algo) or the flag in its launch command;
-    None when not stated or 'auto' (the engine's default)."""
-    for name in ("kv_cache_dtype", "kv-cache-dtype", "kv_cache_quant_algo"):
-        value = (engine_args.get(name) or "").strip().lower()
-        if value and value != "auto":
-            return value
-    found = re.search(r"--kv[-_]cache[-_]dtype[ =]+(\S+)", launch_command)
-    value = found.group(1).strip("'\"").lower() if found else ""
-    return value if value and value != "auto" else None
-
-
 def _client(run: RunFile) -> str | None:
     env = run.environment
     if env.client is None:
@@ -276,6 +281,8 @@ def _key(run: RunFile) -> CurveKey:
         tp=dep.tp,
         isl=run.workload.isl,
         osl=run.workload.osl,
+        attention_dp=attention_dp(run),
+        ep=expert_parallel(run),
     )
 
 
@@ -368,17 +375,3 @@ def _derived_throughput_flag(levels: tuple[Level, ...]) -> list[str]:
     if not derived:
         return []
     return [f"output tok/s derived from other numbers (not measured) at {len(derived)} level(s)"]
-
-
-def _gpus_per_replica(run: RunFile, flags: list[str]) -> int | None:
-    dep = run.deployment
-    if dep.tp is not None:
-        gpus = dep.tp * (dep.pp or 1)
-        if dep.gpu_count is not None and dep.gpu_count != gpus:
-            flags.append(f"gpu_count {dep.gpu_count} differs from TP x PP = {gpus}; using {gpus}")
-        return gpus
-    if dep.gpu_count is not None:
-        flags.append(f"TP not stated; {dep.gpu_count} GPU(s) per replica from gpu_count")
-        return dep.gpu_count
-    flags.append("GPUs per replica not stated (neither TP nor GPU count): cannot be sized")
-    return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves.load import CurvePoint, LoadCurve, canonical_gpu
+from planner.curves.load import CurvePoint, LoadCurve
 from planner.engine.calibrate import (
     CONCURRENCY,
     RATE,
@@ -26,7 +26,7 @@ from planner.engine.calibrate import (
 )
 from planner.engine.spec import EngineSpec, empirical_spec, engine_spec
 from planner.engine.step import Array, StepParams
-from planner.physics.roofline import ceilings
+from planner.physics.roofline import curve_ceilings
 
 # z of the 10th/90th percentile, and p90's share of the way from the centre to p99 (log space).
 Z80 = 1.2816
@@ -154,20 +154,11 @@ def _tuple(values: Array) -> tuple[float, ...]:
 
 def deployment_spec(curve: LoadCurve, specs: Sequence[GpuSpec] | None = None) -> EngineSpec | str:
     """The physics of a curve's deployment, or why there is none."""
-    key = curve.key
-    tp = key.tp or curve.gpus_per_replica
-    if tp is None or key.gpu is None:
-        return "no serving model: GPU or GPUs per replica not stated"
-    by_gpu = {s.gpu: s for s in (specs if specs is not None else load_gpu_specs())}
-    gpu = by_gpu.get(canonical_gpu(key.gpu))
-    if gpu is None:
-        return f"no serving model: no specs for GPU {key.gpu!r}"
-    found = ceilings(
-        key.model, key.precision, gpu, tp, engine=key.engine, kv_cache_dtype=curve.kv_cache_dtype
-    )
+    found = curve_ceilings(curve, list(specs) if specs is not None else None)
     if isinstance(found, str):
         return found.replace("no physics check", "no serving model")
-    return engine_spec(found, gpu, key.engine)
+    gpu = next(g for g in (specs or load_gpu_specs()) if g.gpu == found.gpu)
+    return engine_spec(found, gpu, curve.key.engine)
 
 
 def observations(curves: Sequence[LoadCurve]) -> list[Observation]:

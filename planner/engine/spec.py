@@ -11,10 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from hardware.gpus import GpuSpec
 from planner.physics.memory import reserved_tokens
-from planner.physics.models import model_facts
 from planner.physics.roofline import Ceilings
+
+Array = npt.NDArray[np.float64]
 
 # Engine defaults on 80+ GB GPUs (H100, H200, B200): tokens one step may carry and sequences
 # running at once. vLLM >= 0.8 (V1) OpenAI server: max_num_batched_tokens 8192, max_num_seqs
@@ -38,18 +42,46 @@ class EngineSpec:
 
     engine: str
     gpu: str
-    tp: int
-    weight_read_bytes: float  # weights every step reads
-    matmul_flops_per_token: float  # 2 x the per-token matmul parameters
+    tp: int  # GPUs in the replica
+    weight_read_bytes: float  # one copy of the weights every step reads whatever the routing
+    matmul_flops_per_token: float  # 2 x the active per-token matmul parameters
     attention_flops_per_token_ctx: float  # prefill attention: FLOPs per token per context token
-    kv_bytes_per_token: float  # at the deployment's KV dtype (its larger candidate if unknown)
-    kv_budget_tokens: float  # tokens the cache holds (0: the weights leave no room)
+    kv_bytes_per_token: float  # full-attention layers, at the deployment's KV dtype
+    kv_budget_bytes: float  # bytes the cache has (0: the weights leave no room)
     mem_bw_bytes_s: float
     peak_flops: float
     token_budget: int  # tokens one step may carry (decode tokens + prefill chunks)
     max_seqs: int  # sequences running at once, at most
     limits_basis: str  # where the two limits come from, in words
     physics: str = "physics: the model's config and the GPU's datasheet"
+    expert_read_bytes: float = 0.0  # every routed expert (MoE); read as the batch touches them
+    expert_share: float = 0.0  # top-k / routed experts
+    attention_dp: int = 1  # attention data-parallel ranks, each reading its own copy
+    window_kv_bytes_per_token: float = 0.0  # sliding-window layers, up to window_tokens
+    window_tokens: float = 0.0
+    state_bytes_per_seq: float = 0.0  # linear-attention / SSM state
+
+    def weights_read(self, tokens: Array, running: Array) -> Array:
+        """Weight bytes one step reads: a copy of the always-read weights per busy attention
+        rank, plus the routed experts that `tokens` tokens touch (uniform top-k routing: a layer
+        with E experts is left untouched by a token with chance 1 - k/E)."""
+        copies = np.clip(running, 1.0, float(self.attention_dp))
+        read: Array = copies * self.weight_read_bytes
+        if self.expert_share > 0:
+            touched = 1.0 - np.power(1.0 - self.expert_share, np.maximum(tokens, 1.0))
+            read = read + self.expert_read_bytes * touched
+        return read
+
+    def seq_kv_bytes(self, context: Array | float) -> Array:
+        """Cache bytes one sequence holds at `context` tokens."""
+        ctx = np.asarray(context, dtype=np.float64)
+        window = np.minimum(ctx, self.window_tokens) if self.window_tokens else ctx
+        out: Array = (
+            self.kv_bytes_per_token * ctx
+            + self.window_kv_bytes_per_token * window
+            + self.state_bytes_per_seq
+        )
+        return out
 
     def tokens_per_seq(self, isl: float, osl: float) -> float:
         """KV tokens one running sequence takes from the budget (the engine's admission rule)."""
@@ -57,8 +89,10 @@ class EngineSpec:
 
     def capacity_seqs(self, isl: float, osl: float) -> float:
         """Sequences that run at once at a workload: the KV cache's or the engine's limit."""
-        by_cache = self.kv_budget_tokens / max(self.tokens_per_seq(isl, osl), 1.0)
-        return float(min(self.max_seqs, by_cache))
+        per_seq = float(self.seq_kv_bytes(max(self.tokens_per_seq(isl, osl), 1.0)))
+        if per_seq <= 0:
+            return float(self.max_seqs)
+        return float(min(self.max_seqs, self.kv_budget_bytes / per_seq))
 
 
 def engine_spec(
@@ -69,7 +103,7 @@ def engine_spec(
     engine_args: tuple[tuple[str, str], ...] = (),
 ) -> EngineSpec | str:
     """The spec of one deployment, or why there is none (the words say what is missing)."""
-    facts = model_facts(ceil.model)
+    facts = ceil.facts
     if facts is None:
         return f"no serving model: model facts unknown for {ceil.model!r}"
     peak = ceil.peak_flops
@@ -78,22 +112,28 @@ def engine_spec(
         if bf16 is None:
             return f"no serving model: no dense FLOPS peak for {gpu.gpu}"
         peak = bf16 * 1e12 * ceil.tp
-    kv_bytes = ceil.kv_bytes_per_token_per_byte * ceil.kv.most_bytes
+    per_element = ceil.kv.most_bytes
     budget, seqs, basis = engine_limits(engine, launch, dict(engine_args))
     return EngineSpec(
         engine=engine,
         gpu=ceil.gpu,
         tp=ceil.tp,
-        weight_read_bytes=ceil.decode_read_bytes,
+        weight_read_bytes=ceil.always_read_bytes,
         matmul_flops_per_token=2.0 * ceil.prefill_params,
-        attention_flops_per_token_ctx=4.0 * facts.layers * facts.hidden_size,
-        kv_bytes_per_token=kv_bytes,
-        kv_budget_tokens=max(0.0, ceil.kv_budget_bytes / kv_bytes),
+        attention_flops_per_token_ctx=facts.attention_flops_per_token_ctx,
+        kv_bytes_per_token=facts.kv_elements_per_token * per_element,
+        kv_budget_bytes=max(0.0, ceil.kv_budget_bytes),
         mem_bw_bytes_s=ceil.mem_bw_bytes_s,
         peak_flops=peak,
         token_budget=budget,
         max_seqs=seqs,
         limits_basis=basis,
+        expert_read_bytes=ceil.expert_bytes,
+        expert_share=facts.expert_share,
+        attention_dp=ceil.attention_dp,
+        window_kv_bytes_per_token=facts.window_kv_elements_per_token * per_element,
+        window_tokens=float(facts.window_tokens),
+        state_bytes_per_seq=facts.state_bytes_per_seq,
     )
 
 
@@ -115,7 +155,7 @@ def empirical_spec(
         matmul_flops_per_token=0.5 * ttft_s * eta_f / max(isl, 1.0),
         attention_flops_per_token_ctx=0.0,
         kv_bytes_per_token=0.0,
-        kv_budget_tokens=1e15,
+        kv_budget_bytes=0.0,
         mem_bw_bytes_s=1.0 / (tpot_s * eta_bw * eta_bw),
         peak_flops=1.0,
         token_budget=budget,

@@ -80,13 +80,12 @@ class SteadyState:
 
 
 def step_time_s(
-    spec: EngineSpec, p: StepParams, *, decode: Array, prefill: Array, kv_tokens: Array, ctx: Array
+    spec: EngineSpec, p: StepParams, *, decode: Array, prefill: Array, kv_bytes: Array, ctx: Array
 ) -> Array:
     """Seconds of one step with `decode` sequences, `prefill` prompt tokens attending to `ctx`
-    tokens on average, and `kv_tokens` cached tokens read."""
-    mem = (spec.weight_read_bytes + kv_tokens * spec.kv_bytes_per_token) / (
-        spec.mem_bw_bytes_s * p.eta_bw
-    )
+    tokens on average, and `kv_bytes` of cache read."""
+    weights = spec.weights_read(decode + prefill, decode)
+    mem = (weights + kv_bytes) / (spec.mem_bw_bytes_s * p.eta_bw)
     flops = spec.matmul_flops_per_token * (decode + prefill)
     flops = flops + spec.attention_flops_per_token_ctx * prefill * ctx
     comp = flops / (spec.peak_flops * p.eta_f)
@@ -105,8 +104,8 @@ def prefill_time_s(spec: EngineSpec, p: StepParams, isl: Array) -> Array:
 def _decode_step(spec: EngineSpec, p: StepParams, n: Array, isl: Array, osl: Array) -> Array:
     """The mean steady step with n running sequences (prefill keeping pace with completions)."""
     prefill = n * isl / np.maximum(osl, 1.0)
-    kv_tokens = n * (isl + osl / 2.0)
-    return step_time_s(spec, p, decode=n, prefill=prefill, kv_tokens=kv_tokens, ctx=isl / 2.0)
+    kv_bytes = n * spec.seq_kv_bytes(isl + osl / 2.0)
+    return step_time_s(spec, p, decode=n, prefill=prefill, kv_bytes=kv_bytes, ctx=isl / 2.0)
 
 
 def capacity(spec: EngineSpec, p: StepParams, isl: Array, osl: Array) -> Array:
@@ -115,7 +114,9 @@ def capacity(spec: EngineSpec, p: StepParams, isl: Array, osl: Array) -> Array:
     # or its mean context, one prompt plus half the output.
     whole = spec.tokens_per_seq(1.0, 1.0) >= 2.0
     tokens = isl + osl if whole else isl + osl / 2.0
-    by_cache = spec.kv_budget_tokens * p.kv_scale / np.maximum(tokens, 1.0)
+    per_seq = spec.seq_kv_bytes(np.maximum(tokens, 1.0))
+    with np.errstate(divide="ignore"):
+        by_cache = np.where(per_seq > 0, spec.kv_budget_bytes * p.kv_scale / per_seq, np.inf)
     seqs: Array = np.maximum(np.minimum(float(spec.max_seqs), by_cache), 1.0)
     return seqs
 

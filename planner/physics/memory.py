@@ -146,7 +146,7 @@ def estimate_streams(ceil: Ceilings, isl: int, osl: int) -> tuple[int, int]:
     context = reserved_tokens(ceil.engine, isl, osl)
 
     def fit(bytes_per_element: float) -> int:
-        per_stream = ceil.kv_bytes_per_token_per_byte * bytes_per_element * context
+        per_stream = ceil.kv_bytes(context, bytes_per_element)
         return max(0, math.floor(budget / per_stream)) if budget > 0 else 0
 
     return fit(ceil.kv.most_bytes), fit(ceil.kv.least_bytes)

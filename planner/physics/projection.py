@@ -229,7 +229,7 @@ def _service_ttft(memory: _Memory, batch: float, fallback: float | None) -> floa
 def _kv_step_slope(key: CurveKey, source: Ceilings) -> float:
     """Extra decode-step ms per added stream from reading its KV cache at full bandwidth."""
     context = mean_context_tokens(key.isl or 0, key.osl or 0)
-    kv_bytes = source.kv_bytes_per_token_per_byte * source.kv.most_bytes * context
+    kv_bytes = source.kv_bytes(context, source.kv.most_bytes)
     return kv_bytes / source.mem_bw_bytes_s * 1000.0
 
 
@@ -245,7 +245,7 @@ def _decode_factor(
     if step_ms is None:
         return scaling.bandwidth_ratio
     context = mean_context_tokens(key.isl or 0, key.osl or 0)
-    kv_bytes = source.kv_bytes_per_token_per_byte * source.kv.most_bytes * context
+    kv_bytes = source.kv_bytes(context, source.kv.most_bytes)
     read_bytes = source.decode_read_bytes + batch * kv_bytes
     memory_share = min(1.0, read_bytes / source.mem_bw_bytes_s * 1000.0 / step_ms)
     return 1.0 - memory_share + memory_share * scaling.bandwidth_ratio

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves.load import CurvePoint, LoadCurve, canonical_engine, canonical_gpu
+from planner.physics.catalog import resolve
 from planner.physics.memory import (
     ENGINE_MEMORY_FRACTION,
     KvCapacity,
@@ -20,7 +21,12 @@ from planner.physics.memory import (
     kv_capacity,
     kv_dtype,
 )
-from planner.physics.models import ModelFacts, bytes_per_weight, model_facts
+from planner.physics.models import (
+    ModelFacts,
+    bytes_per_weight,
+    canonical_precision,
+    known_precisions,
+)
 
 DEFAULT_MEMORY_UTILISATION = ENGINE_MEMORY_FRACTION
 # fp8 is the smallest KV-cache format engines commonly use, so reads at 1 byte keep the bound valid.
@@ -38,16 +44,28 @@ class Ceilings:
     model: str
     precision: str
     gpu: str
-    tp: int
-    weight_bytes: float  # every weight, as stored in GPU memory
-    decode_read_bytes: float  # weights every decode step must read
-    prefill_params: int  # parameters in the per-token matrix multiplies
+    tp: int  # GPUs in the replica (TP x attention DP)
+    weight_bytes: float  # every weight, as stored in GPU memory (attention DP keeps copies)
+    decode_read_bytes: float  # weights one decode token must read: the always-read and top-k
+    prefill_params: int  # active parameters in the per-token matrix multiplies
     kv_bytes_per_token_per_byte: float  # KV-cache elements per token (x bytes per element)
-    mem_bw_bytes_s: float  # all TP GPUs together
-    peak_flops: float | None  # all TP GPUs, dense, at the precision; None: spec has no such peak
-    memory_bytes: float  # all TP GPUs together, driver-reported capacity
+    mem_bw_bytes_s: float  # all the replica's GPUs together
+    peak_flops: float | None  # all GPUs, dense, at the precision; None: spec has no such peak
+    memory_bytes: float  # all the replica's GPUs together, driver-reported capacity
     engine: str | None = None  # whose memory rule sizes the KV cache
     kv: KvDtype = ASSUMED_16BIT_KV
+    facts: ModelFacts | None = None
+    always_read_bytes: float = 0.0  # one copy of what every step reads whatever the routing
+    expert_bytes: float = 0.0  # every routed expert
+    attention_dp: int = 1  # attention data-parallel ranks (each with its own copy)
+
+    def kv_bytes(self, context: float, bytes_per_element: float) -> float:
+        """Cache bytes one sequence holds at `context` tokens (sliding windows capped, fixed
+        linear-attention/SSM state added)."""
+        if self.facts is None:
+            return float(self.kv_bytes_per_token_per_byte * bytes_per_element * context)
+        elements = self.facts.kv_elements(context) * bytes_per_element
+        return float(elements + self.facts.state_bytes_per_seq)
 
     @property
     def kv_budget_bytes(self) -> float:
@@ -83,8 +101,8 @@ class Ceilings:
         request needs 2 x params FLOPs per prompt and output token. Unknown isl/osl leave the
         KV reads and prefill work out, which only loosens the bound.
         """
-        kv_read = concurrency * self.kv_bytes_per_token_per_byte * BOUND_KV_BYTES_PER_ELEMENT
-        step_bytes = self.decode_read_bytes + kv_read * (isl or 0)
+        kv_read = concurrency * self.kv_bytes(isl or 0, BOUND_KV_BYTES_PER_ELEMENT)
+        step_bytes = self.decode_read_bytes + kv_read
         memory_bound = concurrency * self.mem_bw_bytes_s / step_bytes
         if self.peak_flops is None:
             return memory_bound
@@ -98,7 +116,7 @@ class Ceilings:
         """Estimate: streams holding tokens_per_stream each whose KV cache fits beside the weights
         under the engine's memory rule; 0 when the weights alone do not fit."""
         per_element = kv_bytes_per_element if kv_bytes_per_element else self.kv.most_bytes
-        per_stream = self.kv_bytes_per_token_per_byte * per_element * tokens_per_stream
+        per_stream = self.kv_bytes(tokens_per_stream, per_element)
         budget = self.kv_budget_bytes
         return max(0, math.floor(budget / per_stream)) if budget > 0 else 0
 
@@ -145,47 +163,57 @@ def ceilings(
     *,
     engine: str | None = None,
     kv_cache_dtype: str | None = None,
+    attention_dp: int = 1,
 ) -> Ceilings | str:
-    """The ceilings for a model on TP GPUs under an engine (and its stated KV-cache dtype), or
-    why they cannot be computed."""
-    facts = model_facts(model)
-    if facts is None:
-        return f"no physics check: model facts unknown for {model!r}"
-    weight_byte = bytes_per_weight(precision)
-    if precision is None or weight_byte is None:
-        return f"no physics check: bytes per weight unknown for precision {precision!r}"
-    found = _ceilings(facts, precision.strip().lower(), weight_byte, gpu, tp)
-    name = canonical_engine(engine) if engine else None
-    return replace(found, engine=name, kv=kv_dtype(name, precision, kv_cache_dtype))
+    """The ceilings for a model on `tp` GPUs (the whole replica: TP x attention DP) under an
+    engine (and its stated KV-cache dtype), or why they cannot be computed."""
+    facts = resolve(model)
+    if isinstance(facts, str):
+        return f"no physics check: {facts}"
+    name = canonical_precision(precision)
+    if name is None or bytes_per_weight(name) is None:
+        return (
+            f"no physics check: bytes per weight unknown for precision {precision!r} "
+            f"(known: {', '.join(known_precisions())})"
+        )
+    found = _ceilings(facts, name, gpu, tp, max(1, attention_dp))
+    engine_name = canonical_engine(engine) if engine else None
+    return replace(found, engine=engine_name, kv=kv_dtype(engine_name, name, kv_cache_dtype))
 
 
-def _ceilings(
-    facts: ModelFacts, precision: str, weight_byte: float, gpu: GpuSpec, tp: int
-) -> Ceilings:
+def _ceilings(facts: ModelFacts, precision: str, gpu: GpuSpec, gpus: int, dp: int) -> Ceilings:
     peak_tflops = gpu.dense_tflops(precision)  # None: no peak for the precision, so no floor
+    parts = facts.part_bytes(precision)
+    assert parts is not None  # the caller checked the precision
+    copied = parts.total - parts.experts
     return Ceilings(
         model=facts.model,
         precision=precision,
         gpu=gpu.gpu,
-        tp=tp,
-        weight_bytes=facts.total_params * weight_byte,
-        decode_read_bytes=facts.decode_read_params * weight_byte,
+        tp=gpus,
+        weight_bytes=copied * dp + parts.experts,
+        decode_read_bytes=parts.always_read + parts.experts * facts.expert_share,
         prefill_params=facts.matmul_params_per_token,
         kv_bytes_per_token_per_byte=facts.kv_bytes_per_token(1.0),
-        mem_bw_bytes_s=tp * gpu.mem_bw_tb_s * 1e12,
-        peak_flops=None if peak_tflops is None else peak_tflops * tp * 1e12,
-        memory_bytes=tp * gpu.memory_bytes,
+        mem_bw_bytes_s=gpus * gpu.mem_bw_tb_s * 1e12,
+        peak_flops=None if peak_tflops is None else peak_tflops * gpus * 1e12,
+        memory_bytes=gpus * gpu.memory_bytes,
+        facts=facts,
+        always_read_bytes=parts.always_read,
+        expert_bytes=parts.experts,
+        attention_dp=dp,
     )
 
 
 def curve_ceilings(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Ceilings | str:
     """The ceilings for a curve's deployment, or why there are none.
 
-    TP is the stated TP, else the GPUs per replica (never fewer GPUs than really used, so the
-    ceiling stays a bound).
+    The GPUs are the most of TP, the GPUs per replica and the GPU count (never fewer GPUs than
+    really used, so the ceiling stays a bound); attention DP keeps a copy of the dense weights
+    per rank.
     """
     key = curve.key
-    tp = key.tp or curve.gpus_per_replica
+    tp = max(key.tp or 0, curve.gpus_per_replica or 0, key.gpu_count or 0) or None
     if tp is None:
         return "no physics check: GPUs per replica not stated"
     if key.gpu is None:
@@ -195,8 +223,9 @@ def curve_ceilings(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Ceil
     if spec is None:
         return f"no physics check: no specs for GPU {key.gpu!r}"
     return ceilings(
-        key.model, key.precision, spec, tp, engine=key.engine, kv_cache_dtype=curve.kv_cache_dtype
-    )
+        key.model, key.precision, spec, tp, engine=key.engine,
+        kv_cache_dtype=curve.kv_cache_dtype, attention_dp=key.attention_dp,
+    )  # fmt: skip
 
 
 def check_curve(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> PhysicsCheck:

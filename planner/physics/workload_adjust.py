@@ -217,7 +217,7 @@ def _step_s(ceil: Ceilings, concurrency: float, isl: int, osl: int) -> float:
     """Roofline decode step: weights + every stream's KV cache at mean context, read once, plus
     the prefill of the c/osl requests that start per step (engines interleave it)."""
     context = isl + osl / 2
-    kv_bytes = ceil.kv_bytes_per_token_per_byte * ESTIMATE_KV_BYTES_PER_ELEMENT * context
+    kv_bytes = ceil.kv_bytes(context, ESTIMATE_KV_BYTES_PER_ELEMENT)
     read_s = (ceil.decode_read_bytes + concurrency * kv_bytes) / ceil.mem_bw_bytes_s
     peak = ceil.peak_flops or math.inf
     return read_s + concurrency / osl * _prefill_flops(ceil, isl) / peak

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves.load import H100, CurveKey, CurvePoint, LoadCurve, stated_kv_cache_dtype
+from planner.curves.deployment import stated_kv_cache_dtype
+from planner.curves.load import H100, CurveKey, CurvePoint, LoadCurve
 from planner.physics.memory import KvDtype, kv_dtype
 from planner.physics.roofline import Ceilings, ceilings, check_curve
 from tests.planner.builders import silicon_curves

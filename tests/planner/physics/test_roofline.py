@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from errors import InputError
 from hardware.gpus import load_gpu_specs
 from planner.curves.load import CurveKey, CurvePoint, LoadCurve
-from planner.physics.models import bytes_per_weight, load_model_facts, model_facts
+from planner.physics.catalog import model_facts
 from planner.physics.roofline import Ceilings, ceilings, check_curve
 from tests.planner.builders import SEED_TRTLLM, seed_curve, seed_curves, silicon_curves
 
@@ -29,59 +27,10 @@ def _curve(points: tuple[CurvePoint, ...], **key: Any) -> LoadCurve:
     return LoadCurve(replace(base, **key), points, None, "measured", None, None, None, 1, ())
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "meta-llama/Llama-3.1-70B-Instruct",
-        "meta-llama/Meta-Llama-3.1-70B-Instruct",
-        "Llama-3.1-70B",
-        "RedHatAI/Llama-3.1-70B-Instruct-FP8",
-    ],
-)
-def test_model_facts_found_by_any_spelling(name: str) -> None:
-    facts = model_facts(name)
-    assert facts is not None
-    assert facts.total_params == 70_553_706_496
-    assert facts.kv_bytes_per_token(2.0) == 2 * 80 * 8 * 128 * 2
-
-
-def test_unknown_model_has_no_facts() -> None:
-    assert model_facts("mistralai/Mixtral-8x7B") is None
-
-
-def test_every_listed_model_has_a_config_source() -> None:
-    models = {facts.model: facts for facts in load_model_facts()}
-    assert {"llama-3.1-70b", "llama-3.3-70b", "llama-3.1-8b", "qwen3-32b"} <= set(models)
-    assert all("config.json" in facts.source for facts in models.values())
-    assert models["qwen3-32b"].total_params == pytest.approx(32.8e9, rel=0.01)
-
-
-@pytest.mark.parametrize(
-    ("precision", "size"),
-    [("fp8", 1.0), ("FP8", 1.0), ("int8", 1.0), ("bf16", 2.0), ("fp16", 2.0), ("nvfp4", 0.5)],
-)
-def test_bytes_per_weight(precision: str, size: float) -> None:
-    assert bytes_per_weight(precision) == size
-
-
-def test_unknown_precision_has_no_bytes_per_weight() -> None:
-    assert bytes_per_weight("mxfp6") is None
-    assert bytes_per_weight(None) is None
-
-
-def test_bad_model_row_names_file_and_field(tmp_path: Path) -> None:
-    path = tmp_path / "models.csv"
-    header = "model,total_params,layers,hidden_size,kv_heads,head_dim,vocab_size,tied_embeddings"
-    path.write_text(f"{header},source\nx,-5,1,1,1,1,1,false,s\n", encoding="utf-8")
-    with pytest.raises(InputError) as error:
-        load_model_facts(path)
-    assert error.value.field == "total_params"
-    assert error.value.file == str(path)
-
-
 def test_single_stream_ceiling_is_bandwidth_over_weights_read() -> None:
     facts = model_facts("llama-3.1-70b")
     assert facts is not None
+    # FP8: 1 byte a weight; the input table is looked up, not read.
     read_bytes = facts.total_params - facts.vocab_size * facts.hidden_size
     assert _ceilings("llama-3.1-70b", "fp8").decode_tok_s_single_stream == pytest.approx(
         3.35e12 / read_bytes
