@@ -38,9 +38,13 @@ COLUMNS = (
     "as_of",
     "notes",
     "memory_mib_total",
+    "node_gpus",
+    "node_name",
+    "nvlink_domain_gpus",
 )
 # Columns an older catalog copy may lack (read as blank).
-OPTIONAL_COLUMNS = ("memory_mib_total",)
+OPTIONAL_COLUMNS = ("memory_mib_total", "node_gpus", "node_name", "nvlink_domain_gpus")
+DEFAULT_NODE_GPUS = 8
 _MIB = 2**20
 # Which dense peak a precision's matrix multiplies run at; weight-only formats (int4, AWQ) run
 # their math at 16 bits but are left out, so no floor is claimed for them.
@@ -53,6 +57,7 @@ _PEAK_COLUMN = {
     "w8a8": "fp8_dense_tflops",
     "fp4": "fp4_dense_tflops",
     "nvfp4": "fp4_dense_tflops",
+    "mxfp4": "fp4_dense_tflops",
 }
 _YES = {"yes", "true", "1", "y"}
 _NO = {"no", "false", "0", "n", ""}
@@ -84,6 +89,14 @@ class GpuSpec:
     as_of: str
     notes: str
     memory_mib_total: float | None = None  # driver-reported capacity (nvidia-smi); None: unknown
+    node_gpus: int = DEFAULT_NODE_GPUS  # GPUs in the unit it is rented or bought as
+    node_name: str = ""  # that unit in words ("8-GPU HGX node", "4-GPU NVL72 compute tray")
+    nvlink_domain_gpus: int = DEFAULT_NODE_GPUS  # GPUs one replica may span over NVLink
+
+    @property
+    def node_words(self) -> str:
+        """The unit it is rented or bought as, in words."""
+        return self.node_name or f"{self.node_gpus}-GPU node"
 
     @property
     def memory_bytes(self) -> float:
@@ -233,6 +246,11 @@ def _spec(row: Mapping[str, str | None], line: str, name: str) -> GpuSpec:
         as_of=text("as_of"),
         notes=text("notes"),
         memory_mib_total=optional("memory_mib_total"),
+        node_gpus=round(optional("node_gpus") or DEFAULT_NODE_GPUS),
+        node_name=text("node_name"),
+        nvlink_domain_gpus=round(
+            optional("nvlink_domain_gpus") or optional("node_gpus") or DEFAULT_NODE_GPUS
+        ),
     )
 
 

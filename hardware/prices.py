@@ -13,7 +13,7 @@ import csv
 import hashlib
 import io
 import math
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 from errors import InputError
@@ -25,6 +25,7 @@ DEFAULT_CATALOG = Path(__file__).with_name("data") / "gpu_prices.csv"
 DEFAULT_PROVIDER = "Nebius"
 DEFAULT_PRICING_TYPE = "on_demand"
 RESERVED_PREFIX = "reserved"  # reserved, reserved_1y, reserved_3y
+_CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
 _REQUIRED = ("provider", "instance_or_sku", "gpu", "pricing_type", "usd_per_gpu_hour")
 _TRUE = {"1", "true", "yes", "y"}
 # Far above any quote (a B200 rents for about $6 per GPU-hour), so a typo or an attack such as
@@ -136,7 +137,31 @@ def parse_catalog(text: str, name: str) -> tuple[list[PriceEntry], list[SkippedP
             entries.append(result)
         else:
             skipped.append(result)
+    if not has_default_column:
+        entries = _fallback_defaults(entries)
     return entries, skipped
+
+
+def _fallback_defaults(entries: list[PriceEntry]) -> list[PriceEntry]:
+    """For a GPU the default provider does not quote (B200, GB200 in 2026): its best on-demand
+    quote as the default, by confidence, then the latest date, then the lowest price."""
+    has_default = {e.gpu for e in entries if e.is_default}
+    best: dict[str, PriceEntry] = {}
+    for entry in entries:
+        if entry.gpu in has_default or entry.pricing_type != DEFAULT_PRICING_TYPE:
+            continue
+        held = best.get(entry.gpu)
+        if held is None or _quote_rank(entry) < _quote_rank(held):
+            best[entry.gpu] = entry
+    chosen = {id(e) for e in best.values()}
+    return [replace(e, is_default=True) if id(e) in chosen else e for e in entries]
+
+
+def _quote_rank(entry: PriceEntry) -> tuple[int, str, float]:
+    trust = _CONFIDENCE_RANK.get(entry.confidence.strip().lower(), len(_CONFIDENCE_RANK))
+    dated = "".join(ch for ch in entry.as_of if ch.isdigit() or ch == "-")[:10]
+    # Latest first: negate the date's characters so a plain ascending sort prefers it.
+    return trust, "".join(chr(255 - ord(ch)) for ch in dated.ljust(10, "0")), entry.usd_per_gpu_hour
 
 
 def _entry(

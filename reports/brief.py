@@ -60,8 +60,7 @@ def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
 
 
 def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
-    per_node = plan.scenario.options.gpus_per_node
-    nodes = f"{choice.nodes} {per_node}-GPU node{'s' if choice.nodes != 1 else ''}"
+    nodes = f"{choice.nodes} {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     replicas = f"{choice.replicas} replica{'s' if choice.replicas != 1 else ''}"
     what = engine_tp(choice.engine, choice.tp)
     cost = f"{usd(choice.total_monthly_cost_usd)}/month"

@@ -356,7 +356,12 @@ def _assumptions(scenario: Scenario) -> tuple[Assumption, ...]:
     rows += [
         Assumption("options.target_utilization", f"{opts.target_utilization:g}", "share", ""),
         Assumption("options.redundancy_replicas", str(opts.redundancy_replicas), "replicas", ""),
-        Assumption("options.gpus_per_node", str(opts.gpus_per_node), "GPUs", ""),
+        Assumption(
+            "options.gpus_per_node",
+            "per GPU" if opts.gpus_per_node is None else str(opts.gpus_per_node),
+            "GPUs",
+            "unset: each GPU's node shape from the catalog (8 per HGX node, 4 per NVL72 tray)",
+        ),
         Assumption("options.hours_per_month", f"{opts.hours_per_month:g}", "h", "billed hours"),
         Assumption("options.scaling", opts.scaling, "", "static fleet or autoscaled"),
         Assumption("options.pricing_mode", opts.pricing_mode, "", "on-demand, reserved or mix"),

@@ -97,8 +97,7 @@ def _why(report: Report, choice: SizedOption) -> list[str]:
 def _buy(report: Report, choice: SizedOption | None) -> str:
     if choice is None:
         return f"Nothing to buy yet: {_why_nothing(report)}"
-    per_node = report.plan.scenario.options.gpus_per_node
-    nodes = f"{choice.nodes} x {per_node}-GPU node{'s' if choice.nodes != 1 else ''}"
+    nodes = f"{choice.nodes} x {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     return (
         f"Buy {nodes} of {gpu_name(choice.gpu)} ({choice.gpus} GPUs in use), serving with "
         f"{option_name(choice.key, precision=False).split(' on ')[0]} "

@@ -12,33 +12,33 @@ import pytest
 import hardware.gpus
 import hardware.prices
 
-B200 = "B200-SXM-180GB"
-# Numbers from shared/datasets/gpu_specs_blackwell.csv (AIConfigurator's b200_sxm.yaml).
-B200_ROW: dict[str, str] = {
-    "gpu": B200,
-    "aliases": "NVIDIA B200; b200_sxm; B200 SXM",
-    "name_token": "B200",
+MI300X = "MI300X-OAM-192GB"
+# AMD Instinct MI300X datasheet numbers (dense peaks; no FP4): a GPU the shipped catalog lacks.
+MI300X_ROW: dict[str, str] = {
+    "gpu": MI300X,
+    "aliases": "AMD Instinct MI300X; mi300x_oam; MI300X OAM",
+    "name_token": "MI300X",
     "other_part_markers": "",
     "planned_by_default": "yes",
-    "form_factor": "SXM6",
-    "memory_gb": "180",
-    "memory_type": "HBM3e",
-    "mem_bw_tb_s": "7.7",
-    "bf16_dense_tflops": "2250",
-    "fp8_dense_tflops": "4500",
-    "fp4_dense_tflops": "9000",
-    "bf16_sparse_tflops": "4500",
-    "fp8_sparse_tflops": "9000",
-    "nvlink_gb_s_bidirectional": "1800",
-    "nvlink_gb_s_per_direction": "900",
-    "tdp_w": "1000",
-    "source": "aisimulate_core/systems/b200_sxm.yaml (test row)",
+    "form_factor": "OAM",
+    "memory_gb": "192",
+    "memory_type": "HBM3",
+    "mem_bw_tb_s": "5.3",
+    "bf16_dense_tflops": "1307",
+    "fp8_dense_tflops": "2615",
+    "fp4_dense_tflops": "",
+    "bf16_sparse_tflops": "2615",
+    "fp8_sparse_tflops": "5230",
+    "nvlink_gb_s_bidirectional": "",
+    "nvlink_gb_s_per_direction": "",
+    "tdp_w": "750",
+    "source": "AMD Instinct MI300X datasheet (test row)",
     "as_of": "2026",
     "notes": "",
 }
 # Written under an alias: the price catalog canonicalises through the GPU catalog too.
-B200_PRICE_ROW = (
-    "Nebius,NVIDIA HGX B200 (8-GPU),b200_sxm,8,on_demand,44.0,5.50,not stated,2026-01,test row,low,"
+MI300X_PRICE_ROW = (
+    "Nebius,AMD MI300X (8-GPU),mi300x_oam,8,on_demand,28.0,3.50,not stated,2026-01,test row,low,"
 )
 
 
@@ -52,7 +52,7 @@ def catalog_row(fields: dict[str, str]) -> str:
 def add_gpu(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    row: dict[str, str] = B200_ROW,
+    row: dict[str, str] = MI300X_ROW,
     price_row: str | None = None,
 ) -> Path:
     """Copy the shipped GPU catalog with one more row (and the price catalog with price_row)

@@ -18,7 +18,7 @@ from planner.inputs.prices import default_price, load_catalog_csv, scenario_pric
 from planner.inputs.scenario import scenario_from_dict
 from planner.physics.projection import PROJECTED, project_curve
 from planner.physics.roofline import Ceilings, ceilings, curve_ceilings
-from tests.gpu_catalogs import B200, B200_PRICE_ROW, add_gpu
+from tests.gpu_catalogs import MI300X, MI300X_PRICE_ROW, add_gpu
 from tests.planner.builders import scenario, silicon_curves
 
 # Names no catalog row claims: both paths must leave each one alone, the same way.
@@ -47,19 +47,19 @@ def test_an_added_gpus_spellings_mean_it_to_the_planner_and_the_probe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     add_gpu(tmp_path, monkeypatch)
-    assert B200 in gpu_catalog().names()
+    assert MI300X in gpu_catalog().names()
     _assert_both_paths_agree()
-    # By the chip token too: the nvidia-smi name needs no alias; GB200 is another chip.
-    assert canonical_gpu("NVIDIA B200 (183GB)") == gpu_sku("NVIDIA B200 (183GB)") == B200
-    assert canonical_gpu("NVIDIA GB200") == gpu_sku("NVIDIA GB200") == "NVIDIA GB200"
+    # By the chip token too: the driver's name needs no alias; MI300A is another chip.
+    assert canonical_gpu("AMD MI300X (192GB)") == gpu_sku("AMD MI300X (192GB)") == MI300X
+    assert canonical_gpu("AMD MI300A") == gpu_sku("AMD MI300A") == "AMD MI300A"
 
 
 def test_an_added_gpu_is_a_scenario_candidate_and_a_default_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     add_gpu(tmp_path, monkeypatch)
-    chosen = scenario(candidates={"engines": ["vllm"], "gpus": ["b200_sxm", "NVIDIA H100"]})
-    assert chosen.candidates.gpus == (B200, H100)
+    chosen = scenario(candidates={"engines": ["vllm"], "gpus": ["mi300x_oam", "NVIDIA H100"]})
+    assert chosen.candidates.gpus == (MI300X, H100)
     unnamed = scenario_from_dict(
         {
             "name": "any GPU",
@@ -69,47 +69,48 @@ def test_an_added_gpu_is_a_scenario_candidate_and_a_default_one(
         },
         "test-scenario",
     )
-    assert unnamed.candidates.gpus == (H100, H200, B200)  # planned_by_default yes
+    assert unnamed.candidates.gpus[:2] == (H100, H200)
+    assert unnamed.candidates.gpus[-1] == MI300X  # planned_by_default yes
 
 
 def test_an_added_gpus_numbers_set_the_physics_ceilings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     add_gpu(tmp_path, monkeypatch)
-    b200 = gpu_catalog().find(B200)
-    assert b200 is not None
-    found = ceilings("meta-llama/Llama-3.1-70B", "fp8", b200, 2)
+    mi300x = gpu_catalog().find(MI300X)
+    assert mi300x is not None
+    found = ceilings("meta-llama/Llama-3.1-70B", "fp8", mi300x, 2)
     assert isinstance(found, Ceilings)
-    assert found.mem_bw_bytes_s == pytest.approx(2 * 7.7e12)
-    assert found.peak_flops == pytest.approx(2 * 4500e12)
-    assert found.memory_bytes == pytest.approx(2 * 180e9)
-    fp4 = ceilings("meta-llama/Llama-3.1-70B", "nvfp4", b200, 1)
-    assert isinstance(fp4, Ceilings) and fp4.peak_flops == pytest.approx(9000e12)
+    assert found.mem_bw_bytes_s == pytest.approx(2 * 5.3e12)
+    assert found.peak_flops == pytest.approx(2 * 2615e12)
+    assert found.memory_bytes == pytest.approx(2 * 192e9)
+    fp4 = ceilings("meta-llama/Llama-3.1-70B", "nvfp4", mi300x, 1)
+    assert isinstance(fp4, Ceilings) and fp4.peak_flops is None  # no FP4 peak: no floor claimed
     measured = next(c for c in silicon_curves() if c.key.gpu == H100)
-    stated = replace(measured, key=replace(measured.key, gpu="NVIDIA B200"))
-    on_b200 = curve_ceilings(stated)
-    assert isinstance(on_b200, Ceilings) and on_b200.gpu == B200
-    assert on_b200.mem_bw_bytes_s == pytest.approx(on_b200.tp * 7.7e12)
+    stated = replace(measured, key=replace(measured.key, gpu="AMD Instinct MI300X"))
+    on_mi300x = curve_ceilings(stated)
+    assert isinstance(on_mi300x, Ceilings) and on_mi300x.gpu == MI300X
+    assert on_mi300x.mem_bw_bytes_s == pytest.approx(on_mi300x.tp * 5.3e12)
 
 
 def test_an_added_gpu_is_projected_to_planned_and_priced_from_its_price_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add_gpu(tmp_path, monkeypatch, price_row=B200_PRICE_ROW)
+    add_gpu(tmp_path, monkeypatch, price_row=MI300X_PRICE_ROW)
     measured = next(c for c in silicon_curves() if c.key.gpu == H100 and c.key.engine == "vllm")
-    projected = project_curve(measured, "NVIDIA B200")
+    projected = project_curve(measured, "AMD Instinct MI300X")
     assert not isinstance(projected, str), projected
-    assert projected.key.gpu == B200 and projected.provenance == PROJECTED
+    assert projected.key.gpu == MI300X and projected.provenance == PROJECTED
     prices = load_catalog_csv()
     sc = scenario(
         workload={"isl": 1024, "osl": 1024},
         sla={"ttft_p99_ms": 2000, "tpot_p99_ms": 50},
-        candidates={"engines": ["vllm"], "gpus": ["NVIDIA B200"]},
+        candidates={"engines": ["vllm"], "gpus": ["AMD Instinct MI300X"]},
     )
-    assert scenario_price(sc, prices, B200).usd_per_gpu_hour == 5.50
+    assert scenario_price(sc, prices, MI300X).usd_per_gpu_hour == 3.50
     plan = make_plan(sc, silicon_curves(), prices)
-    assert plan.options and {o.gpu for o in plan.options} == {B200}
-    assert all(o.curve.provenance == PROJECTED and o.usd_per_gpu_hour == 5.50 for o in plan.options)
+    assert plan.options and {o.gpu for o in plan.options} == {MI300X}
+    assert all(o.curve.provenance == PROJECTED and o.usd_per_gpu_hour == 3.50 for o in plan.options)
 
 
 def test_an_added_gpu_without_a_price_gets_the_no_price_error_not_a_crash(
@@ -117,14 +118,14 @@ def test_an_added_gpu_without_a_price_gets_the_no_price_error_not_a_crash(
 ) -> None:
     add_gpu(tmp_path, monkeypatch)
     prices = load_catalog_csv()
-    with pytest.raises(PlanningError, match=f"no default price for GPU '{B200}'"):
-        default_price(prices, "NVIDIA B200")
+    with pytest.raises(PlanningError, match=f"no default price for GPU '{MI300X}'"):
+        default_price(prices, "AMD Instinct MI300X")
     sc = scenario(
         workload={"isl": 1024, "osl": 1024},
         sla={"ttft_p99_ms": 2000, "tpot_p99_ms": 50},
-        candidates={"engines": ["vllm"], "gpus": [B200]},
+        candidates={"engines": ["vllm"], "gpus": [MI300X]},
     )
-    with pytest.raises(PlanningError, match=r"set pricing: \{B200-SXM-180GB: USD_PER_GPU_HOUR\}"):
+    with pytest.raises(PlanningError, match=r"set pricing: \{MI300X-OAM-192GB: USD_PER_GPU_HOUR\}"):
         make_plan(sc, silicon_curves(), prices)
-    typed = scenario(**{**sc.model_dump(), "pricing": {"NVIDIA B200": 6.0}})
+    typed = scenario(**{**sc.model_dump(), "pricing": {"AMD Instinct MI300X": 6.0}})
     assert make_plan(typed, silicon_curves(), prices).options[0].usd_per_gpu_hour == 6.0

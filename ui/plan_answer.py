@@ -63,9 +63,8 @@ def recommendation(plan: Plan) -> None:
         "probability given the fits' held-out error (sizing confidence); the expected cost is "
         "the median fleet over the same error samples.",
     )
-    per_node = plan.scenario.options.gpus_per_node
     nodes.metric(
-        f"Nodes ({per_node}-GPU)",
+        f"Nodes ({rec.choice.node_words}s)",
         f"{rec.choice.nodes:d}",
         f"{rec.choice.gpus:d} GPUs, {rec.choice.replicas:d} replicas",
         delta_color="off",

@@ -279,13 +279,17 @@ def _options() -> dict[str, object]:
     bar.subheader("Planning options")
     return {
         "gpus_per_node": bar.number_input(
-            "GPUs per node (GPUs)",
+            "GPUs per node (GPUs; blank: each GPU's own)",
             min_value=1,
             max_value=int(limits.GPUS_PER_NODE.high),
-            value=8,
+            value=None,
+            placeholder="from the GPU catalog",
             key="plan_gpus_per_node",
-            help="GPUs in one server (node); nodes are rented whole, so the plan rounds up to "
-            "whole nodes and a replica never spans two. 8 for HGX H100/H200 servers.",
+            help="GPUs in the unit you rent or buy (a node); the plan rounds up to whole nodes. "
+            "Blank: each GPU's own shape from the catalog: an 8-GPU HGX node for H100, H200, "
+            "B200 and B300; a 4-GPU compute tray for GB200 and GB300 NVL72, where one replica "
+            "may span up to the 72 GPUs of the rack. A number applies to every GPU, and then a "
+            "replica never spans two nodes.",
         ),
         "sizing_confidence": _confidence(),
         "target_utilization": bar.slider(

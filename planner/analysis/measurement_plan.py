@@ -21,6 +21,7 @@ from planner.inputs.scenario import Scenario
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
 from planner.physics.roofline import ceilings
 from planner.physics.workload_adjust import NEAR_MISS_RATIO
+from planner.sizing.nodes import node_shape
 from planner.sizing.options import Option, RejectedOption, SizedOption
 
 TP_SIZES = (1, 2, 4, 8)
@@ -276,7 +277,7 @@ def _sweep(spec: SweepSpec, streams: int | None) -> Sweep:
 def _tp_sizes(scenario: Scenario, gpu: str, notes: list[str]) -> list[tuple[int, int | None]]:
     """The TP sizes to sweep on a GPU with the KV-cache streams each holds: the scenario's TP
     sizes, else the smallest that leaves room for MIN_STREAMS streams and its double."""
-    per_node = scenario.options.gpus_per_node
+    per_node = node_shape(scenario.options, gpu).domain_gpus
     asked = scenario.candidates.tp
     sizes = [tp for tp in (asked or TP_SIZES) if tp <= per_node] or [per_node]
     spec = gpu_catalog().find(gpu)

@@ -194,7 +194,12 @@ class CandidatesSpec(Spec):
 class OptionsSpec(Spec):
     """Planning knobs: node size, utilisation headroom, redundancy, model churn, hours."""
 
-    gpus_per_node: Count = Field(8, ge=1, description="GPUs per node")
+    gpus_per_node: Count | None = Field(
+        None,
+        ge=1,
+        description="GPUs per node for every GPU; unset: each GPU's node shape from the GPU "
+        "catalog (8 per HGX node, 4 per NVL72 tray in a 72-GPU NVLink rack)",
+    )
     target_utilization: Number = Field(0.8, gt=0, le=1, description="Planned load / capacity")
     redundancy_replicas: Count = Field(1, ge=0, description="Spare replicas on top of demand")
     model_updates_per_month: Number = Field(0, ge=0, description="Model rollouts per month")

@@ -52,6 +52,7 @@ class Spread:
     sample_fleet: tuple[int, ...]
     replicas_per_node: int
     gpus_per_replica: int
+    nodes_per_replica: int = 1
 
     @property
     def samples(self) -> int:
@@ -91,7 +92,7 @@ class Spread:
             [math.inf if i == MISSED else float(self.fleets[i].replicas) for i in self.sample_fleet]
         )
         with np.errstate(invalid="ignore"):
-            nodes = np.ceil(replicas / self.replicas_per_node - 1e-9)
+            nodes = np.ceil(replicas / self.replicas_per_node - 1e-9) * self.nodes_per_replica
         return {
             "nodes": _percentiles(nodes),
             "gpus": _percentiles(replicas * self.gpus_per_replica),

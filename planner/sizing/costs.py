@@ -36,10 +36,11 @@ class Packing:
     replicas_per_node: int
     startup_s: float  # lead time of a scale-up, paid before the replica serves
     hours_per_month: float
+    nodes_per_replica: int = 1  # >1: a replica spans nodes of one NVLink domain (NVL72 trays)
 
     def nodes(self, replicas: int) -> int:
-        """Whole nodes that hold `replicas` (a replica never spans nodes)."""
-        return math.ceil(replicas / self.replicas_per_node - 1e-9)
+        """Whole nodes that hold `replicas` (a replica never spans NVLink domains)."""
+        return math.ceil(replicas / self.replicas_per_node - 1e-9) * self.nodes_per_replica
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -54,7 +55,8 @@ class Fleet:
     def hourly_nodes(self) -> Counts:
         """Nodes running each hour."""
         per_node = self.packing.replicas_per_node
-        return np.ceil(self.hourly_replicas / per_node - 1e-9).astype(np.int64)
+        nodes = np.ceil(self.hourly_replicas / per_node - 1e-9) * self.packing.nodes_per_replica
+        return nodes.astype(np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +131,10 @@ class CostModel(ABC):
 
 
 def node_month_usd(model: CostModel, packing: Packing, price: ScenarioPrice) -> float:
-    """What one node running all month costs: a full node every hour of the day."""
+    """What one node running all month costs: a full node every hour of the day (a replica that
+    spans nodes: its cost over the nodes it takes)."""
     full = np.full(HOURS_PER_DAY, packing.replicas_per_node, dtype=np.int64)
-    return model.fleet_cost(Fleet(packing, full), price).total_usd
+    return model.fleet_cost(Fleet(packing, full), price).total_usd / packing.nodes_per_replica
 
 
 class RentedGpus(CostModel):

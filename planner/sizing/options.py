@@ -72,6 +72,8 @@ class _OptionBase(Keyed):
     fit: CurveFit
     gpus_per_replica: int
     replicas_per_node: int
+    nodes_per_replica: int  # >1: one replica spans nodes of an NVLink domain (NVL72 trays)
+    node_words: str  # the unit the GPUs are rented or bought as ("8-GPU HGX node")
     usd_per_gpu_hour: float  # on-demand
     price_source: str
     budget_capacity_unit: str  # the scenario's demand unit
@@ -163,7 +165,7 @@ class SizedOption(_OptionBase):
     @property
     def nodes(self) -> int:
         """Nodes at the peak hour."""
-        return math.ceil(self.replicas / self.replicas_per_node - 1e-9)
+        return math.ceil(self.replicas / self.replicas_per_node - 1e-9) * self.nodes_per_replica
 
     @property
     def within_budget(self) -> bool | None:

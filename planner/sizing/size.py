@@ -44,6 +44,7 @@ from planner.sizing.fleet import (
     serving_to_demand,
     startup_time,
 )
+from planner.sizing.nodes import NodeShape, node_shape
 from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
 from planner.sizing.selection import Candidate
 from planner.sizing.sla import (
@@ -85,13 +86,9 @@ def size_option(
         flags.extend(check.flags)
     base = _Base(scenario, candidate, fit, pricing, tuple(dict.fromkeys(flags)))
     unverifiable = [c for c in checks if c.values is None]
-    gpus_per_node = scenario.options.gpus_per_node
-    if candidate.gpus_per_replica > gpus_per_node:
-        reason = (
-            f"a replica needs {candidate.gpus_per_replica} GPUs, more than the "
-            f"{gpus_per_node} GPUs of one node (a replica never spans nodes)"
-        )
-        return base.rejected(reason, ())
+    shape = node_shape(scenario.options, candidate.gpu)
+    if not shape.fits(candidate.gpus_per_replica):
+        return base.rejected(shape.too_big(candidate.gpus_per_replica), ())
     if grid.size == 0:
         reason = (
             f"{cap_text} is below every measured concurrency"
@@ -119,6 +116,8 @@ class _Shared(TypedDict):
     fit: CurveFit
     gpus_per_replica: int
     replicas_per_node: int
+    nodes_per_replica: int
+    node_words: str
     usd_per_gpu_hour: float
     price_source: str
     budget_capacity_unit: str
@@ -142,7 +141,9 @@ class _Base:
             "curve": candidate.curve,
             "fit": self.fit,
             "gpus_per_replica": candidate.gpus_per_replica,
-            "replicas_per_node": self.scenario.options.gpus_per_node // candidate.gpus_per_replica,
+            "replicas_per_node": self._shape.replicas_per_node(candidate.gpus_per_replica),
+            "nodes_per_replica": self._shape.nodes_per_replica(candidate.gpus_per_replica),
+            "node_words": self._shape.words,
             "usd_per_gpu_hour": self.pricing.price.usd_per_gpu_hour,
             "price_source": self.pricing.price.source,
             "budget_capacity_unit": self.scenario.demand.unit,
@@ -221,8 +222,9 @@ class _Base:
             self.scenario.options.sizing_confidence,
             tuple(found),
             tuple(int(i) for i in chosen),
-            self.scenario.options.gpus_per_node // self.candidate.gpus_per_replica,
+            self._shape.replicas_per_node(self.candidate.gpus_per_replica),
             self.candidate.gpus_per_replica,
+            self._shape.nodes_per_replica(self.candidate.gpus_per_replica),
         )
 
     def sized(self, c_star: float, t_lo: float, binding: str, spread: Spread) -> Option:
@@ -282,8 +284,8 @@ class _Base:
             f"{opts.target_utilization:.0%} target utilisation needs {serving} replica(s) "
             f"+ {opts.redundancy_replicas} spare",
             f"{option.replicas} replica(s) x {option.gpus_per_replica} GPU(s), "
-            f"{option.replicas_per_node} per {opts.gpus_per_node}-GPU node -> {option.nodes} "
-            "node(s)" + (" at the peak hour" if autoscaled else ""),
+            f"{self._placement(option.replicas_per_node, option.nodes_per_replica)} -> "
+            f"{option.nodes} node(s)" + (" at the peak hour" if autoscaled else ""),
         ]
         cost = option.cost
         if autoscaled:
@@ -310,15 +312,28 @@ class _Base:
         return FleetSpec(load, self._packing(startup)), peak_load
 
     def _packing(self, startup: Startup) -> Packing:
-        opts = self.scenario.options
+        opts, gpus = self.scenario.options, self.candidate.gpus_per_replica
         return Packing(
             gpu=self.candidate.gpu,
-            gpus_per_replica=self.candidate.gpus_per_replica,
-            gpus_per_node=opts.gpus_per_node,
-            replicas_per_node=opts.gpus_per_node // self.candidate.gpus_per_replica,
+            gpus_per_replica=gpus,
+            gpus_per_node=self._shape.gpus,
+            replicas_per_node=self._shape.replicas_per_node(gpus),
             startup_s=startup.seconds,
             hours_per_month=opts.hours_per_month,
+            nodes_per_replica=self._shape.nodes_per_replica(gpus),
         )
+
+    @property
+    def _shape(self) -> NodeShape:
+        return node_shape(self.scenario.options, self.candidate.gpu)
+
+    def _placement(self, replicas_per_node: int, nodes_per_replica: int) -> str:
+        if nodes_per_replica > 1:
+            return (
+                f"{nodes_per_replica} {self._shape.words}s per replica (one NVLink domain of "
+                f"{self._shape.domain_gpus} GPUs)"
+            )
+        return f"{replicas_per_node} per {self._shape.words}"
 
     def _memory_note(self, binding: str) -> str | None:
         memory = self.candidate.max_streams_memory
@@ -375,5 +390,6 @@ class _Base:
         # A static fleet runs whole nodes all month: the budget buys whole nodes.
         node_cost = node_month_usd(self.pricing.model, spec.packing, self.pricing.price)
         nodes = math.floor(max(budget - ops, 0.0) / node_cost + 1e-12)
-        serving = max(nodes * spec.packing.replicas_per_node - opts.redundancy_replicas, 0)
+        whole = nodes // spec.packing.nodes_per_replica
+        serving = max(whole * spec.packing.replicas_per_node - opts.redundancy_replicas, 0)
         return serving_to_demand(self.scenario, serving, *operating)

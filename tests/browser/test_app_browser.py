@@ -80,7 +80,7 @@ def test_plan_page_shows_recommendation_and_options(app: RunningApp, page: Page)
     option = name.removeprefix("\u2605").strip()
     assert option.startswith(DEFAULT_CHOICE.removeprefix("Run ").removesuffix(" on"))
     assert DEFAULT_GPU in option and meets == "yes", (name, meets)
-    assert f"{nodes} 8-GPU nodes" in text or f"{nodes} 8-GPU node " in text, (nodes, text)
+    assert f"{nodes} 8-GPU HGX nodes" in text or f"{nodes} 8-GPU HGX node " in text, (nodes, text)
     assert round(dollars(row_cost)) == round(cost), (row_cost, cost)
 
 

@@ -10,7 +10,7 @@ import pytest
 from errors import InputError
 from hardware.gpus import CATALOG_CSV, gpu_catalog, load_gpu_specs
 from planner.inputs.prices import load_catalog_csv
-from tests.gpu_catalogs import B200_ROW, catalog_row
+from tests.gpu_catalogs import MI300X_ROW, catalog_row
 
 
 def _catalog_with(tmp_path: Path, *rows: dict[str, str], text: str | None = None) -> Path:
@@ -28,7 +28,7 @@ def _error(path: Path) -> str:
 
 def test_h100_and_h200_specs_load_under_the_catalog_names() -> None:
     specs = {spec.gpu: spec for spec in load_gpu_specs()}
-    assert set(specs) == {"H100-SXM-80GB", "H200-SXM-141GB"}
+    assert {"H100-SXM-80GB", "H200-SXM-141GB"} <= set(specs)
     assert {entry.gpu for entry in load_catalog_csv()} <= set(specs)
     # NVIDIA datasheet values: same compute, more and faster memory on H200.
     assert specs["H100-SXM-80GB"].mem_bw_tb_s == 3.35 and specs["H200-SXM-141GB"].mem_bw_tb_s == 4.8
@@ -36,10 +36,27 @@ def test_h100_and_h200_specs_load_under_the_catalog_names() -> None:
     assert all(spec.source and spec.as_of for spec in specs.values())
 
 
-def test_the_shipped_catalog_plans_h100_and_h200_by_default() -> None:
+def test_the_shipped_catalog_plans_h100_h200_b200_and_gb200_by_default() -> None:
     catalog = gpu_catalog()
-    assert catalog.names() == ("H100-SXM-80GB", "H200-SXM-141GB")
-    assert catalog.default_names() == catalog.names()
+    assert catalog.names() == (
+        "H100-SXM-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "B300-SXM-288GB",
+        "GB200-NVL72-186GB", "GB300-NVL72-288GB",
+    )  # fmt: skip
+    # B300 and GB300 have no published rental price: compared when a scenario names them.
+    assert catalog.default_names() == (
+        "H100-SXM-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "GB200-NVL72-186GB",
+    )  # fmt: skip
+
+
+def test_blackwell_rows_carry_fp4_and_their_node_shape() -> None:
+    catalog = gpu_catalog()
+    b200, gb200 = catalog.find("NVIDIA B200"), catalog.find("GB200 NVL72")
+    assert b200 is not None and gb200 is not None
+    assert b200.dense_tflops("nvfp4") == 9000 and b200.dense_tflops("mxfp4") == 9000
+    assert (b200.node_gpus, b200.nvlink_domain_gpus) == (8, 8)
+    assert (gb200.node_gpus, gb200.nvlink_domain_gpus) == (4, 72)
+    assert "tray" in gb200.node_words
+    assert gb200.memory_bytes == 189471 * 2**20  # the driver's capacity (AIC mem_capacity)
 
 
 def test_datasets_spelling_of_the_h100_is_an_alias() -> None:
@@ -78,22 +95,24 @@ def test_a_bad_number_names_the_file_row_and_column(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_gpu_specs(bad)
     assert "specs.csv" in str(info.value) and "mem_bw_tb_s" in str(info.value)
-    assert "'fast'" in str(info.value) and "line 15" in str(info.value)
+    line = next(i for i, t in enumerate(CATALOG_CSV.read_text().splitlines(), 1) if ",3.35," in t)
+    assert "'fast'" in str(info.value) and f"line {line}" in str(info.value)
 
 
 def test_a_blank_required_number_is_refused(tmp_path: Path) -> None:
-    message = _error(_catalog_with(tmp_path, {**B200_ROW, "tdp_w": ""}))
-    assert "gpus.csv" in message and "'tdp_w'" in message and "line 17" in message
+    message = _error(_catalog_with(tmp_path, {**MI300X_ROW, "tdp_w": ""}))
+    line = len(CATALOG_CSV.read_text().rstrip("\n").splitlines()) + 1  # the appended row
+    assert "gpus.csv" in message and "'tdp_w'" in message and f"line {line}" in message
 
 
 def test_a_blank_optional_peak_means_none(tmp_path: Path) -> None:
-    path = _catalog_with(tmp_path, {**B200_ROW, "fp4_dense_tflops": ""})
-    b200 = gpu_catalog(path).find("B200")
-    assert b200 is not None and b200.fp4_dense_tflops is None
+    path = _catalog_with(tmp_path, {**MI300X_ROW, "fp4_dense_tflops": ""})
+    mi300x = gpu_catalog(path).find("MI300X")
+    assert mi300x is not None and mi300x.fp4_dense_tflops is None
 
 
 def test_a_spelling_that_names_two_gpus_is_refused(tmp_path: Path) -> None:
-    message = _error(_catalog_with(tmp_path, {**B200_ROW, "aliases": "B200; nvidia_h200"}))
+    message = _error(_catalog_with(tmp_path, {**MI300X_ROW, "aliases": "MI300X; nvidia_h200"}))
     assert "'NVIDIA H200'" not in message and "'nvidia_h200'" in message
     assert "H200-SXM-141GB" in message and "'aliases'" in message
 
@@ -104,7 +123,7 @@ def test_a_missing_column_is_named(tmp_path: Path) -> None:
 
 
 def test_planned_by_default_must_be_yes_or_no(tmp_path: Path) -> None:
-    message = _error(_catalog_with(tmp_path, {**B200_ROW, "planned_by_default": "maybe"}))
+    message = _error(_catalog_with(tmp_path, {**MI300X_ROW, "planned_by_default": "maybe"}))
     assert "'planned_by_default'" in message and "'maybe'" in message
 
 
@@ -117,7 +136,7 @@ def test_a_catalog_copy_without_the_driver_capacity_column_still_loads(tmp_path:
     lines = CATALOG_CSV.read_text(encoding="utf-8").splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("gpu,"))
     trimmed = [
-        line.rsplit(",", 1)[0] if i >= header and not line.startswith("#") else line
+        line.rsplit(",", 4)[0] if i >= header and not line.startswith("#") else line
         for i, line in enumerate(lines)
     ]
     old = tmp_path / "gpus.csv"

@@ -82,7 +82,7 @@ def test_the_headline_is_at_most_two_sentences_with_whole_counts() -> None:
     sentences = [s for s in brief.headline.split(". ") if s]
     assert 1 <= len(sentences) <= 2
     what = option_name(choice.key).split(" on ")[0]
-    assert brief.headline.startswith(f"Run {what} on {choice.nodes} 8-GPU node")
+    assert brief.headline.startswith(f"Run {what} on {choice.nodes} 8-GPU HGX node")
     assert f"({choice.gpus} GPUs, {choice.replicas} replicas)" in brief.headline
     confidence = plan.scenario.options.sizing_confidence
     assert f"meet the SLA with {confidence:.0%} confidence" in brief.headline

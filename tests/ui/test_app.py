@@ -509,7 +509,7 @@ def test_plan_page_leads_with_seven_plain_columns_and_says_the_answer_in_two_sen
     assert not lead["Option"].str.contains("tensorrt-llm|vllm |-SXM-", regex=True).any()
     headline = at.success[0].value
     engine_tp = str(choice["option"]).split(" on ")[0]
-    assert headline.startswith(f"Run {engine_tp} on {int(picked['Nodes'].iloc[0])} 8-GPU node")
+    assert headline.startswith(f"Run {engine_tp} on {int(picked['Nodes'].iloc[0])} 8-GPU HGX node")
     assert headline.count(". ") <= 1  # at most two sentences
     assert f"\\${choice['total_monthly_cost_usd']:,.0f}/month" in headline
 

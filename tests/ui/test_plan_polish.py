@@ -24,7 +24,8 @@ def _plan_page() -> AppTest:
 def test_named_inputs_say_their_unit_and_what_they_mean(store_url: str) -> None:
     at = _plan_page()
     gpus = at.number_input(key="plan_gpus_per_node")
-    assert gpus.label == "GPUs per node (GPUs)" and "whole nodes" in (gpus.help or "")
+    assert gpus.label.startswith("GPUs per node (GPUs") and "whole nodes" in (gpus.help or "")
+    assert gpus.value is None and "4-GPU compute tray" in (gpus.help or "")
     spare = at.number_input(key="plan_redundancy")
     assert "N+k" in spare.label and "(replicas)" in spare.label
     assert "not of nodes and not a share" in (spare.help or "")
@@ -57,7 +58,7 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     # At 97% confidence TensorRT-LLM TP 2 and TP 4 both need 3 nodes.
     settled(at.slider(key="plan_confidence").set_value(0.97).run())
     assert not at.exception, [e.value for e in at.exception]
-    assert at.success[0].value.startswith("Run TensorRT-LLM TP2 on 3 8-GPU nodes")
+    assert at.success[0].value.startswith("Run TensorRT-LLM TP2 on 3 8-GPU HGX nodes")
     (note,) = [i.value for i in at.info if "cost the same" in i.value]
     shares = re.findall(r"(\d+)%", note)
     assert note.startswith("TensorRT-LLM TP2 and TP4 cost the same; resampling picks either")
