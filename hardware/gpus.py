@@ -41,9 +41,12 @@ COLUMNS = (
     "node_gpus",
     "node_name",
     "nvlink_domain_gpus",
+    "architecture",
 )
 # Columns an older catalog copy may lack (read as blank).
-OPTIONAL_COLUMNS = ("memory_mib_total", "node_gpus", "node_name", "nvlink_domain_gpus")
+OPTIONAL_COLUMNS = (
+    "memory_mib_total", "node_gpus", "node_name", "nvlink_domain_gpus", "architecture",
+)  # fmt: skip
 DEFAULT_NODE_GPUS = 8
 _MIB = 2**20
 # Which dense peak a precision's matrix multiplies run at; weight-only formats (int4, AWQ) run
@@ -92,6 +95,7 @@ class GpuSpec:
     node_gpus: int = DEFAULT_NODE_GPUS  # GPUs in the unit it is rented or bought as
     node_name: str = ""  # that unit in words ("8-GPU HGX node", "4-GPU NVL72 compute tray")
     nvlink_domain_gpus: int = DEFAULT_NODE_GPUS  # GPUs one replica may span over NVLink
+    architecture: str = ""  # the generation (Hopper, Blackwell); "" unknown
 
     @property
     def node_words(self) -> str:
@@ -248,6 +252,7 @@ def _spec(row: Mapping[str, str | None], line: str, name: str) -> GpuSpec:
         memory_mib_total=optional("memory_mib_total"),
         node_gpus=round(optional("node_gpus") or DEFAULT_NODE_GPUS),
         node_name=text("node_name"),
+        architecture=text("architecture"),
         nvlink_domain_gpus=round(
             optional("nvlink_domain_gpus") or optional("node_gpus") or DEFAULT_NODE_GPUS
         ),

@@ -62,7 +62,9 @@ def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
 def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
     nodes = f"{choice.nodes} {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     replicas = f"{choice.replicas} replica{'s' if choice.replicas != 1 else ''}"
-    what = engine_tp(choice.engine, choice.tp)
+    what = engine_tp(choice.engine, choice.tp) + (
+        f" {choice.key.layout}" if choice.key.layout else ""
+    )
     cost = f"{usd(choice.total_monthly_cost_usd)}/month"
     confidence = sizing_confidence(plan)
     sure = f", sized to meet the SLA with {confidence:.0%} confidence" if confidence else ""

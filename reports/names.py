@@ -35,7 +35,8 @@ __all__ = [
 
 def option_name(key: OptionKey, *, precision: bool = True) -> str:
     """'TensorRT-LLM TP2 on H200 SXM 141GB (FP8)': an option as a person reads it."""
-    text = f"{engine_tp(key.engine, key.tp)} on {gpu_name(key.gpu)}"
+    layout = f" {key.layout}" if key.layout else ""
+    text = f"{engine_tp(key.engine, key.tp)}{layout} on {gpu_name(key.gpu)}"
     return f"{text} ({precision_name(key.precision)})" if precision else text
 
 
@@ -46,7 +47,7 @@ def short_option_names(keys: list[OptionKey]) -> list[str]:
     same_precision = len({key.precision for key in keys}) == 1
     names = []
     for key in keys:
-        text = engine_tp(key.engine, key.tp)
+        text = engine_tp(key.engine, key.tp) + (f" {key.layout}" if key.layout else "")
         if not same_gpu:
             text += f" on {gpu_name(key.gpu)}"
         if not same_precision:

@@ -207,7 +207,7 @@ def test_predict_projects_a_run_onto_the_other_gpu_and_says_so(demo_db: str) -> 
     faster = projected["predictions"][0]["output_tok_s"]
     slower = measured["predictions"][0]["output_tok_s"]
     assert 1.05 < faster / slower < 1.43  # more bandwidth helps, never beyond its ratio
-    bad_args = ["predict", "--run", str(run_id), "--concurrency", "8", "--project-to", "B200"]
+    bad_args = ["predict", "--run", str(run_id), "--concurrency", "8", "--project-to", "MI300X"]
     bad = runner.invoke(app, [*bad_args, "--db", demo_db])
     assert bad.exit_code == 2 and "--project-to" in bad.stderr
 

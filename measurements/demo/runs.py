@@ -1,4 +1,4 @@
-"""Demo data: the shipped published curves (the seed article and aiconfigurator's silicon sample)
+"""Demo data: the shipped published curves (the seed article and aiconfigurator's silicon samples)
 imported through the curve CSV importer, plus the seed article's start-up facts from a sidecar."""
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from measurements.run_file import Provenance, RunFile, Startup, input_error_from
 DATA_DIR = Path(__file__).parent / "data"
 SEED_ARTICLE_CSV = "seed_article_h100_llama31_70b_fp8.csv"
 SILICON_SAMPLE_CSV = "silicon_sample_h100_h200.csv"
+# MoE models and Blackwell GPUs (DeepSeek-R1/V3, Qwen3-235B, gpt-oss-120b; B200, B300, GB200,
+# GB300); each serving configuration of a sweep imports as its own run.
+BLACKWELL_MOE_CSV = "silicon_sample_2026_blackwell_moe.csv"
 SEED_STARTUP_JSON = "seed_article_startup.json"
 
 
@@ -38,7 +41,11 @@ class StartupSidecar(BaseModel):
 
 def demo_file_paths() -> list[Path]:
     """The shipped curve CSVs, seed article first."""
-    return [DATA_DIR / SEED_ARTICLE_CSV, DATA_DIR / SILICON_SAMPLE_CSV]
+    return [
+        DATA_DIR / SEED_ARTICLE_CSV,
+        DATA_DIR / SILICON_SAMPLE_CSV,
+        DATA_DIR / BLACKWELL_MOE_CSV,
+    ]
 
 
 def demo_runs() -> list[RunFile]:

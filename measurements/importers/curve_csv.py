@@ -1,7 +1,10 @@
 """The hand-made curve CSV (columns as in measurements/demo/data/*.csv): one row per load level.
 
-Rows sharing (source, engine, engine_version, model, precision, gpu, gpu_count, tp, isl, osl) form
-one run; `#` lines are comments (the runs' notes); a blank cell is unknown, never 0."""
+Rows sharing (source, engine, engine_version, model, precision, gpu, gpu_count, tp, isl, osl) and
+the serving configuration their notes state (key=value pairs: quantisation modes, pipeline,
+attention-data and expert parallel sizes, as NVIDIA's AIConfigurator sample writes them) form
+one run; those pairs become the run's engine arguments. `#` lines are comments (the runs'
+notes); a blank cell is unknown, never 0."""
 
 from __future__ import annotations
 
@@ -61,6 +64,12 @@ _STATS = {"mean": "mean", "avg": "mean", "average": "mean", "median": "p50"} | {
 # A blank statistic, or one the source calls unspecified, is stored bare (`ttft_ms`): the
 # planner then knows it cannot tell p50 from p99. Any other word is refused, never guessed.
 _UNSTATED = ("", "unspecified", "unknown", "not stated")
+# Notes keys that state the serving configuration: rows that differ in one are separate runs.
+CONFIG_KEYS = (
+    "gemm_quant", "moe_quant", "kv_cache_dtype", "pp", "attention_dp", "moe_tp", "moe_ep",
+    "ep", "dp", "expert_parallel_size", "data_parallel_size", "enable_attention_dp",
+    "max_num_seqs", "max_num_batched_tokens", "max_batch_size", "max_num_tokens",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +135,14 @@ def parse(
     groups: dict[tuple[str, ...], list[_Row]] = {}
     for row in rows:
         key = tuple(row.get(c) for c in GROUP_COLUMNS)
-        groups.setdefault((key[0], normalise_engine(key[1]), *key[2:]), []).append(row)
-    several = len(groups) > 1
+        config = tuple(f"{k}={v}" for k, v in serving_config(row.get("notes")).items())
+        groups.setdefault((key[0], normalise_engine(key[1]), *key[2:], *config), []).append(row)
+    passes = [
+        (key if number == 1 else (*key, f"repeat {number}"), members, said)
+        for key, rows_of_group in groups.items()
+        for number, (members, said) in enumerate(_passes(rows_of_group), start=1)
+    ]
+    several = len(passes) > 1
     notes = join_notes(comments, "\n")
     return [
         _run(
@@ -135,11 +150,36 @@ def parse(
             data,
             overrides=overrides,
             provenance=provenance,
-            comments=notes,
+            comments=join_notes([notes or "", *said], "\n"),
             part="|".join(key) if several else None,
         )
-        for key, members in groups.items()
+        for key, members, said in passes
     ]
+
+
+def _passes(rows: Sequence[_Row]) -> list[tuple[list[_Row], list[str]]]:
+    """One run's rows split into passes over its loads: a load measured again with other
+    numbers starts (or joins) the next pass, a repeat (a run of its own, labelled so); a row
+    whose numbers repeat an earlier row's at the same load is counted once, with a note."""
+    passes: list[tuple[list[_Row], list[str]]] = []
+    seen: dict[tuple[str, str], list[_Row]] = {}
+    for row in rows:
+        load = (row.get("load_type").lower(), row.get("concurrency_or_rate"))
+        earlier = seen.setdefault(load, [])
+        twin = next((e for e in earlier if _same_numbers(e, row)), None)
+        if twin is not None:
+            passes[0][1].append(f"row {row.line} repeats row {twin.line}'s numbers: counted once")
+            continue
+        if len(earlier) == len(passes):
+            passes.append(([], []))
+        passes[len(earlier)][0].append(row)
+        earlier.append(row)
+    return passes
+
+
+def _same_numbers(one: _Row, other: _Row) -> bool:
+    metrics = [c for c in OPTIONAL if c != "notes"]
+    return all(one.get(c) == other.get(c) for c in metrics)
 
 
 def _data_lines(text: str) -> tuple[list[str], list[str], list[int]]:
@@ -203,17 +243,41 @@ def _run(
     )
     hint = f" (row {first.line})"
     deployment, notes = resolve_deployment(first.file, stated, overrides, hint=hint)
+    config = serving_config(first.get("notes"))
+    if config:
+        pp = config.get("pp", "")
+        deployment = deployment.model_copy(
+            update={
+                "engine_args": {**config, **deployment.engine_args},
+                "pp": int(pp) if pp.isdigit() and int(pp) > 0 else deployment.pp,
+            }
+        )
     return RunFile(
         source=Source.CURVE_CSV,
         provenance=provenance,
         deployment=deployment,
         workload=Workload(isl=first.whole("isl"), osl=first.whole("osl")),
         levels=_levels(rows),
-        label=first.get("source") or None,
+        label=_label(first.get("source"), part),
         notes=join_notes([comments or "", *notes], "\n"),
         origin_file=first.file,
         source_sha256=content_key(data, part),
     )
+
+
+def _label(source: str, part: str | None) -> str | None:
+    repeat = part.rsplit("|", 1)[-1] if part and "|repeat " in part else ""
+    return f"{source} ({repeat})" if source and repeat else source or None
+
+
+def serving_config(notes: str) -> dict[str, str]:
+    """The serving-configuration pairs a row's notes state (CONFIG_KEYS, in that order)."""
+    pairs = {}
+    for part in notes.replace(",", ";").split(";"):
+        key, sep, value = part.partition("=")
+        if sep and key.strip().lower() in CONFIG_KEYS and value.strip():
+            pairs[key.strip().lower()] = value.strip()
+    return {key: pairs[key] for key in CONFIG_KEYS if key in pairs}
 
 
 def _levels(rows: Sequence[_Row]) -> tuple[Level, ...]:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from hardware.gpus import GpuSpec
 from planner.curves.load import BasisError, CurveKey, CurvePoint, LoadCurve, canonical_model
 from planner.engine.calibrate import Calibration
-from planner.engine.model import CONCURRENCY, EngineModel, Query, engine_model
-from planner.engine.spec import engine_spec
+from planner.engine.model import CONCURRENCY, EngineModel, Query, engine_model, with_spec
+from planner.engine.spec import EngineSpec, engine_spec
 from planner.engine.step import PRIOR_LOG_SD, PRIOR_MEDIAN, StepParams
 from planner.physics.roofline import ceilings
 
@@ -29,6 +29,9 @@ PHYSICS_ONLY = "physics-only"
 # (31.3 / 44.0 / 43.9).
 TRANSFER_ERROR = BasisError(31.4, 60.6, 43.9)
 _LOADS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# How a deployment's achieved bandwidth and FLOPS move to another GPU generation: the datasheet
+# ratio to these powers (bench/bench_generations.py fits them on the dev models).
+GENERATION_EXPONENTS = (1.0, 0.5)
 
 Deployment = tuple[str, str, str | None, str | None, int | None]
 
@@ -177,3 +180,15 @@ def physics_only_curve(
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def project_model(
+    model: EngineModel, target: EngineSpec, bw_exponent: float, flops_exponent: float
+) -> EngineModel:
+    """A calibrated deployment moved to another GPU: the target's memory and limits, and its
+    bandwidth and FLOPS as the source's achieved ones times the datasheet ratio raised to the
+    exponents (1: efficiencies carry over unchanged; 0: per-GPU speed unchanged)."""
+    source = model.spec
+    bw = source.mem_bw_bytes_s * (target.mem_bw_bytes_s / source.mem_bw_bytes_s) ** bw_exponent
+    flops = source.peak_flops * (target.peak_flops / source.peak_flops) ** flops_exponent
+    return with_spec(model, replace(target, mem_bw_bytes_s=bw, peak_flops=flops))

@@ -12,11 +12,23 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves.load import CurveKey, CurvePoint, LoadCurve, canonical_gpu, scaled_ceiling
+from planner.curves.load import (
+    BasisError,
+    CurveKey,
+    CurvePoint,
+    LoadCurve,
+    canonical_gpu,
+    scaled_ceiling,
+)
 from planner.physics.memory import KvCapacity, mean_context_tokens
 from planner.physics.roofline import Ceilings, ceilings, curve_ceilings
 
 PROJECTED = "projected"
+# Validated MAPE % of this projection across GPU generations (Hopper <-> Blackwell) or of a
+# mixture-of-experts model (bench/bench_generations.py, per-point scaling, level-weighted):
+# dev 15.6 / 60.1 / 19.4, held-out DeepSeek-V3 26.9 / 181.9 / 27.5 (output tok/s, TTFT, TPOT);
+# the larger of each. Same-generation dense projection keeps bench_projection.py's error.
+CROSS_GENERATION_ERROR = BasisError(26.9, 181.9, 27.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +81,44 @@ def project_curve(
             f"no projection: {target.weight_bytes / 1e9:.1f} GB of weights leave no room for a "
             f"KV cache on {target.tp} x {target.gpu}"
         )
-    return _projected(curve, source, target)
+    source_spec = next((s for s in spec_list if s.gpu == source.gpu), None)
+    sixteen_bit = (
+        source_spec.bf16_dense_tflops / target_spec.bf16_dense_tflops if source_spec else None
+    )
+    return _labelled(_projected(curve, source, target, sixteen_bit), source, target_spec, spec_list)
 
 
-def _projected(curve: LoadCurve, source: Ceilings, target: Ceilings) -> LoadCurve:
+def _labelled(
+    projected: LoadCurve, source: Ceilings, target: GpuSpec, specs: list[GpuSpec]
+) -> LoadCurve:
+    """A projection across GPU generations or of an MoE model, with that validated error."""
+    source_spec = next((s for s in specs if s.gpu == source.gpu), None)
+    moe = source.facts is not None and source.facts.is_moe
+    generation = source_spec.architecture if source_spec is not None else ""
+    across = not generation or generation != target.architecture
+    if not (across or moe):
+        return projected
+    why = "across GPU generations" if across else "of a mixture-of-experts model"
+    flag = (
+        f"projection {why}: validated error {CROSS_GENERATION_ERROR.text()} "
+        "(bench/bench_generations.py, the larger of the dev and held-out models)"
+    )
+    return replace(projected, basis_error=CROSS_GENERATION_ERROR, flags=(*projected.flags, flag))
+
+
+def _projected(
+    curve: LoadCurve, source: Ceilings, target: Ceilings, sixteen_bit: float | None = None
+) -> LoadCurve:
+    """`sixteen_bit`: the GPUs' BF16 peak ratio, for a precision one of them has no peak for
+    (FP4 on Hopper: its prefill math ran at 16 bits, and the target is assumed to run it so)."""
+    at_precision = (
+        source.peak_flops / target.peak_flops
+        if source.peak_flops is not None and target.peak_flops is not None
+        else None
+    )
     scaling = _Scaling(
         bandwidth_ratio=source.mem_bw_bytes_s / target.mem_bw_bytes_s,
-        prefill_ratio=(
-            source.peak_flops / target.peak_flops
-            if source.peak_flops is not None and target.peak_flops is not None
-            else None
-        ),
+        prefill_ratio=at_precision if at_precision is not None else sixteen_bit,
     )
     key = curve.key
     memory = _memory(curve, source, target)
@@ -285,8 +324,10 @@ def _times(value: float | None, factor: float | None) -> float | None:
 
 
 def _assumption(source: Ceilings, target: Ceilings, scaling: _Scaling) -> str:
+    both = source.peak_flops is not None and target.peak_flops is not None
+    peaks = "peak FLOPS ratio" if both else "BF16 peak ratio: no peak at the precision on both"
     ttft = (
-        f"TTFT x {scaling.prefill_ratio:.3g} (peak FLOPS ratio)"
+        f"TTFT x {scaling.prefill_ratio:.3g} ({peaks})"
         if scaling.prefill_ratio is not None
         else "TTFT not projected (no peak FLOPS for the precision)"
     )

@@ -27,16 +27,19 @@ class OptionKey:
     gpu: str
     tp: int | None
     precision: str | None
+    layout: str = ""  # attention DP and expert parallel beyond TP ("DP8 EP8"); "" none
 
     @classmethod
     def of_curve(cls, curve: LoadCurve) -> OptionKey:
         """The key of the candidate a curve would back on its own GPU."""
         key = curve.key
-        return cls(key.engine, key.gpu or "", key.tp, key.precision or None)
+        layout = key.parallel_text().strip()
+        return cls(key.engine, key.gpu or "", key.tp, key.precision or None, layout)
 
     def title(self) -> str:
         """Short name, e.g. 'tensorrt-llm on H100-SXM-80GB (TP 1, fp8)'."""
         tp = f"TP {self.tp}" if self.tp else "TP not stated"
+        tp += f" {self.layout}" if self.layout else ""
         precision = self.precision or "precision not stated"
         return f"{self.engine} on {self.gpu} ({tp}, {precision})"
 

@@ -23,7 +23,7 @@ from planner.physics.workload_adjust import WorkloadMatch, adjust_curve, match_w
 _PROVENANCE_RANK = {"measured": 0, "imported": 1, "published": 2}
 Rank = tuple[int, float, int, int, int, str]
 Entry = tuple[Rank, LoadCurve, WorkloadMatch]
-GroupKey = tuple[str, str, int | None, str]  # engine, GPU, TP, precision
+GroupKey = tuple[str, str, int | None, str, str]  # engine, GPU, TP, precision, DP/EP layout
 # Below every point-by-point match (0 same ... 3 adjusted): a curve read from the serving model.
 SERVING_MODEL_RANK = 4
 CeilingCache = dict[tuple[str, str, int | None, str | None], Ceilings | str]
@@ -82,7 +82,8 @@ def select_curves(
         if reason is not None:
             skipped[reason] += 1
             continue
-        group = (curve.key.engine, curve.key.gpu or "", curve.key.tp, curve.key.precision or "")
+        key = curve.key
+        group = (key.engine, key.gpu or "", key.tp, key.precision or "", key.parallel_text())
         if not curve.points:  # request-rate levels only: read through the serving model
             far.setdefault(group, []).append(curve)
             continue
@@ -153,9 +154,9 @@ def _projected(
     sources: set[GroupKey] = set()
     for gpu in context.scenario.candidates.gpus:
         for key, entries in sorted(groups.items(), key=_order):
-            engine, source_gpu, tp, precision = key
+            engine, source_gpu, tp, precision, layout = key
             skip = source_gpu == gpu or (engine, gpu) in measured_pairs
-            if skip or (engine, gpu, tp, precision) in have:
+            if skip or (engine, gpu, tp, precision, layout) in have:
                 continue
             source = _candidate(context, key, list(entries))
             if source is None:
@@ -164,7 +165,7 @@ def _projected(
             if isinstance(projected, str):
                 skipped[projected] += 1
                 continue
-            have.add((engine, gpu, tp, precision))
+            have.add((engine, gpu, tp, precision, layout))
             sources.add(key)
             flag = f"projected from {source_gpu} measurements (not measured)"
             candidate = replace(source, gpu=gpu, curve=projected, flags=(*source.flags, flag))
@@ -186,7 +187,7 @@ def _count_unused(
     # One warning per nearest workload, naming every deployment it leaves out.
     by_reason: dict[str, dict[str, list[str]]] = {}
     for key, match in sorted(refused.items(), key=_order):
-        engine, gpu, tp, _ = key
+        engine, gpu, tp, _, _ = key
         if key not in groups and match.refused is not None:
             where = by_reason.setdefault(match.refused, {}).setdefault(f"{engine} on {gpu}", [])
             where.append(f"TP{tp or '?'}")
@@ -214,9 +215,9 @@ def _prefer_stated_workloads(candidates: list[Candidate], skipped: Counter[str])
     return kept
 
 
-def _order(item: tuple[GroupKey, object]) -> tuple[str, str, int, str]:
-    (engine, gpu, tp, precision), _ = item
-    return engine, gpu, tp or 0, precision
+def _order(item: tuple[GroupKey, object]) -> tuple[str, str, int, str, str]:
+    (engine, gpu, tp, precision, layout), _ = item
+    return engine, gpu, tp or 0, precision, layout
 
 
 def _candidate_order(candidate: Candidate) -> tuple[str, str, int, str]:

@@ -103,9 +103,11 @@ def size_option(
 
 
 def _key(candidate: Candidate) -> OptionKey:
+    key = candidate.curve.key
     return OptionKey(
-        candidate.engine, candidate.gpu, candidate.tp, candidate.curve.key.precision or None
-    )
+        candidate.engine, candidate.gpu, candidate.tp, key.precision or None,
+        key.parallel_text().strip(),
+    )  # fmt: skip
 
 
 class _Shared(TypedDict):

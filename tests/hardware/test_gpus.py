@@ -136,7 +136,7 @@ def test_a_catalog_copy_without_the_driver_capacity_column_still_loads(tmp_path:
     lines = CATALOG_CSV.read_text(encoding="utf-8").splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("gpu,"))
     trimmed = [
-        line.rsplit(",", 4)[0] if i >= header and not line.startswith("#") else line
+        line.rsplit(",", 5)[0] if i >= header and not line.startswith("#") else line
         for i, line in enumerate(lines)
     ]
     old = tmp_path / "gpus.csv"

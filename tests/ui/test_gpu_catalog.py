@@ -10,26 +10,26 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from reports.names import gpu_name
-from tests.gpu_catalogs import B200, add_gpu
+from tests.gpu_catalogs import MI300X, add_gpu
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 
 
 def test_a_catalog_gpu_is_in_the_plan_form_and_an_unpriced_one_is_an_error_in_place(
     store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add_gpu(tmp_path, monkeypatch)  # no price row, and the demo store has no B200 price
+    add_gpu(tmp_path, monkeypatch)  # no price row, and the demo store has no MI300X price
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
     assert not at.exception, [e.value for e in at.exception]
     gpus = at.multiselect(key="plan_gpus")
-    assert gpu_name(B200) in gpus.options and B200 in gpus.value  # planned_by_default yes
-    assert at.number_input(key=f"plan_price_{B200}").value is None  # no catalog default
+    assert gpu_name(MI300X) in gpus.options and MI300X in gpus.value  # planned_by_default yes
+    assert at.number_input(key=f"plan_price_{MI300X}").value is None  # no catalog default
     errors = [e.value for e in at.error]
-    assert any(f"no default price for GPU '{B200}'" in error for error in errors), errors
-    at.number_input(key=f"plan_price_{B200}").set_value(5.5).run()
+    assert any(f"no default price for GPU '{MI300X}'" in error for error in errors), errors
+    at.number_input(key=f"plan_price_{MI300X}").set_value(5.5).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     (options,) = [d.value for d in at.dataframe if "recommended" in d.value.columns]
-    b200 = options[options["gpu"] == B200]
-    assert len(b200) and set(b200["usd_per_gpu_hour"]) == {5.5}  # projected from H100/H200
+    mi300x = options[options["gpu"] == MI300X]
+    assert len(mi300x) and set(mi300x["usd_per_gpu_hour"]) == {5.5}  # projected from H100/H200
 
 
 def test_a_catalog_gpu_is_in_the_probe_form_and_the_prices_page_specs(
@@ -42,9 +42,9 @@ def test_a_catalog_gpu_is_in_the_probe_form_and_the_prices_page_specs(
     assert list(at.selectbox(key="fact_GPU").options)[1:-1] == [
         "H100-SXM-80GB",
         "H200-SXM-141GB",
-        B200,
+        MI300X,
     ]
     at.switch_page("ui/prices.py").run()
     assert not at.exception, [e.value for e in at.exception]
     specs = [d.value for d in at.dataframe if "mem_bw_tb_s" in d.value.columns]
-    assert len(specs) == 1 and B200 in set(specs[0]["gpu"])
+    assert len(specs) == 1 and MI300X in set(specs[0]["gpu"])
