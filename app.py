@@ -61,6 +61,7 @@ st.navigation(
         st.Page("ui/runs.py", title="Runs", icon=":material/table_rows:"),
         st.Page("ui/probe.py", title="Probe", icon=":material/speed:"),
         st.Page("ui/prices.py", title="Prices", icon=":material/payments:"),
+        st.Page("ui/models.py", title="Models", icon=":material/memory:"),
         st.Page("ui/scenarios.py", title="Scenarios", icon=":material/compare:"),
     ]
 ).run()

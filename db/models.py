@@ -244,3 +244,15 @@ class PlanRecord(Base):
     total_monthly_cost_usd: Mapped[float | None] = mapped_column(Float)
     nodes: Mapped[int | None] = mapped_column(Integer)
     recommendation: Mapped[str] = mapped_column(Text)
+
+
+class ModelConfig(Base):
+    """A Hugging Face config.json a user added (planner.physics.catalog), by canonical name."""
+
+    __tablename__ = "model_configs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    config_json: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text)  # the file it came from, as the user named it
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime)

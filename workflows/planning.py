@@ -28,6 +28,7 @@ from planner.sizing.draws import Draws
 from reports.export import plan_to_csv, plan_to_dict, ranges_to_dict, sensitivity_rows
 from reports.model import Report, RunMeta, build_report, run_meta
 from workflows.limits import SAMPLES
+from workflows.models import sync_catalog
 
 __all__ = [
     "EXPORT_SUFFIXES",
@@ -83,6 +84,7 @@ def load_curves(
 ) -> list[LoadCurve]:
     """One curve per stored run with concurrency levels, of `models` and the (ISL, OSL)
     `workload` when given; runs are read a chunk at a time and only the curves are kept."""
+    sync_catalog(engine)  # the store's own model configs, for the physics of its curves
     stored = run_reads.iter_runs(engine, models=models, workload=workload)
     return built_curves(stored)
 
@@ -96,6 +98,7 @@ def built_curves(stored: Iterable[StoredRun]) -> list[LoadCurve]:
 def scenario_runs(engine: Engine, scenario: Scenario) -> Iterator[StoredRun]:
     """The runs a plan of the scenario can draw on, a chunk at a time: those of its model, or
     every run when none has it."""
+    sync_catalog(engine)
     names = model_names_like(engine, scenario.model)
     found = False
     for stored in run_reads.iter_runs(engine, models=names) if names else ():

@@ -140,9 +140,46 @@ def test_row_with_wrong_number_of_cells_is_refused() -> None:
         import_bytes("c.csv", csv_bytes(row() + ",extra"))
 
 
-def test_same_load_level_twice_in_a_run_is_refused() -> None:
-    with pytest.raises(InputError, match="same load level as row 3"):
-        import_bytes("c.csv", csv_bytes(row(), row()))
+def test_a_row_repeating_an_earlier_rows_numbers_is_counted_once_and_said() -> None:
+    (run,) = import_bytes("c.csv", csv_bytes(row(), row())).runs
+    assert len(run.levels) == 1
+    assert "row 4 repeats row 3's numbers: counted once" in (run.notes or "")
+
+
+def test_a_load_measured_again_with_other_numbers_is_a_repeat_run_not_an_error() -> None:
+    first, again = import_bytes(
+        "c.csv", csv_bytes(row(), row("concurrency,16"), row(metrics="90,,,,,,,,,,,,,"))
+    ).runs
+    assert [lv.load_value for lv in first.levels] == [8, 16]
+    assert [lv.value("output_tok_s") for lv in again.levels] == [90]
+    assert again.label == "lab (repeat 2)" and first.label == "lab"
+    assert first.source_sha256 != again.source_sha256
+
+
+def test_serving_configurations_in_the_notes_split_a_sweep_into_runs() -> None:
+    # NVIDIA's sample: TP, expert parallel, attention DP and quantisation in the notes column.
+    ep8 = "id=a; moe_tp=1; moe_ep=8; attention_dp=1; gemm_quant=fp8; pp=1"
+    tp8 = "id=b; moe_tp=8; moe_ep=1; attention_dp=1; gemm_quant=fp8; pp=1"
+    metrics = "100,,,,,,,,,,,,,{}"
+    by_ep, by_tp = import_bytes(
+        "c.csv",
+        csv_bytes(row(metrics=metrics.format(ep8)), row(metrics=metrics.format(tp8))),
+    ).runs
+    assert by_ep.deployment.engine_args["moe_ep"] == "8" and by_ep.deployment.pp == 1
+    assert by_tp.deployment.engine_args["moe_tp"] == "8"
+    assert "id" not in by_ep.deployment.engine_args  # a row's id is not a configuration
+
+
+def test_the_blackwell_moe_sample_imports_one_run_per_configuration() -> None:
+    imported = import_path(DATA / "silicon_sample_2026_blackwell_moe.csv")
+    runs = imported.runs
+    assert len(runs) > 300
+    layouts = {
+        (r.deployment.tp, r.deployment.gpu_count, r.deployment.engine_args.get("attention_dp"))
+        for r in runs
+        if r.deployment.model == "deepseek-ai/DeepSeek-R1" and r.deployment.engine == "tensorrt-llm"
+    }
+    assert (1, 64, "64") in layouts and (8, 8, "1") in layouts
 
 
 def test_header_without_rows_is_refused() -> None:

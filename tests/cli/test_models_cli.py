@@ -1,0 +1,91 @@
+"""`capplan models`: list the catalog, show a model by any spelling, add a local config.json
+(file or folder) to a real store, refuse a bad one naming the field, remove it; and a plan of a
+MoE model on the demo data compares Hopper and Blackwell options with the basis of each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from planner.physics import catalog
+from planner.physics.catalog import CONFIG_DIR
+from tests.stores import Stores
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def db(stores: Stores) -> str:
+    return stores.empty()
+
+
+@pytest.fixture(autouse=True)
+def _no_added_models() -> None:
+    catalog.forget_added()
+
+
+def _ok(args: list[str]) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_show_resolves_any_spelling_and_lists_moe_facts(db: str) -> None:
+    shown = json.loads(_ok(["models", "show", "deepseek-ai/DeepSeek-R1", "--db", db, "--json"]))
+    assert shown["experts"] == 256 and shown["experts_per_token"] == 8
+    assert shown["attention"].startswith("61 MLA")
+    text = _ok(["models", "show", "Llama-3.1-70B (nvidia FP8 ckpt)", "--db", db])
+    assert text.startswith("llama-3.1-70b: 70.6B parameters")
+    unknown = runner.invoke(app, ["models", "show", "acme/Nothing-1B", "--db", db])
+    assert unknown.exit_code == 2 and "capplan models add" in unknown.stderr
+
+
+def test_add_a_local_config_then_list_and_remove_it(db: str, tmp_path: Path) -> None:
+    folder = tmp_path / "Support-30B-A3B"
+    folder.mkdir()
+    config = json.loads((CONFIG_DIR / "Qwen--Qwen3-30B-A3B_config.json").read_text())
+    config.pop("_name_or_path", None)
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    added = _ok(["models", "add", str(folder), "--db", db])
+    assert added.startswith("added support-30b-a3b: 30.5B parameters, 3.4B active")
+    catalog.forget_added()  # a fresh process: the store, not memory, keeps it
+    listed = json.loads(_ok(["models", "list", "--db", db, "--json"]))
+    mine = [m for m in listed if m["model"] == "support-30b-a3b"]
+    assert mine and mine[0]["origin"] == "added" and mine[0]["experts"] == 128
+    assert len(listed) > 55
+    _ok(["models", "remove", "Support-30B-A3B", "--db", db])
+    listed = json.loads(_ok(["models", "list", "--db", db, "--json"]))
+    assert not [m for m in listed if m["model"] == "support-30b-a3b"]
+
+
+def test_a_config_missing_a_field_is_refused_naming_file_and_field(db: str, tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32}), "utf-8")
+    result = runner.invoke(app, ["models", "add", str(bad), "--db", db])
+    assert result.exit_code == 2
+    assert str(bad) in result.stdout and "num_hidden_layers" in result.stdout
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    none = runner.invoke(app, ["models", "add", str(empty), "--db", db])
+    assert none.exit_code == 2 and "no config.json here" in none.stderr
+
+
+def test_a_deepseek_r1_plan_compares_h200_b200_and_gb200_with_each_basis(stores: Stores) -> None:
+    url = stores.empty("demo-moe")
+    _ok(["demo-data", "--db", url])
+    scenario = ROOT / "docs" / "scenarios" / "deepseek-r1-blackwell.yaml"
+    plan = json.loads(_ok(["plan", str(scenario), "--db", url, "--json", "--samples", "40"]))
+    gpus = {o["gpu"] for o in plan["options"]}
+    assert {"H200-SXM-141GB", "B200-SXM-180GB", "GB200-NVL72-186GB", "H100-SXM-80GB"} <= gpus
+    bases = {(o["gpu"], o["provenance"]) for o in plan["options"]}
+    assert ("B200-SXM-180GB", "published") in bases
+    assert ("H100-SXM-80GB", "projected") in bases  # nothing measured it: projected, said so
+    sized = [o for o in plan["options"] if not o["rejected_reason"]]
+    assert sized and all(o["total_monthly_cost_usd"] > 0 for o in sized)
+    dp = [o for o in plan["options"] if "DP" in o["option"]]
+    assert dp, "attention-DP deployments are options of their own, named so"

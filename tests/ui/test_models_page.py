@@ -1,0 +1,47 @@
+"""The Models page in the real app (AppTest): the shipped catalog with MoE and attention facts,
+a model the store added, and removing it."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from db.engine import make_engine
+from planner.physics import catalog
+from planner.physics.catalog import CONFIG_DIR
+from tests.ui.conftest import APP, RUN_TIMEOUT_S
+from workflows.models import add_config
+
+
+def _models_page() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
+    at.switch_page("ui/models.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _table(at: AppTest) -> list[dict[str, object]]:
+    frame = next(df.value for df in at.dataframe if "active per token (B)" in df.value.columns)
+    return frame.to_dict("records")
+
+
+def test_the_catalog_shows_moe_models_with_their_active_size_and_attention(store_url: str) -> None:
+    rows = {r["model"]: r for r in _table(_models_page())}
+    r1 = rows["deepseek-r1"]
+    assert r1["experts (used of routed)"] == "8 of 256" and r1["active per token (B)"] == 37.6
+    assert "MLA" in str(r1["attention"]) and r1["from"] == "shipped"
+    assert "sliding window 128" in str(rows["gpt-oss-120b"]["attention"])
+
+
+def test_an_added_model_is_listed_and_can_be_removed(store_url: str) -> None:
+    config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
+    add_config(make_engine(store_url), config, "support/config.json", name="acme/Support-8B")
+    catalog.forget_added()  # the page reads it back from the store
+    at = _models_page()
+    rows = {r["model"]: r for r in _table(at)}
+    assert rows["support-8b"]["from"] == "added"
+    at.selectbox(key="model_remove_choice").set_value("support-8b").run()
+    at.button(key="model_remove").click().run()
+    assert not at.exception
+    assert "support-8b" not in {r["model"] for r in _table(at)}
