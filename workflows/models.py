@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine
+from db.engine import Engine
 
 from db import model_configs
 from errors import InputError

@@ -35,6 +35,8 @@ def _page(path: str) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
     if path != "ui/plan.py":
         at.switch_page(path).run()
+    if path == "ui/runs.py":  # every demo run on one page (672 of them; 250 by default)
+        at.selectbox(key="runs_page_size").set_value(1000).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -509,7 +511,9 @@ def test_plan_page_leads_with_seven_plain_columns_and_says_the_answer_in_two_sen
     assert not lead["Option"].str.contains("tensorrt-llm|vllm |-SXM-", regex=True).any()
     headline = at.success[0].value
     engine_tp = str(choice["option"]).split(" on ")[0]
-    assert headline.startswith(f"Run {engine_tp} on {int(picked['Nodes'].iloc[0])} 8-GPU HGX node")
+    nodes = int(picked["Nodes"].iloc[0])
+    words = "4-GPU NVL72 compute tray" if "GB" in str(choice["gpu"]) else "8-GPU HGX node"
+    assert headline.startswith(f"Run {engine_tp} on {nodes} {words}")
     assert headline.count(". ") <= 1  # at most two sentences
     assert f"\\${choice['total_monthly_cost_usd']:,.0f}/month" in headline
 

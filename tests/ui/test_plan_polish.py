@@ -58,7 +58,7 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     # At 97% confidence TensorRT-LLM TP 2 and TP 4 both need 3 nodes.
     settled(at.slider(key="plan_confidence").set_value(0.97).run())
     assert not at.exception, [e.value for e in at.exception]
-    assert at.success[0].value.startswith("Run TensorRT-LLM TP2 on 3 8-GPU HGX nodes")
+    assert at.success[0].value.startswith("Run TensorRT-LLM TP2 on 3 8-GPU nodes")
     (note,) = [i.value for i in at.info if "cost the same" in i.value]
     shares = re.findall(r"(\d+)%", note)
     assert note.startswith("TensorRT-LLM TP2 and TP4 cost the same; resampling picks either")
