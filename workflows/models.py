@@ -9,9 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from db.engine import Engine
-
 from db import model_configs
+from db.engine import Engine
 from errors import InputError
 from planner.curves.load import canonical_model
 from planner.physics import catalog
