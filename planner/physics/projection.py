@@ -29,6 +29,7 @@ PROJECTED = "projected"
 # dev 15.6 / 60.1 / 19.4, held-out DeepSeek-V3 26.9 / 181.9 / 27.5 (output tok/s, TTFT, TPOT);
 # the larger of each. Same-generation dense projection keeps bench_projection.py's error.
 CROSS_GENERATION_ERROR = BasisError(26.9, 181.9, 27.5)
+VALIDATED_ARCHITECTURE = "Hopper"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +97,18 @@ def _labelled(
     moe = source.facts is not None and source.facts.is_moe
     generation = source_spec.architecture if source_spec is not None else ""
     across = not generation or generation != target.architecture
-    if not (across or moe):
+    # bench_projection.py validated the small error between Hopper GPUs only: B200 <-> GB200
+    # (another system around the same chip) has no such check, so it takes the larger one.
+    validated = generation == target.architecture == VALIDATED_ARCHITECTURE
+    if validated and not moe:
         return projected
-    why = "across GPU generations" if across else "of a mixture-of-experts model"
+    why = (
+        "across GPU generations"
+        if across
+        else "of a mixture-of-experts model"
+        if moe
+        else f"between {generation} GPUs (validated between Hopper GPUs only)"
+    )
     flag = (
         f"projection {why}: validated error {CROSS_GENERATION_ERROR.text()} "
         "(bench/bench_generations.py, the larger of the dev and held-out models)"

@@ -27,10 +27,11 @@ from db.seed import load_demo_data
 from errors import InputError, StoreError
 from planner.analysis.capacity import make_plan
 from planner.inputs.scenario import scenario_from_yaml
+from planner.physics.catalog import CONFIG_DIR
 from tests.db.backup_files import filled_target, table_rows
 from tests.db.conftest import full_run
 from tests.stores import Stores
-from workflows import history, planning
+from workflows import history, models, planning
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_YAML = (ROOT / "docs" / "scenarios" / "agent-platform.yaml").read_text(encoding="utf-8")
@@ -41,6 +42,7 @@ TABLES = [
     "level_metrics",
     "request_samples",
     "prices",
+    "model_configs",
     "scenarios",
     "plan_records",
 ]
@@ -59,6 +61,8 @@ def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repository.save_run(engine, full_run())
     assert repository.delete_run(engine, doomed)
     scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
+    config = (CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text(encoding="utf-8")
+    models.add_config(engine, json.loads(config), "acme/config.json", name="acme/Support-8B")
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
     plan = make_plan(scenario, planning.load_curves(engine), list_prices(engine))
     history.record_plan(engine, "agent-platform", plan)
