@@ -91,14 +91,18 @@ def keyed(page: Page, key: str) -> Locator:
     return page.locator(f".st-key-{key}")
 
 
-def open_options(page: Page, key: str) -> Locator:
-    """Open the option list of the selectbox or multiselect created with key=; its options.
+def open_options(page: Page, key: str, typed: str = "") -> Locator:
+    """Open the option list of the selectbox or multiselect created with key=; its options
+    (narrowed to those matching `typed`, as a person types to find one in a long list: the list
+    renders only the options in view).
 
     Streamlit's combobox opens on a key press, not on a click into its text field.
     """
     field = keyed(page, key).get_by_role("combobox")
     field.click()
     field.press("ArrowDown")
+    if typed:
+        field.press_sequentially(typed)
     return page.get_by_role("listbox").get_by_role("option")
 
 
@@ -115,7 +119,7 @@ def choose(page: Page, key: str, option: str) -> None:
     for attempt in range(1, CHOOSE_ATTEMPTS + 1):
         app_idle(page)
         try:
-            open_options(page, key).filter(has_text=wanted).click(timeout=OPTION_TIMEOUT_MS)
+            open_options(page, key, option).filter(has_text=wanted).click(timeout=OPTION_TIMEOUT_MS)
             break
         except PlaywrightTimeoutError:
             page.keyboard.press("Escape")
