@@ -26,7 +26,7 @@ from planner.physics.roofline import Ceilings, ceilings, curve_ceilings
 PROJECTED = "projected"
 # Validated MAPE % of this projection across GPU generations (Hopper <-> Blackwell) or of a
 # mixture-of-experts model (bench/bench_generations.py, per-point scaling, level-weighted):
-# dev 15.6 / 60.1 / 19.4, held-out DeepSeek-V3 26.9 / 181.9 / 27.5 (output tok/s, TTFT, TPOT);
+# dev 15.6 / 52.8 / 19.4, held-out DeepSeek-V3 26.9 / 181.9 / 27.5 (output tok/s, TTFT, TPOT);
 # the larger of each. Same-generation dense projection keeps bench_projection.py's error.
 CROSS_GENERATION_ERROR = BasisError(26.9, 181.9, 27.5)
 VALIDATED_ARCHITECTURE = "Hopper"
