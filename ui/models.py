@@ -58,8 +58,15 @@ st.caption(
     "locally). The name defaults to the config's _name_or_path, else the file name."
 )
 with st.form("add_model", clear_on_submit=True):
-    files = st.file_uploader(
+    picked = st.file_uploader(
         "config.json file(s)", type=["json"], accept_multiple_files=True, key="model_files"
+    )
+    folder = st.file_uploader(
+        "...or a folder of them",
+        type=["json"],
+        accept_multiple_files="directory",
+        key="model_folder",
+        help="Its config.json and <org>--<model>_config.json files are read; nothing else.",
     )
     name = st.text_input(
         "Model name (one file only; optional)",
@@ -67,10 +74,11 @@ with st.form("add_model", clear_on_submit=True):
         help="The name runs and scenarios use for it, e.g. acme/Llama-3.1-70B-Support.",
     )
     submitted = st.form_submit_button("Add")
+files = [*(picked or []), *(f for f in folder or [] if f.name.endswith("config.json"))]
 if submitted:
     if not files:
         st.warning("Choose a config.json first.")
-    for upload in files or []:
+    for upload in files:
         try:
             config = json.loads(upload.getvalue().decode("utf-8"))
             if not isinstance(config, dict):

@@ -22,6 +22,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "probe": ("/probe", "Probe an endpoint"),
     "scenarios": ("/scenarios", "Scenarios"),
     "prices": ("/prices", "GPU specs"),
+    "models": ("/models", "Add a model"),
 }
 
 
