@@ -295,6 +295,13 @@ def _tp_sizes(scenario: Scenario, gpu: str, notes: list[str]) -> list[tuple[int,
     if asked:
         return list(streams.items())
     fitting = [tp for tp, count in streams.items() if count is not None and count >= MIN_STREAMS]
+    if not fitting and streams[sizes[-1]] == 0:
+        notes.append(
+            f"{scenario.model} at {scenario.precision or 'its precision'} does not fit on "
+            f"{sizes[-1]} x {gpu} with room for a KV cache: no sweep there (a larger NVLink "
+            "domain or a smaller precision would)"
+        )
+        return []
     if not fitting:
         notes.append(f"the weights leave little KV-cache room on up to {sizes[-1]} x {gpu}")
         fitting = sizes[-1:]

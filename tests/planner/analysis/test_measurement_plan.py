@@ -171,3 +171,18 @@ def test_every_pair_with_a_sound_curve_means_no_measurement_plan() -> None:
     sc = scenario(model="meta-llama/Llama-3.1-70B-Instruct", workload={"isl": 1024, "osl": 1024})
     plan = make_plan(sc, silicon_curves(), CATALOG)
     assert plan.measurement_plan is None
+
+
+def test_a_model_that_does_not_fit_a_gpus_nvlink_domain_gets_no_sweep_there_but_a_reason() -> None:
+    # Kimi K2 is 1,026B parameters: at FP8 it does not fit 8 x 80 GB, and does on 8 x B200.
+    kimi = scenario(
+        model="moonshotai/Kimi-K2-Instruct",
+        precision="fp8",
+        candidates={"engines": ["vllm"], "gpus": ["H100-SXM-80GB", "B200-SXM-180GB"]},
+    )
+    with pytest.raises(NoDataError) as raised:
+        make_plan(kimi, CURVES, CATALOG)
+    measured = raised.value.measurement_plan
+    assert isinstance(measured, MeasurementPlan)
+    assert {s.gpu for s in measured.sweeps} == {"B200-SXM-180GB"}
+    assert any("does not fit on 8 x H100-SXM-80GB" in note for note in measured.notes)
