@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from planner.physics.catalog import entries
+from planner.physics.catalog import entries, is_model_config_name
 from planner.physics.config_layers import ConfigError
 from ui import resources as res
 from ui.text import plain
@@ -74,7 +74,7 @@ with st.form("add_model", clear_on_submit=True):
         help="The name runs and scenarios use for it, e.g. acme/Llama-3.1-70B-Support.",
     )
     submitted = st.form_submit_button("Add")
-files = [*(picked or []), *(f for f in folder or [] if f.name.endswith("config.json"))]
+files = [*(picked or []), *(f for f in folder or [] if is_model_config_name(f.name))]
 if submitted:
     if not files:
         st.warning("Choose a config.json first.")

@@ -45,10 +45,22 @@ def add_models(engine: Engine, path: Path, name: str | None = None) -> list[Adde
         raise InputError(
             f"--name names one model, but {len(files)} configs were found", file=str(path)
         )
-    out = []
+    out: list[AddedModel] = []
+    named: dict[str, str] = {}
     for file in files:
         try:
-            out.append(add_config(engine, read_config(file), str(file), name))
+            config = read_config(file)
+            model = canonical_model(name or catalog.model_name_of(config, str(file)))
+            if model in named:
+                raise ConfigError(
+                    f"names the model {model!r} as {named[model]} does: add one of them with "
+                    "--name to tell them apart",
+                    file=str(file),
+                    field="_name_or_path",
+                    value=model,
+                )
+            named[model] = str(file)
+            out.append(add_config(engine, config, str(file), name))
         except ConfigError as error:
             out.append(AddedModel(str(file), "", None, str(error)))
     return out

@@ -64,6 +64,10 @@ _STATS = {"mean": "mean", "avg": "mean", "average": "mean", "median": "p50"} | {
 # A blank statistic, or one the source calls unspecified, is stored bare (`ttft_ms`): the
 # planner then knows it cannot tell p50 from p99. Any other word is refused, never guessed.
 _UNSTATED = ("", "unspecified", "unknown", "not stated")
+# Parallel sizes among them: kept as engine arguments whenever they exceed 1 (the physics reads
+# them: attention DP copies, expert parallelism in the option's name).
+PARALLEL_KEYS = ("pp", "attention_dp", "moe_tp", "moe_ep", "ep", "dp", "expert_parallel_size",
+                 "data_parallel_size")  # fmt: skip
 # Notes keys that state the serving configuration: rows that differ in one are separate runs.
 CONFIG_KEYS = (
     "gemm_quant", "moe_quant", "kv_cache_dtype", "pp", "attention_dp", "moe_tp", "moe_ep",
@@ -132,14 +136,16 @@ def parse(
     """One run per group of rows sharing the deployment and workload columns."""
     text = doc if isinstance(doc, str) else ""
     comments, rows = _rows(name, text)
-    groups: dict[tuple[str, ...], list[_Row]] = {}
+    groups: dict[tuple[str, ...], dict[tuple[str, ...], list[_Row]]] = {}
     for row in rows:
         key = tuple(row.get(c) for c in GROUP_COLUMNS)
         config = tuple(f"{k}={v}" for k, v in serving_config(row.get("notes")).items())
-        groups.setdefault((key[0], normalise_engine(key[1]), *key[2:], *config), []).append(row)
+        base = (key[0], normalise_engine(key[1]), *key[2:])
+        groups.setdefault(base, {}).setdefault(config, []).append(row)
     passes = [
-        (key if number == 1 else (*key, f"repeat {number}"), members, said)
-        for key, rows_of_group in groups.items()
+        (_part_key(base, config, number, len(configs)), members, said, len(configs) > 1)
+        for base, configs in groups.items()
+        for config, rows_of_group in configs.items()
         for number, (members, said) in enumerate(_passes(rows_of_group), start=1)
     ]
     several = len(passes) > 1
@@ -152,9 +158,20 @@ def parse(
             provenance=provenance,
             comments=join_notes([notes or "", *said], "\n"),
             part="|".join(key) if several else None,
+            configured=split,
         )
-        for key, members, said in passes
+        for key, members, said, split in passes
     ]
+
+
+def _part_key(
+    base: tuple[str, ...], config: tuple[str, ...], number: int, configs: int
+) -> tuple[str, ...]:
+    """What names one run within the file: the deployment and workload columns, then the serving
+    configuration where the group holds several (a group of one keeps the key an earlier
+    import gave it, so importing the file again finds its runs), then the repeat."""
+    key = (*base, *config) if configs > 1 else base
+    return key if number == 1 else (*key, f"repeat {number}")
 
 
 def _passes(rows: Sequence[_Row]) -> list[tuple[list[_Row], list[str]]]:
@@ -164,7 +181,7 @@ def _passes(rows: Sequence[_Row]) -> list[tuple[list[_Row], list[str]]]:
     passes: list[tuple[list[_Row], list[str]]] = []
     seen: dict[tuple[str, str], list[_Row]] = {}
     for row in rows:
-        load = (row.get("load_type").lower(), row.get("concurrency_or_rate"))
+        load = (row.get("load_type").lower(), _load_text(row))
         earlier = seen.setdefault(load, [])
         twin = next((e for e in earlier if _same_numbers(e, row)), None)
         if twin is not None:
@@ -175,6 +192,16 @@ def _passes(rows: Sequence[_Row]) -> list[tuple[list[_Row], list[str]]]:
         passes[len(earlier)][0].append(row)
         earlier.append(row)
     return passes
+
+
+def _load_text(row: _Row) -> str:
+    """The load as a number's text ('4' and '4.0' are one load); as written when not a number
+    (the level's own check names it)."""
+    text = row.get("concurrency_or_rate")
+    try:
+        return repr(float(text))
+    except ValueError:
+        return text
 
 
 def _same_numbers(one: _Row, other: _Row) -> bool:
@@ -235,7 +262,11 @@ def _run(
     provenance: Provenance,
     comments: str | None,
     part: str | None,
+    configured: bool = False,
 ) -> RunFile:
+    """`configured`: its group of rows holds several serving configurations, so every pair of
+    its notes names this run's; else only parallel sizes beyond 1 (what the physics reads) are
+    kept, as runs stored before the split were."""
     first = rows[0]
     stated = DeploymentOverrides.model_validate(
         {column: first.get(column) or None for column in IDENTITY[1:6]}
@@ -244,12 +275,15 @@ def _run(
     hint = f" (row {first.line})"
     deployment, notes = resolve_deployment(first.file, stated, overrides, hint=hint)
     config = serving_config(first.get("notes"))
+    if not configured:
+        config = {k: v for k, v in config.items() if k in PARALLEL_KEYS and _beyond_one(v)}
     if config:
         pp = config.get("pp", "")
         deployment = deployment.model_copy(
             update={
                 "engine_args": {**config, **deployment.engine_args},
-                "pp": int(pp) if pp.isdigit() and int(pp) > 0 else deployment.pp,
+                # pp=1 is no pipeline parallelism: left unstated, as the runs stored before say.
+                "pp": deployment.pp or (int(pp) if pp.isdigit() and int(pp) > 1 else None),
             }
         )
     return RunFile(
@@ -263,6 +297,10 @@ def _run(
         origin_file=first.file,
         source_sha256=content_key(data, part),
     )
+
+
+def _beyond_one(value: str) -> bool:
+    return value.isdigit() and int(value) > 1
 
 
 def _label(source: str, part: str | None) -> str | None:

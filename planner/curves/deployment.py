@@ -35,9 +35,8 @@ def launch_command(run: RunFile) -> str:
 
 
 def attention_dp(run: RunFile) -> int:
-    """Attention data-parallel ranks in one replica: as an engine argument states (or TensorRT-LLM's
-    enable_attention_dp / a launch flag), else what the GPU count implies beyond TP x PP; 1 when
-    neither says more."""
+    """Attention data-parallel ranks in one replica: as an engine argument or a launch flag
+    states it, or TensorRT-LLM's enable_attention_dp over the GPUs beyond TP x PP; else 1."""
     dep = run.deployment
     args = {k.replace("-", "_"): v for k, v in dep.engine_args.items()}
     for name in _DP_ARGS:
@@ -47,10 +46,11 @@ def attention_dp(run: RunFile) -> int:
     found = re.search(r"--(?:data-parallel-size|dp-size|dp)[ =]+(\d+)", launch_command(run))
     if found:
         return max(int(found.group(1)), 1)
+    # Enabled without a size (TensorRT-LLM's enable_attention_dp): every GPU beyond TP x PP is a
+    # rank. A GPU count above TP x PP alone is never read as attention DP (it may be replicas).
     per_rank = (dep.tp or 0) * (dep.pp or 1)
     enabled = (args.get("enable_attention_dp") or "").strip().lower() in _TRUE
-    divides = bool(dep.gpu_count and per_rank and dep.gpu_count % per_rank == 0)
-    if dep.gpu_count and divides and (enabled or dep.gpu_count > per_rank):
+    if enabled and dep.gpu_count and per_rank and dep.gpu_count % per_rank == 0:
         return dep.gpu_count // per_rank
     return 1
 

@@ -9,8 +9,9 @@ that says so and how to add the config; capplan never downloads one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,11 @@ _SUFFIX = "_config.json"
 # Same architecture under another name (the config that describes it).
 ALIASES = {
     "llama-3.3-70b": "llama-3.1-70b",
-    "llama-3.1-405b": "llama-3.1-405b",
-    "deepseek-r1-0528": "deepseek-r1",
-    "deepseek-v3-0324": "deepseek-v3",
-    "deepseek-v3.1": "deepseek-v3",
-    "kimi-k2": "kimi-k2",
+    "deepseek-v3.1-terminus": "deepseek-v3.1",
 }
+# A release tag after the model's name: a date (-0528, -2507), a variant of the same weights.
+_RELEASE_SUFFIX = re.compile(r"-(\d{4}|thinking|terminus|instruct|base|chat|preview)$")
+_NAMED_PRECISION = re.compile(r"-(NVFP4|MXFP4|FP8)\b", re.IGNORECASE)
 # Organisations whose files re-publish another's model (quantised copies): the original wins.
 _REPUBLISHERS = ("nvidia", "sgl-project", "redhatai", "neuralmagic")
 
@@ -59,24 +59,36 @@ def model_facts(name: str) -> ModelFacts | None:
 
 def resolve(name: str) -> ModelFacts | str:
     """Facts for a model, or a sentence saying why there are none (names the model and what to
-    do)."""
-    key = lookup_key(name)
-    if key in _added:
-        return _added[key]
-    path = _shipped().get(key)
-    if path is None:
-        return (
-            f"model facts unknown for {name!r}: no config.json for it among the "
-            f"{len(_shipped())} shipped models or the ones added (add its config.json on the "
-            "Models page or with `capplan models add FILE`)"
-        )
-    return _shipped_facts(path, key)
+    do). An added config wins over a shipped one of the same name; aliases and release suffixes
+    ("-2507", "-Thinking", "-Terminus") are tried after the exact name."""
+    for key in _candidates(name):
+        if key in _added:
+            return _added[key]
+        path = _shipped().get(key)
+        if path is not None:
+            return _shipped_facts(path, key)
+    return (
+        f"model facts unknown for {name!r}: no config.json for it among the "
+        f"{len(_shipped())} shipped models or the ones added (add its config.json on the "
+        "Models page or with `capplan models add FILE`)"
+    )
 
 
 def lookup_key(name: str) -> str:
-    """The catalog key a model name resolves to (canonical name, then alias)."""
+    """The catalog key a model name resolves to (its canonical name when nothing knows it)."""
+    known = {*_added, *_shipped()}
+    return next((k for k in _candidates(name) if k in known), canonical_model(name))
+
+
+def _candidates(name: str) -> list[str]:
+    """The keys to try for a name: canonical, its alias, then without release suffixes."""
     key = canonical_model(name)
-    return ALIASES.get(key, key)
+    out = [key, ALIASES.get(key, key)]
+    trimmed = key
+    while (shorter := _RELEASE_SUFFIX.sub("", trimmed)) != trimmed:
+        trimmed = canonical_model(shorter)
+        out.extend((trimmed, ALIASES.get(trimmed, trimmed)))
+    return list(dict.fromkeys(out))
 
 
 def add_config(config: dict[str, Any], source: str, name: str | None = None) -> ModelFacts:
@@ -96,13 +108,13 @@ def forget_added() -> None:
 def model_name_of(config: dict[str, Any], source: str) -> str:
     """The model a config.json describes: its _name_or_path, else its file name."""
     stated = config.get("_name_or_path")
-    if isinstance(stated, str) and stated.strip():
-        return stated.strip()
+    if isinstance(stated, str) and stated.strip().strip("./"):
+        return stated.strip().rstrip("/")
     base = Path(source).name
     if base.endswith(_SUFFIX):
         return base.removesuffix(_SUFFIX).split("--")[-1]
     if base == "config.json":
-        return Path(source).parent.name
+        return Path(source).parent.name or base
     return base.removesuffix(".json")
 
 
@@ -120,12 +132,17 @@ def entries() -> list[CatalogEntry]:
 
 
 def config_files(folder: Path) -> list[Path]:
-    """The config.json files under a folder (a model folder, or one of many), in name order."""
+    """The model config.json files at a path: the file itself, or under a folder each
+    config.json and <org>--<model>_config.json (never tokenizer_config.json and the like)."""
     if folder.is_file():
         return [folder]
-    return sorted(
-        p for p in folder.rglob("*.json") if p.name == "config.json" or p.name.endswith(_SUFFIX)
-    )
+    return sorted(p for p in folder.rglob("*.json") if is_model_config_name(p.name))
+
+
+def is_model_config_name(name: str) -> bool:
+    """Whether a file name is a model's config: config.json, or <org>--<model>_config.json."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return base == "config.json" or (base.endswith(_SUFFIX) and "--" in base)
 
 
 @cache
@@ -142,7 +159,11 @@ def _shipped() -> dict[str, Path]:
 
 @cache
 def _shipped_facts(path: Path, key: str) -> ModelFacts:
-    return facts_from_config(read_config(path), key, f"shipped config {path.name}")
+    facts = facts_from_config(read_config(path), key, f"shipped config {path.name}")
+    named = _NAMED_PRECISION.search(path.name.removesuffix(_SUFFIX))
+    if facts.checkpoint == "bf16" and named:  # a quantised copy whose config omits its recipe
+        return replace(facts, checkpoint=f"{named.group(1).lower()} (from the file name)")
+    return facts
 
 
 def known_names(extra: Iterable[str] = ()) -> list[str]:

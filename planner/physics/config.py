@@ -50,11 +50,34 @@ def read_config(path: Path) -> Config:
     return loaded
 
 
+# Layouts capplan does not read yet: refused by name rather than counted wrong.
+_UNREAD_LAYOUTS = ("attn_layer_period", "expert_layer_period", "layer_block_types_pattern")
+
+
 def facts_from_config(config: Config, model: str, source: str) -> ModelFacts:
-    """The model description of one config.json (`model`: the canonical name it is known by)."""
+    """The model description of one config.json (`model`: the canonical name it is known by);
+    ConfigError naming the field when it cannot be read."""
+    try:
+        return _facts(config, model, source)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError) as error:
+        raise ConfigError(f"not understood: {type(error).__name__}: {error}", file=source) from None
+
+
+def _facts(config: Config, model: str, source: str) -> ModelFacts:
     text = _text_part(config, source)
+    unread = next((field for field in _UNREAD_LAYOUTS if text.get(field) is not None), None)
+    if unread is not None:
+        raise ConfigError(
+            "this hybrid layer layout is not read yet (Jamba-style periods): its size would be "
+            "wrong, so capplan gives none",
+            file=source,
+            field=unread,
+            value=text.get(unread),
+        )
     pattern = _hybrid_pattern(text)
-    layers = cl.number(
+    layers = cl.positive(
         text, "num_hidden_layers", "n_layers", "num_layers", default=len(pattern) or None,
         source=source,
     )  # fmt: skip
@@ -181,8 +204,8 @@ def _mixer_kinds(text: Config, layers: int, source: str) -> list[str]:
     hybrid = text.get("hybrid_layer_pattern") or text.get("attn_type_list")
     if isinstance(hybrid, list) and len(hybrid) >= layers:
         # MiMo: 0 full, 1 sliding; MiniMax: 0 linear (lightning), 1 full softmax attention
-        linear = text.get("model_type", "").startswith("minimax")
-        names = ("linear", "full") if linear else ("full", "sliding")
+        minimax = str(text.get("model_type") or "").startswith("minimax")
+        names = ("linear", "full") if minimax else ("full", "sliding")
         return [names[1] if int(v) else names[0] for v in hybrid[:layers]]
     linear = text.get("linear_attn_config")
     if isinstance(linear, dict) and isinstance(linear.get("full_attn_layers"), list):
@@ -191,11 +214,14 @@ def _mixer_kinds(text: Config, layers: int, source: str) -> list[str]:
     interval = cl.number(text, "full_attention_interval", default=0)
     if interval:
         return ["full" if (i + 1) % interval == 0 else "linear" for i in range(layers)]
+    every = cl.number(text, "sliding_window_pattern", default=0)
+    if every and text.get("sliding_window"):  # Gemma 3: every Nth layer global, the rest local
+        return ["full" if (i + 1) % every == 0 else "sliding" for i in range(layers)]
     return ["full"] * layers
 
 
 def _mlp_kinds(text: Config, layers: int) -> list[tuple[str, ...]]:
-    if not cl.number(text, "n_routed_experts", "num_experts", "num_local_experts", default=0):
+    if cl.routed_experts(text) <= 1:
         return [("dense",)] * layers
     if text.get("enable_moe_block"):  # Gemma 4: a dense MLP beside the experts in every layer
         return [("dense", "moe")] * layers
@@ -218,8 +244,7 @@ def _mlp_kinds(text: Config, layers: int) -> list[tuple[str, ...]]:
 
 
 def _dense_width(text: Config, source: str) -> int:
-    has_experts = cl.number(text, "n_routed_experts", "num_experts", "num_local_experts", default=0)
-    if has_experts and not text.get("enable_moe_block"):
+    if cl.routed_experts(text) > 1 and not text.get("enable_moe_block"):
         return cl.dense_mlp(text, source)
     width = cl.number(text, "intermediate_size", source=source)
     return cl.dense_mlp(text, source, width)

@@ -60,16 +60,25 @@ def number(config: Config, *names: str, default: int | None = None, source: str 
 
 
 def gated(config: Config) -> int:
-    """Matrices per MLP: 3 for gated activations (SwiGLU, GeGLU), 2 for relu2 and plain GELU."""
+    """Matrices per MLP: 3 for gated activations (SwiGLU, GeGLU), 2 for squared ReLU (Nemotron,
+    Minitron), the one activation name that says the MLP has no gate."""
     act = str(config.get("mlp_hidden_act") or config.get("hidden_act") or "silu").lower()
-    return 2 if act in ("relu2", "gelu_new_plain", "relu") and "mlp_hidden_act" in config else 3
+    return 2 if act == "relu2" else 3
+
+
+def positive(config: Config, *names: str, default: int | None = None, source: str = "") -> int:
+    """number(), refusing 0 (a layer or head count of 0 describes no model)."""
+    value = number(config, *names, default=default, source=source)
+    if value <= 0:
+        raise ConfigError("must be at least 1", file=source, field=names[0], value=value)
+    return value
 
 
 def attention(config: Config, kind: str, source: str) -> Mixer:
     """A softmax-attention layer: multi-head latent (MLA) when the config has a KV LoRA rank,
     else grouped-query; `kind` is "full" or "sliding"."""
-    hidden = number(config, "hidden_size", source=source)
-    heads = number(config, "num_attention_heads", source=source)
+    hidden = positive(config, "hidden_size", source=source)
+    heads = positive(config, "num_attention_heads", "n_heads", source=source)
     if config.get("kv_lora_rank"):
         return _mla(config, kind, hidden, heads, source)
     if kind == "sliding":
@@ -160,15 +169,20 @@ def dense_mlp(config: Config, source: str, width: int | None = None) -> int:
 
 def moe(config: Config, source: str) -> Moe | None:
     """The MoE shape, or None for a dense model."""
-    experts = number(
-        config, "n_routed_experts", "num_experts", "num_local_experts", default=0, source=source
-    )
+    experts = routed_experts(config, source)
     if experts <= 1:
         return None
     top_k = number(
         config, "num_experts_per_tok", "experts_per_token", "top_k_experts",
-        "num_experts_per_token", "moe_topk", source=source,
+        "num_experts_per_token", "moe_topk", "moe_k", source=source,
     )  # fmt: skip
+    if not 1 <= top_k <= experts:
+        raise ConfigError(
+            f"experts per token must be 1 to the {experts} routed experts",
+            file=source,
+            field="num_experts_per_tok",
+            value=top_k,
+        )
     hidden = number(config, "hidden_size", source=source)
     inner = number(
         config, "moe_intermediate_size", "routed_expert_hidden_size", "expert_intermediate_size",
@@ -183,6 +197,14 @@ def moe(config: Config, source: str) -> Moe | None:
     return Moe(experts, top_k, expert, shared)
 
 
+def routed_experts(config: Config, source: str = "") -> int:
+    """Routed experts per MoE layer (0 or 1: a dense model)."""
+    return number(
+        config, "n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts",
+        default=0, source=source,
+    )  # fmt: skip
+
+
 def _shared_experts(config: Config, hidden: int, inner: int, mats: int) -> int:
     width = number(
         config, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
@@ -191,6 +213,6 @@ def _shared_experts(config: Config, hidden: int, inner: int, mats: int) -> int:
     if width >= 0:
         return mats * hidden * width
     count = number(config, "n_shared_experts", "num_shared_experts", default=0)
-    if config.get("model_type", "").startswith("llama4"):
+    if str(config.get("model_type") or "").startswith("llama4"):
         count = max(count, 1)
     return count * mats * hidden * inner

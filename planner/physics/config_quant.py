@@ -22,10 +22,15 @@ _ALGOS = {
     "w8a8_sq_per_channel": "int8",
 }
 _LIST_KEYS = ("modules_to_not_convert", "ignore", "exclude_modules", "ignored_layers")
+# A module name in an ignore list, by the part it keeps at 16 bits: attention projections (not a
+# norm or a scale named after attention), shared experts, dense MLP projections (not the router,
+# which is `mlp.gate`), or whole layers (GLM's first dense layers).
 _PART_PATTERNS = {
-    "attention": re.compile(r"attn|attention", re.IGNORECASE),
+    "attention": re.compile(r"(self_attn|linear_attn|\battn\b)(?!\w*norm)", re.IGNORECASE),
     "shared": re.compile(r"shared_expert", re.IGNORECASE),
-    "dense": re.compile(r"mlp\\?\.\(?(gate_up|gate|up|down)|layers\.\d+\.?\*$", re.IGNORECASE),
+    "dense": re.compile(
+        r"mlp\\?\.\(?(gate_up|gate|up|down)[|a-z_]*\)?_proj|layers\.\d+\.?\*$", re.IGNORECASE
+    ),
 }
 
 

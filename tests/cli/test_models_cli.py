@@ -5,6 +5,7 @@ MoE model on the demo data compares Hopper and Blackwell options with the basis 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,10 @@ def db(stores: Stores) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _no_added_models() -> None:
+def _no_added_models() -> Iterator[None]:
     catalog.forget_added()
+    yield
+    catalog.forget_added()  # the catalog is per process: later tests must not see these
 
 
 def _ok(args: list[str]) -> str:
@@ -90,3 +93,33 @@ def test_a_deepseek_r1_plan_compares_h200_b200_and_gb200_with_each_basis(stores:
     assert sized and all(o["total_monthly_cost_usd"] > 0 for o in sized)
     dp = [o for o in plan["options"] if "DP" in o["option"]]
     assert dp, "attention-DP deployments are options of their own, named so"
+
+
+def test_a_hugging_face_folder_adds_its_config_and_skips_tokenizer_and_generation_configs(
+    db: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "Foo-8B"
+    folder.mkdir()
+    config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
+    config.pop("_name_or_path", None)
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    for side in ("tokenizer_config.json", "generation_config.json"):
+        (folder / side).write_text('{"bos_token_id": 1}', encoding="utf-8")
+    result = runner.invoke(app, ["models", "add", str(folder), "--db", db])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("added foo-8b:") and "refused" not in result.stdout
+
+
+def test_an_added_config_wins_over_an_alias_and_release_suffixes_resolve(
+    db: str, tmp_path: Path
+) -> None:
+    config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    _ok(["models", "add", str(path), "--name", "acme/Llama-3.3-70B-Instruct", "--db", db])
+    shown = json.loads(_ok(["models", "show", "Llama-3.3-70B-Instruct", "--db", db, "--json"]))
+    assert shown["total_params"] < 10e9  # the added one, not the shipped 70B it aliases
+    dated = json.loads(
+        _ok(["models", "show", "Qwen3-235B-A22B-Instruct-2507", "--db", db, "--json"])
+    )
+    assert dated["model"] == "qwen3-235b-a22b"

@@ -27,6 +27,7 @@ from db.seed import load_demo_data
 from errors import InputError, StoreError
 from planner.analysis.capacity import make_plan
 from planner.inputs.scenario import scenario_from_yaml
+from planner.physics import catalog
 from planner.physics.catalog import CONFIG_DIR
 from tests.db.backup_files import filled_target, table_rows
 from tests.db.conftest import full_run
@@ -67,6 +68,7 @@ def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     plan = make_plan(scenario, planning.load_curves(engine), list_prices(engine))
     history.record_plan(engine, "agent-platform", plan)
     engine.dispose()
+    catalog.forget_added()  # the store keeps it; the per-process catalog must not
     return path
 
 

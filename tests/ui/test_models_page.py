@@ -45,3 +45,4 @@ def test_an_added_model_is_listed_and_can_be_removed(store_url: str) -> None:
     at.button(key="model_remove").click().run()
     assert not at.exception
     assert "support-8b" not in {r["model"] for r in _table(at)}
+    catalog.forget_added()

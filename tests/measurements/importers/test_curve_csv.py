@@ -165,9 +165,16 @@ def test_serving_configurations_in_the_notes_split_a_sweep_into_runs() -> None:
         "c.csv",
         csv_bytes(row(metrics=metrics.format(ep8)), row(metrics=metrics.format(tp8))),
     ).runs
-    assert by_ep.deployment.engine_args["moe_ep"] == "8" and by_ep.deployment.pp == 1
+    assert by_ep.deployment.engine_args["moe_ep"] == "8" and by_ep.deployment.pp is None  # pp=1
     assert by_tp.deployment.engine_args["moe_tp"] == "8"
     assert "id" not in by_ep.deployment.engine_args  # a row's id is not a configuration
+
+
+def test_a_load_written_4_and_4_0_is_one_load() -> None:
+    first, again = import_bytes(
+        "c.csv", csv_bytes(row("concurrency,4"), row("concurrency,4.0", "90,,,,,,,,,,,,,"))
+    ).runs
+    assert [lv.load_value for lv in first.levels] == [4] and again.label == "lab (repeat 2)"
 
 
 def test_the_blackwell_moe_sample_imports_one_run_per_configuration() -> None:
@@ -179,7 +186,8 @@ def test_the_blackwell_moe_sample_imports_one_run_per_configuration() -> None:
         for r in runs
         if r.deployment.model == "deepseek-ai/DeepSeek-R1" and r.deployment.engine == "tensorrt-llm"
     }
-    assert (1, 64, "64") in layouts and (8, 8, "1") in layouts
+    # attention DP 1 is left unstated where nothing else in its group differs (as stored before)
+    assert (1, 64, "64") in layouts and (8, 8, None) in layouts
 
 
 def test_header_without_rows_is_refused() -> None:
