@@ -222,7 +222,13 @@ def test_plan_page_shows_cost_ranges_and_what_moves_the_answer(store_url: str) -
     assert (sized["nodes_p10"] <= sized["nodes_p50"]).all()
     assert (sized["nodes_p50"] <= sized["nodes_p90"]).all()
     assert (sized["usd_per_month_p10"] <= sized["usd_per_month_p90"]).all()
-    assert (abs(sized["nodes_p50"] - sized["nodes_planned"]) <= 1).all()
+    # On measured curves the planned fleet sits near the median; a projection across GPU
+    # generations carries a wide validated error, so its 90% fleet may sit far above it.
+    derived = set(options.loc[options["provenance"] == "projected", "option"])
+    near = sized[~sized.index.isin(derived)]
+    assert len(near) and (abs(near["nodes_p50"] - near["nodes_planned"]) <= 1).all()
+    far = sized[sized.index.isin(derived)]
+    assert (far["nodes_planned"] >= far["nodes_p50"]).all()
     titles = [t for t in sized.index if t == choice["option"]]
     assert titles, "the recommended option has a range"
     assert any("How sure is this?" in h.value for h in at.subheader)
@@ -512,7 +518,7 @@ def test_plan_page_leads_with_seven_plain_columns_and_says_the_answer_in_two_sen
     headline = at.success[0].value
     engine_tp = str(choice["option"]).split(" on ")[0]
     nodes = int(picked["Nodes"].iloc[0])
-    words = "4-GPU NVL72 compute tray" if "GB" in str(choice["gpu"]) else "8-GPU HGX node"
+    words = "4-GPU NVL72 compute tray" if str(choice["gpu"]).startswith("GB") else "8-GPU HGX node"
     assert headline.startswith(f"Run {engine_tp} on {nodes} {words}")
     assert headline.count(". ") <= 1  # at most two sentences
     assert f"\\${choice['total_monthly_cost_usd']:,.0f}/month" in headline
