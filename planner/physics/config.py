@@ -67,15 +67,7 @@ def facts_from_config(config: Config, model: str, source: str) -> ModelFacts:
 
 def _facts(config: Config, model: str, source: str) -> ModelFacts:
     text = _text_part(config, source)
-    unread = next((field for field in _UNREAD_LAYOUTS if text.get(field) is not None), None)
-    if unread is not None:
-        raise ConfigError(
-            "this hybrid layer layout is not read yet (Jamba-style periods): its size would be "
-            "wrong, so capplan gives none",
-            file=source,
-            field=unread,
-            value=text.get(unread),
-        )
+    _refuse_unread(text, source)
     pattern = _hybrid_pattern(text)
     layers = cl.positive(
         text, "num_hidden_layers", "n_layers", "num_layers", default=len(pattern) or None,
@@ -129,6 +121,18 @@ def _facts(config: Config, model: str, source: str) -> ModelFacts:
         sixteen_bit_parts=sixteen_bit,
         notes=_notes(config, text),
     )
+
+
+def _refuse_unread(text: Config, source: str) -> None:
+    unread = next((field for field in _UNREAD_LAYOUTS if text.get(field) is not None), None)
+    if unread is not None:
+        raise ConfigError(
+            "this hybrid layer layout is not read yet (Jamba-style periods): its size would be "
+            "wrong, so capplan gives none",
+            file=source,
+            field=unread,
+            value=text.get(unread),
+        )
 
 
 def _state_bytes(text: Config) -> float:
