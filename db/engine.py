@@ -343,9 +343,19 @@ def current_revision(url: str) -> str | None:
         engine.dispose()
 
 
-def upgrade(url: str, revision: str = "head") -> str | None:
-    """Run Alembic `upgrade` (default: to head) on the database at url; returns the revision."""
-    _run_alembic(url, lambda config: command.upgrade(config, revision))
+def upgrade(url: str, revision: str = "head", *, attempts: int = 3) -> str | None:
+    """Run Alembic `upgrade` (default: to head) on the database at url; returns the revision.
+
+    Processes that open one new SQLite database at once can still find a table another one
+    created between its migrations ("already exists"); that one's work is then done, so the
+    upgrade runs again from the revision the database is at now."""
+    for attempt in range(1, attempts + 1):
+        try:
+            _run_alembic(url, lambda config: command.upgrade(config, revision))
+            break
+        except StoreError as exc:
+            if "already exists" not in str(exc) or attempt == attempts:
+                raise
     return current_revision(url)
 
 
