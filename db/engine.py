@@ -344,11 +344,7 @@ def current_revision(url: str) -> str | None:
 
 
 def upgrade(url: str, revision: str = "head", *, attempts: int = 3) -> str | None:
-    """Run Alembic `upgrade` (default: to head) on the database at url; returns the revision.
-
-    Processes that open one new SQLite database at once can still find a table another one
-    created between its migrations ("already exists"); that one's work is then done, so the
-    upgrade runs again from the revision the database is at now."""
+    """Alembic upgrade (default: head); reruns if another process made a table meanwhile."""
     for attempt in range(1, attempts + 1):
         try:
             _run_alembic(url, lambda config: command.upgrade(config, revision))
