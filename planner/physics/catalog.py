@@ -10,7 +10,6 @@ that says so and how to add the config; capplan never downloads one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -72,12 +71,6 @@ def resolve(name: str) -> ModelFacts | str:
         f"{len(_shipped())} shipped models or the ones added (add its config.json on the "
         "Models page or with `capplan models add FILE`)"
     )
-
-
-def lookup_key(name: str) -> str:
-    """The catalog key a model name resolves to (its canonical name when nothing knows it)."""
-    known = {*_added, *_shipped()}
-    return next((k for k in _candidates(name) if k in known), canonical_model(name))
 
 
 def _candidates(name: str) -> list[str]:
@@ -164,8 +157,3 @@ def _shipped_facts(path: Path, key: str) -> ModelFacts:
     if facts.checkpoint == "bf16" and named:  # a quantised copy whose config omits its recipe
         return replace(facts, checkpoint=f"{named.group(1).lower()} (from the file name)")
     return facts
-
-
-def known_names(extra: Iterable[str] = ()) -> list[str]:
-    """Every model name the catalog resolves, for pickers."""
-    return sorted({*_shipped(), *_added, *extra})

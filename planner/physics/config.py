@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from planner.physics import config_layers as cl
 from planner.physics.config_layers import Config, ConfigError, Mixer
@@ -340,9 +339,3 @@ def _notes(config: Config, text: Config) -> tuple[str, ...]:
         if text.get(field):
             notes.append(f"{field} not modelled: the KV cache estimate is an upper bound")
     return tuple(notes)
-
-
-def describe(config: dict[str, Any]) -> str:
-    """One line naming the architecture (model_type and architectures) for messages."""
-    arch = config.get("architectures") or []
-    return f"{config.get('model_type', '?')} ({', '.join(map(str, arch)) or 'no architectures'})"
