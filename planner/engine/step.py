@@ -115,7 +115,7 @@ def capacity(spec: EngineSpec, p: StepParams, isl: Array, osl: Array) -> Array:
     whole = spec.tokens_per_seq(1.0, 1.0) >= 2.0
     tokens = isl + osl if whole else isl + osl / 2.0
     per_seq = spec.seq_kv_bytes(np.maximum(tokens, 1.0))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 bytes per sequence: unbounded
         by_cache = np.where(per_seq > 0, spec.kv_budget_bytes * p.kv_scale / per_seq, np.inf)
     seqs: Array = np.maximum(np.minimum(float(spec.max_seqs), by_cache), 1.0)
     return seqs

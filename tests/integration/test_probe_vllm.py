@@ -34,7 +34,7 @@ VLLM_BENCH = (
 )
 AGREEMENT_CONCURRENCY = 8
 AGREEMENT_REQUESTS = 256
-AGREEMENT_REPEATS = 3
+AGREEMENT_REPEATS = 5
 TOK_S_TOLERANCE = 0.15
 TTFT_TOLERANCE = 0.5
 TTFT_SLACK_MS = 10.0
@@ -144,8 +144,11 @@ def test_probe_agrees_with_vllm_bench_serve_on_the_same_server(
     agrees within 3 ms; single repeats vary by up to 10%. (With httpx's own connection pool the
     probe's client used ~4x the CPU per token and read 17-22% lower, because on two shared
     cores that CPU came out of the engine's; it now runs on aiohttp under httpx.)
-    Tolerances: 15% on output tok/s (the gap plus twice the ~5% spread of medians) and the
-    larger of 50% and 10 ms on median TTFT.
+    On a slower CI box one session read 1,439-2,254 tok/s (probe) and 1,677-2,069 (bench) over 3
+    repeats: the box drifts by a third between pairs, so each probe run is divided by the bench
+    run beside it and the median of 5 such ratios is judged. Tolerances: 15% on that ratio (the
+    gap plus twice the ~5% spread of medians) and the larger of 50% and 10 ms on the median TTFT
+    gap.
     """
     probe_tok_s: list[float] = []
     probe_ttft_ms: list[float] = []
@@ -167,10 +170,13 @@ def test_probe_agrees_with_vllm_bench_serve_on_the_same_server(
             probe_ttft_ms.append(level.value("p50_ttft_ms") or float("nan"))
     seen = f"probe {probe_tok_s} tok/s, {probe_ttft_ms} ms; bench {bench_tok_s}, {bench_ttft_ms}"
     print(seen)  # the numbers behind the tolerance, for `pytest -s`
-    probe_rate, bench_rate = statistics.median(probe_tok_s), statistics.median(bench_tok_s)
-    assert probe_rate == pytest.approx(bench_rate, rel=TOK_S_TOLERANCE), seen
-    probe_ttft, bench_ttft = statistics.median(probe_ttft_ms), statistics.median(bench_ttft_ms)
-    assert probe_ttft == pytest.approx(bench_ttft, rel=TTFT_TOLERANCE, abs=TTFT_SLACK_MS), seen
+    # Each probe run is compared with the bench run just before it (the box's state drifts
+    # between pairs far more than within one), and the median of those ratios is the verdict.
+    rate_ratio = statistics.median(p / b for p, b in zip(probe_tok_s, bench_tok_s, strict=True))
+    assert rate_ratio == pytest.approx(1.0, rel=TOK_S_TOLERANCE), f"ratio {rate_ratio:.3f}; {seen}"
+    ttft_gap = statistics.median(p - b for p, b in zip(probe_ttft_ms, bench_ttft_ms, strict=True))
+    ttft_bound = max(TTFT_TOLERANCE * statistics.median(bench_ttft_ms), TTFT_SLACK_MS)
+    assert abs(ttft_gap) <= ttft_bound, f"TTFT gap {ttft_gap:.1f} ms; {seen}"
 
 
 def test_server_killed_mid_sweep_leaves_a_readable_partial_run(
