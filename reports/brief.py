@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planner.analysis.capacity import Plan
+from planner.analysis.recommend import Verdict
 from planner.analysis.uncertainty import TIE_USD, PlanRanges
 from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
 from reports.names import engine_name, engine_tp, gpu_name, option_name, short_option_names, tp_text
@@ -222,35 +223,81 @@ def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
 
 
 def _nothing_brief(plan: Plan) -> Brief:
+    """No recommendation: the binding reason first (Verdict's order), then what would change it."""
     rec = plan.recommendation
-    if rec.flagged is not None:
-        return _flagged_brief(rec.flagged)
-    sized = sorted(
-        (o for o in plan.options if isinstance(o, SizedOption)),
-        key=lambda o: o.total_monthly_cost_usd,
-    )
-    budget = plan.scenario.budget
-    if sized and budget is not None:
-        cheapest = sized[0]
-        headline = (
-            f"Nothing that meets the SLA fits the {usd(budget.monthly_usd)}/month budget: the "
-            f"cheapest, {option_name(cheapest.key)}, costs "
-            f"{usd(cheapest.total_monthly_cost_usd)}/month."
+    gaps = plan.measurement_plan
+    if not plan.options or (gaps is not None and gaps.no_data):
+        return Brief(
+            "No data: nothing stored measures this model and workload closely enough to plan "
+            "on, so there is no recommendation. What to measure says which sweeps would answer "
+            "it.",
+            (),
+            sound=False,
         )
-        return Brief(headline, tuple(rejected_lines(plan.options)), sound=False)
-    if not plan.options:
-        return Brief("No option to compare: no curve matched the scenario.", (), sound=False)
+    if rec.verdict is Verdict.NOT_SOUND and rec.flagged is not None:
+        return _flagged_brief(rec.flagged, plan)
+    if rec.verdict is Verdict.OVER_BUDGET and rec.over_budget is not None:
+        return _over_budget_brief(plan, rec.over_budget)
     bullets = rejected_lines(plan.options)
     if rec.binding_text:
         bullets.insert(0, rec.binding_text)
-    return Brief("No option meets the SLA.", tuple(bullets), sound=False)
+    return Brief(
+        "SLA not met: no option meets every SLA target at any fleet size.",
+        tuple(bullets),
+        sound=False,
+    )
 
 
-def _flagged_brief(flagged: SizedOption) -> Brief:
-    """Nothing sound meets the SLA; say what would on data with concerns, and why not to buy."""
+def _over_budget_brief(plan: Plan, cheapest: SizedOption) -> Brief:
+    """'Over budget: the cheapest option that meets the SLA, X, costs $A/month, $D (P%) more
+    than the $B/month budget.' and what the budget does buy."""
+    budget = plan.scenario.budget.monthly_usd if plan.scenario.budget else 0.0
+    cost = cheapest.total_monthly_cost_usd
+    over = cost - budget
+    share = f" ({100.0 * over / budget:.0f}%)" if budget > 0 else ""
     headline = (
-        "Nothing measured soundly meets the SLA. Only on data with concerns would "
-        f"{option_name(flagged.key)} meet it ({usd(flagged.total_monthly_cost_usd)}/month)."
+        f"Over budget: the cheapest option that meets the SLA, {option_name(cheapest.key)}, costs "
+        f"{usd(cost)}/month, {usd(over)}{share} more than the {usd(budget)}/month budget. "
+        f"{budget_buys(plan, cheapest)}"
+    )
+    flagged = [
+        o for o in plan.options if isinstance(o, SizedOption) and o.concerns and o.within_budget
+    ]
+    bullets = [
+        f"Within the budget only on data with concerns: {option_name(o.key)} at "
+        f"{usd(o.total_monthly_cost_usd)}/month ({flag_gist(o.concerns[0])}); measure it before "
+        "buying on it."
+        for o in sorted(flagged, key=lambda o: o.total_monthly_cost_usd)[:1]
+    ]
+    return Brief(headline, (*bullets, *rejected_lines(plan.options)), sound=False)
+
+
+def budget_buys(plan: Plan, option: SizedOption) -> str:
+    """'The budget buys enough of it for 58.3 requests/s at peak (73% of the 80 planned).'"""
+    served, demand = option.budget_capacity, plan.scenario.demand
+    if served is None:
+        return ""
+    if served <= 0:
+        return "The budget does not buy one replica of it."
+    share = 100.0 * served / demand.amount if demand.amount > 0 else math.nan
+    return (
+        f"The budget buys enough of it for {served:,.1f} {option.budget_capacity_unit} "
+        f"({share:.0f}% of the {demand.amount:,.4g} planned)."
+    )
+
+
+def _flagged_brief(flagged: SizedOption, plan: Plan) -> Brief:
+    """Nothing sound meets the SLA; say what would on data with concerns, and why not to buy."""
+    budget = plan.scenario.budget
+    over = (
+        f", over the {usd(budget.monthly_usd)}/month budget"
+        if budget is not None and not flagged.within_budget
+        else ""
+    )
+    headline = (
+        "Data not sound: nothing that meets the SLA rests on data that can be verified. Only on "
+        f"data with concerns would {option_name(flagged.key)} meet it "
+        f"({usd(flagged.total_monthly_cost_usd)}/month{over})."
     )
     concerns = [f"Concern: {_lower_first(flag_gist(text))}." for text in flagged.concerns]
     advice = "Measure this deployment (capplan probe) before buying on it."

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.analysis.recommend import Verdict
 from planner.physics.roofline import check_curve
 from planner.sizing.options import Option, SizedOption
 from reports.brief import (
     and_list,
+    budget_buys,
     caveat_line,
     expected_cost,
     flag_gist,
@@ -108,13 +110,14 @@ def _buy(report: Report, choice: SizedOption | None) -> str:
 def _why_nothing(report: Report) -> str:
     plan = report.plan
     gaps = plan.measurement_plan
-    if gaps is not None and gaps.no_data:
-        return "no measurement answers this scenario (see What to measure)"
-    if plan.recommendation.flagged is not None:
-        return "only data with concerns meets the SLA"
-    if plan.scenario.budget is not None and any(isinstance(o, SizedOption) for o in plan.options):
-        return "nothing that meets the SLA fits the budget"
-    return "no option meets the SLA"
+    verdict = plan.recommendation.verdict
+    if not plan.options or (gaps is not None and gaps.no_data):
+        return "no data: no measurement answers this scenario (see What to measure)"
+    if verdict is Verdict.NOT_SOUND:
+        return "data not sound: only data with concerns meets the SLA"
+    if verdict is Verdict.OVER_BUDGET:
+        return "over budget: what meets the SLA costs more than the budget"
+    return "SLA not met: no option meets every target at any fleet size"
 
 
 def _money(report: Report, choice: SizedOption | None) -> list[tuple[str, str]]:
@@ -155,14 +158,15 @@ def _verdict(choice: SizedOption | None, budget: float | None, report: Report) -
             f"WITHIN the {usd(budget)}/month budget: uses {usd(cost)} ({100 * cost / budget:.0f}%),"
             f" leaves {usd(budget - cost)}/month"
         )
-    sized = [o for o in report.plan.options if isinstance(o, SizedOption)]
-    if not sized:
-        return f"{usd(budget)}/month given; nothing meets the SLA at any cost"
-    cheapest = min(o.total_monthly_cost_usd for o in sized)
-    return (
-        f"OVER: the cheapest option meeting the SLA costs {usd(cheapest)}/month, "
-        f"{usd(cheapest - budget)} over the {usd(budget)}/month budget"
-    )
+    rec = report.plan.recommendation
+    if rec.verdict is Verdict.OVER_BUDGET and rec.over_budget is not None:
+        cheapest = rec.over_budget.total_monthly_cost_usd
+        return (
+            f"OVER: the cheapest option meeting the SLA costs {usd(cheapest)}/month, "
+            f"{usd(cheapest - budget)} over the {usd(budget)}/month budget. "
+            f"{budget_buys(report.plan, rec.over_budget)}"
+        ).strip()
+    return f"{usd(budget)}/month given; no verdict: {_why_nothing(report)}"
 
 
 def _sureness(report: Report, choice: SizedOption | None) -> list[str]:

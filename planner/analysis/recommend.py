@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from planner.analysis.factors import (
     NEEDS,
@@ -31,6 +32,18 @@ from planner.sizing.sla import MEASURED_RANGE
 COST_TIE_PCT = 1.0
 # How much more a factor-preferred engine may cost and still be recommended over the cheapest.
 DEFAULT_PREFERENCE_TOLERANCE_PCT = 15.0
+
+
+class Verdict(StrEnum):
+    """Why the plan does or does not recommend something, checked in this order: no data to
+    plan on; only data with concerns meets the SLA; nothing meets the SLA at any size; what
+    meets it costs more than the budget."""
+
+    RECOMMENDED = "recommended"
+    NO_DATA = "no data"
+    NOT_SOUND = "data not sound"
+    SLA_NOT_MET = "SLA not met"
+    OVER_BUDGET = "over budget"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +68,9 @@ class Recommendation:
     # Nothing sound meets the SLA (and budget): the cheapest option that would, on data with
     # concerns (SizedOption.concerns); never the choice.
     flagged: SizedOption | None = None
+    verdict: Verdict = Verdict.RECOMMENDED
+    # Over budget: the cheapest option that meets the SLA on sound data (never the choice).
+    over_budget: SizedOption | None = None
 
 
 def recommend(
@@ -69,13 +85,9 @@ def recommend(
     tolerance = preference_tolerance_pct
     meeting = sorted((o for o in options if isinstance(o, SizedOption)), key=_cost_key)
     affordable = [o for o in meeting if budget is None or o.within_budget]
-    if not affordable:
-        reason = _nothing_fits(options, meeting, budget)
-        binding = _budget_binding(meeting, budget)
-        return Recommendation(None, None, reason, None, None, binding, (), None, tolerance)
     sound = [o for o in affordable if not o.concerns]
     if not sound:
-        return _only_flagged(affordable, budget, tolerance)
+        return _no_choice(options, meeting, budget, tolerance)
     cheapest = _choose(sound)
     choice, decision = _apply_preference(sound, cheapest, factors, tolerance)
     passed = [o for o in affordable if o.concerns and _cost(o) < _cost(choice)]
@@ -107,20 +119,46 @@ def recommend(
     )
 
 
-def _only_flagged(
-    affordable: list[SizedOption], budget: float | None, tolerance: float
+def _no_choice(
+    options: Sequence[Option], meeting: list[SizedOption], budget: float | None, tolerance: float
 ) -> Recommendation:
-    """Nothing sound meets the SLA: no choice; the cheapest flagged option is named, with why."""
-    flagged = _choose(affordable)
-    others = [o.title() for o in affordable if o is not flagged]
+    """Nothing to recommend, and the binding reason (Verdict) in its order: no option at all;
+    only flagged data meets the SLA; nothing meets it; what meets it soundly is over budget."""
+    sound = [o for o in meeting if not o.concerns]
+    if sound:
+        cheapest = _choose(sound)
+        reason = _nothing_fits(options, [cheapest], budget)
+        binding = _budget_binding([cheapest], budget)
+        return Recommendation(
+            None, None, reason, None, None, binding, (), None, tolerance,
+            verdict=Verdict.OVER_BUDGET, over_budget=cheapest,
+        )  # fmt: skip
+    if meeting:
+        affordable = [o for o in meeting if budget is None or o.within_budget]
+        return _only_flagged(affordable or meeting, budget, tolerance)
+    verdict = Verdict.SLA_NOT_MET if options else Verdict.NO_DATA
+    reason = _nothing_fits(options, meeting, budget)
+    return Recommendation(None, None, reason, None, None, None, (), None, tolerance, None, verdict)
+
+
+def _only_flagged(
+    candidates: list[SizedOption], budget: float | None, tolerance: float
+) -> Recommendation:
+    """Nothing sound meets the SLA: no choice; the cheapest flagged option (within the budget
+    when one is) is named, with why."""
+    flagged = _choose(candidates)
+    others = [o.title() for o in candidates if o is not flagged]
     also = f" (also {', '.join(others[:3])}{', ...' if len(others) > 3 else ''})" if others else ""
+    over = "" if budget is None or flagged.within_budget else f", over the ${budget:,.0f} budget"
     reason = (
-        f"Nothing measured soundly meets the SLA{' within the budget' if budget else ''}. "
+        "Nothing measured soundly meets the SLA. "
         f"Only on data with concerns would {flagged.title()} meet it, {flagged.replicas} "
-        f"replicas at ${_cost(flagged):,.0f}/month{also}: {'; '.join(flagged.concerns)}. "
+        f"replicas at ${_cost(flagged):,.0f}/month{over}{also}: {'; '.join(flagged.concerns)}. "
         "Measure this deployment (capplan probe) before buying on it."
     )
-    return Recommendation(None, None, reason, None, None, None, (), None, tolerance, flagged)
+    return Recommendation(
+        None, None, reason, None, None, None, (), None, tolerance, flagged, Verdict.NOT_SOUND
+    )
 
 
 # --- binding constraint in plain words --------------------------------------------------------

@@ -137,10 +137,22 @@ def test_over_budget_is_not_said_as_nothing_meets_the_sla() -> None:
     )
     brief = recommendation_brief(plan)
     assert not brief.sound
+    cost = cheapest.total_monthly_cost_usd
     assert brief.headline == (
-        f"Nothing that meets the SLA fits the $1,000/month budget: the cheapest, "
-        f"{option_name(cheapest.key)}, costs ${cheapest.total_monthly_cost_usd:,.0f}/month."
+        f"Over budget: the cheapest option that meets the SLA, {option_name(cheapest.key)}, "
+        f"costs ${cost:,.0f}/month, ${cost - 1000:,.0f} ({100 * (cost - 1000) / 1000:.0f}%) more "
+        "than the $1,000/month budget. The budget does not buy one replica of it."
     )
+    wide = _plan(budget={"monthly_usd": cost * 0.75})
+    served = wide.recommendation.over_budget
+    assert served is not None and served.budget_capacity
+    share = 100 * served.budget_capacity / wide.scenario.demand.amount
+    assert recommendation_brief(wide).headline.endswith(
+        f"The budget buys enough of it for {served.budget_capacity:,.1f} "
+        f"{served.budget_capacity_unit} ({share:.0f}% of the "
+        f"{wide.scenario.demand.amount:,.4g} planned)."
+    )
+    assert 0 < share < 100
 
 
 def test_an_answer_only_on_flagged_data_is_not_a_success() -> None:
@@ -149,7 +161,7 @@ def test_an_answer_only_on_flagged_data_is_not_a_success() -> None:
     assert plan.recommendation.choice is None and flagged is not None
     brief = recommendation_brief(plan)
     assert not brief.sound
-    assert brief.headline.startswith("Nothing measured soundly meets the SLA.")
+    assert brief.headline.startswith("Data not sound: nothing that meets the SLA rests on data")
     assert option_name(flagged.key) in brief.headline
     assert any("physical ceiling" in b for b in brief.bullets)
     assert brief.bullets[-1] == "Measure this deployment (capplan probe) before buying on it."

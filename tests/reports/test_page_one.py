@@ -146,5 +146,5 @@ def test_nothing_to_buy_says_why(report: Report) -> None:
     curves = [o.curve for o in report.plan.options]
     plan = make_plan(scenario, curves, report.plan.prices_used, fitter=lambda c: _fit(report, c))
     assert page_one(replace(report, plan=plan)).buy == (
-        "Nothing to buy yet: nothing that meets the SLA fits the budget"
+        "Nothing to buy yet: over budget: what meets the SLA costs more than the budget"
     )

@@ -10,10 +10,10 @@ import pytest
 from measurements.demo.runs import demo_runs
 from planner.analysis.capacity import make_plan
 from planner.analysis.factors import factor_notes
-from planner.analysis.recommend import Recommendation, binding_in_words, recommend
+from planner.analysis.recommend import Recommendation, Verdict, binding_in_words, recommend
 from planner.curves.load import curve_from_run
 from planner.inputs.prices import load_catalog_csv
-from planner.inputs.scenario import FactorsSpec, load_scenario
+from planner.inputs.scenario import BudgetSpec, FactorsSpec, load_scenario
 from planner.sizing.options import Option, RejectedOption
 from tests.planner.builders import ROOT, scenario, seed_curves, silicon_curves, trusted
 
@@ -37,12 +37,14 @@ def test_the_choice_is_the_cheapest_option_meeting_sla_and_budget() -> None:
     assert rec.runner_up is not None and rec.runner_up.title() in rec.reason
 
 
-def test_over_budget_names_the_cheapest_that_meets_the_sla() -> None:
+def test_over_budget_on_flagged_data_only_is_said_as_data_not_sound() -> None:
+    # Only the seed article's flagged TensorRT-LLM curve meets the SLA: the binding reason is
+    # the data (checked before the budget), and the budget is still named.
     plan = make_plan(scenario(budget={"monthly_usd": 100}), seed_curves(), CATALOG)
     rec = plan.recommendation
-    assert rec.choice is None
-    assert "within the budget of $100/month" in rec.reason
-    assert "tensorrt-llm on H100-SXM-80GB" in rec.reason
+    assert rec.choice is None and rec.verdict is Verdict.NOT_SOUND
+    assert rec.flagged is not None and rec.over_budget is None
+    assert "tensorrt-llm on H100-SXM-80GB" in rec.reason and "over the $100 budget" in rec.reason
 
 
 def test_when_nothing_meets_the_sla_each_option_says_which_target_fails() -> None:
@@ -231,7 +233,9 @@ def test_binding_constraints_in_plain_words_with_their_numbers() -> None:
 
 
 def test_the_budget_is_named_when_it_binds_and_its_use_when_it_does_not() -> None:
-    over = make_plan(scenario(budget={"monthly_usd": 100}), seed_curves(), CATALOG)
+    tight = SILICON_SCENARIO.model_copy(update={"budget": BudgetSpec(monthly_usd=100)})
+    over = make_plan(tight, silicon_curves(), CATALOG)
+    assert over.recommendation.verdict is Verdict.OVER_BUDGET
     assert over.recommendation.binding_text is not None
     assert over.recommendation.binding_text.startswith("The monthly budget ($100) is below")
     rec = _silicon(None)
@@ -253,6 +257,18 @@ def test_data_above_a_physical_ceiling_is_passed_over_when_sound_data_fits() -> 
     assert _cost(impossible[0]) < _cost(rec.choice)
     assert "passed over" in rec.reason.lower() and "physical ceiling" in rec.reason
     assert rec.runner_up is None or not rec.runner_up.above_ceiling
+    # A budget between the flagged option's cost and the sound one's: the binding reason is the
+    # budget (sound data meets the SLA, over it), never "nothing sound meets the SLA".
+    between = (_cost(impossible[0]) + _cost(rec.choice)) / 2
+    for budget in (between, _cost(impossible[0]) / 2):
+        tight = loose.model_copy(update={"budget": BudgetSpec(monthly_usd=budget)})
+        capped = make_plan(tight, curves, CATALOG).recommendation
+        assert capped.choice is None and capped.verdict is Verdict.OVER_BUDGET
+        assert capped.over_budget is not None and not capped.over_budget.concerns
+        assert (
+            capped.over_budget.key == rec.choice.key
+        )  # the cheapest sound option, not a flagged one
+        assert capped.flagged is None
 
 
 def test_when_nothing_sound_meets_the_sla_there_is_no_choice_and_the_flagged_one_is_named() -> None:
@@ -261,6 +277,7 @@ def test_when_nothing_sound_meets_the_sla_there_is_no_choice_and_the_flagged_one
     assert rec.choice is None and rec.runner_up is None
     assert rec.flagged is not None and rec.flagged.engine == "tensorrt-llm"
     assert rec.reason.startswith("Nothing measured soundly meets the SLA.")
+    assert rec.verdict is Verdict.NOT_SOUND
     assert f"{rec.flagged.replicas} replicas at ${rec.flagged.total_monthly_cost_usd:,.0f}" in (
         rec.reason
     )
