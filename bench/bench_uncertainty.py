@@ -67,7 +67,7 @@ def main(samples: int | None = None) -> None:
             )
             print(
                 f"  {option.title:<45} point {option.point_nodes} nodes; P10/P50/P90 {spread}; "
-                f"feasible {option.feasible_share:.0%}, wins {option.win_share:.0%}"
+                f"feasible {option.feasible_share:.0%}, wins {option.pick_share:.0%}"
             )
         for row in rows[:5]:
             print(

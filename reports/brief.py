@@ -95,20 +95,22 @@ def margin_sentence(plan: Plan) -> str | None:
 
 
 def tie_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
-    """'vLLM TP2 and TP4 cost the same; resampling picks either (TP2 55%, TP4 45%).' when the
-    choice costs the same as another option and the resampled plans split the win (else None)."""
+    """'vLLM TP2 and TP4 cost the same (both fine to buy); each is the pick or tied with it in
+    this share of the resampled plans: TP2 95%, TP4 60%.' when the choice costs the same as
+    another option that resampling also picks (else None)."""
     tied = tied_options(plan, ranges)
     if len(tied) < 2 or ranges is None:
         return None
-    shares = {option.key: option.win_share for option in ranges.options}
+    shares = {option.key: option.pick_share for option in ranges.options}
     keys = [o.key for o in tied]
     names = [tp_text(k.tp) for k in keys] if _one_family(keys) else short_option_names(keys)
     split = ", ".join(
         f"{name} {shares.get(o.key, 0.0):.0%}" for name, o in zip(names, tied, strict=True)
     )
-    which = "either" if len(tied) == 2 else "any of them"
+    each = "both" if len(tied) == 2 else "all"
     return (
-        f"{joined_names([o.key for o in tied])} cost the same; resampling picks {which} ({split})."
+        f"{joined_names([o.key for o in tied])} cost the same ({each} fine to buy); each is the "
+        f"pick or tied with it in this share of the resampled plans: {split}."
     )
 
 
@@ -118,7 +120,7 @@ def tied_options(plan: Plan, ranges: PlanRanges | None) -> list[SizedOption]:
     choice = plan.recommendation.choice
     if choice is None or ranges is None:
         return []
-    shares = {option.key: option.win_share for option in ranges.options}
+    shares = {option.key: option.pick_share for option in ranges.options}
     cost = choice.total_monthly_cost_usd
     tied = [
         o
@@ -149,16 +151,16 @@ def and_list(items: Sequence[str]) -> str:
 
 
 def unstable_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
-    """'The pick is not settled: it changes in 63% of the resampled plans, most often to X.'
-    when it changes in at least UNSTABLE_SHARE of them (else None)."""
+    """'The pick is not settled: it holds in only 37% of the resampled plans; the others mostly
+    pick X.' when it changes in at least UNSTABLE_SHARE of them (else None)."""
     if ranges is None or ranges.choice_change_share < UNSTABLE_SHARE:
         return None
     choice = plan.recommendation.choice
     others = [o for o in ranges.options if choice is None or o.key != choice.key]
-    rival = max(others, key=lambda o: o.win_share, default=None)
-    to = f", most often to {option_name(rival.key)}" if rival and rival.win_share > 0 else ""
+    rival = max(others, key=lambda o: o.pick_share, default=None)
+    to = f"; the others mostly pick {option_name(rival.key)}" if rival and rival.pick_share else ""
     return (
-        f"The pick is not settled: it changes in {ranges.choice_change_share:.0%} of the "
+        f"The pick is not settled: it holds in only {1 - ranges.choice_change_share:.0%} of the "
         f"resampled plans{to}."
     )
 
@@ -173,7 +175,7 @@ def _choice_bullets(
         bullets.append(
             f"Expected cost {usd(expected)}/month (the median fleet over the fits' error samples)."
         )
-    spread = _range_bullet(choice, ranges)
+    spread = _range_bullet(choice, ranges, holds=comparison)
     if spread:
         bullets.append(spread)
     if rec.binding_text:
@@ -208,17 +210,48 @@ def proper_names(text: str, options: Sequence[Option]) -> str:
     return text
 
 
-def _range_bullet(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
+def _range_bullet(choice: SizedOption, ranges: PlanRanges | None, holds: bool) -> str | None:
+    """The cost range, and how often the pick holds unless the headline already says it."""
+    text = range_sentence(choice, ranges)
+    return f"{text} {pick_holds_sentence(ranges)}" if text and ranges and holds else text
+
+
+def range_sentence(choice: SizedOption, ranges: PlanRanges | None) -> str | None:
+    """'Over 400 error samples the cost is P10 $A, P50 $B, P90 $C per month.', and, when whole
+    nodes absorb the error (P10 = P90), the replicas that moved within them."""
     if ranges is None:
         return None
     match = next((o for o in ranges.options if o.key == choice.key), None)
     if match is None or match.total_monthly_cost_usd is None:
         return None
     cost = match.total_monthly_cost_usd
-    changes = f"; the pick changes in {ranges.choice_change_share:.0%} of them"
+    text = (
+        f"Over {ranges.samples} error samples the cost is P10 {usd(cost.p10)}, P50 "
+        f"{usd(cost.p50)}, P90 {usd(cost.p90)} per month."
+    )
+    replicas = match.replicas
+    if cost.p10 == cost.p90 and replicas is not None and match.nodes is not None:
+        nodes = match.nodes.p50
+        moved = (
+            f"the replicas needed range from {replicas.p10:,.0f} to {replicas.p90:,.0f}"
+            if replicas.p10 != replicas.p90
+            else f"{replicas.p50:,.0f} replicas are enough in each"
+        )
+        text += (
+            f" The range is one number because every sample fits in the same {nodes:,.0f} "
+            f"whole nodes: {moved}."
+        )
+    return text
+
+
+def pick_holds_sentence(ranges: PlanRanges) -> str:
+    """The one measure of how settled the pick is, named and explained: 'The pick holds in 78%
+    of the resampled plans (the same option, or one costing the same, is the cheapest that meets
+    the SLA).'"""
+    holds = 1.0 - ranges.choice_change_share
     return (
-        f"Range over {ranges.samples} error samples: P10 {usd(cost.p10)}, P50 {usd(cost.p50)}, "
-        f"P90 {usd(cost.p90)} per month{changes}."
+        f"The pick holds in {holds:.0%} of the resampled plans (it, or an option costing the "
+        "same, is still the cheapest that meets the SLA)."
     )
 
 

@@ -158,16 +158,15 @@ def range_rows(ranges: PlanRanges) -> list[dict[str, Cell]]:
                 "usd_per_month_p50": cost.p50 if cost else None,
                 "usd_per_month_p90": cost.p90 if cost else None,
                 "meets_sla_share_pct": round(100 * option.feasible_share, 1),
-                "recommended_share_pct": round(100 * option.win_share, 1),
+                "pick_share_pct": round(100 * option.pick_share, 1),
             }
         )
     return rows
 
 
 def tie_note(plan: Plan, ranges: PlanRanges | None) -> str | None:
-    """Plain words when the choice costs the same as another option (within TIE_USD) and the
-    resampled plans split the win between them ('vLLM TP2 and TP4 cost the same; resampling
-    picks either (TP2 55%, TP4 45%).'); None otherwise."""
+    """Plain words when the choice costs the same as another option (within TIE_USD) that the
+    resampled plans also pick (brief.tie_sentence); None otherwise."""
     return tie_sentence(plan, ranges)
 
 

@@ -4,19 +4,22 @@ runs and what is needed to reproduce the plan."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
-from errors import PlanningError
 from measurements.run_file import RunFile
-from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.capacity import Plan
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
-from planner.curves.load import LoadCurve
-from planner.fitting.fit import CurveFit
+from planner.analysis.what_if import (
+    MONTHS_PER_YEAR,
+    WhatIfRow,
+    replan_at_demand,
+    what_if_demand,
+)
 from planner.fitting.predict import predict
 from planner.inputs.scenario import Scenario, scenario_to_yaml
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
@@ -73,6 +76,8 @@ class Summary:
     choice: str | None
     runner_up: str | None
     total_monthly_cost_usd: float | None
+    total_yearly_cost_usd: float | None  # twelve months of total_monthly_cost_usd
+    expected_monthly_cost_usd: float | None  # the median fleet over the error samples
     cost_p10_usd: float | None
     cost_p50_usd: float | None
     cost_p90_usd: float | None
@@ -162,6 +167,7 @@ class Report:
     plan: Plan
     ranges: PlanRanges | None
     swings: tuple[SensitivityRow, ...] | None
+    what_if: tuple[WhatIfRow, ...] = ()  # the plan at the scenario's demand multipliers
 
 
 def build_report(
@@ -196,6 +202,7 @@ def build_report(
         plan=plan,
         ranges=ranges,
         swings=None if swings is None else tuple(swings),
+        what_if=what_if_demand(plan),
     )
 
 
@@ -212,6 +219,8 @@ def _summary(plan: Plan, ranges: PlanRanges | None) -> Summary:
         choice=option_name(choice.key) if choice else None,
         runner_up=option_name(rec.runner_up.key) if rec.runner_up else None,
         total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
+        total_yearly_cost_usd=choice.total_monthly_cost_usd * MONTHS_PER_YEAR if choice else None,
+        expected_monthly_cost_usd=choice.expected_monthly_cost_usd if choice else None,
         cost_p10_usd=spread.p10 if spread else None,
         cost_p50_usd=spread.p50 if spread else None,
         cost_p90_usd=spread.p90 if spread else None,
@@ -254,15 +263,9 @@ def demand_series(
     plan: Plan, factors: Sequence[float] = DEMAND_FACTORS
 ) -> tuple[DemandSeries, ...]:
     """Each option re-planned at each share of the demand, reusing the plan's curves and fits."""
-    curves = list({id(o.curve): o.curve for o in plan.options}.values())
-    fits = {id(o.curve): o.fit for o in plan.options}
-
-    def fitter(curve: LoadCurve) -> CurveFit:
-        return fits[id(curve)]
-
     demand = plan.scenario.demand
     base = demand.amount
-    plans = [_replan(_scaled_demand(plan.scenario, f), curves, plan, fitter) for f in factors]
+    plans = [replan_at_demand(plan, f) for f in factors]
     return tuple(
         DemandSeries(
             title=option_name(option.key),
@@ -274,29 +277,6 @@ def demand_series(
         )
         for option in plan.options
     )
-
-
-def _replan(
-    scenario: Scenario,
-    curves: list[LoadCurve],
-    plan: Plan,
-    fitter: Callable[[LoadCurve], CurveFit],
-) -> Plan | None:
-    try:
-        return make_plan(scenario, curves, plan.prices_used, fitter=fitter)
-    except PlanningError:
-        return None
-
-
-def _scaled_demand(scenario: Scenario, factor: float) -> Scenario:
-    demand = scenario.demand
-    field = {
-        "peak_requests_per_s": demand.peak_requests_per_s,
-        "peak_concurrent_streams": demand.peak_concurrent_streams,
-        "monthly_output_tokens": demand.monthly_output_tokens,
-    }
-    update = {name: value * factor for name, value in field.items() if value is not None}
-    return scenario.model_copy(update={"demand": demand.model_copy(update=update)})
 
 
 def _cost(plan: Plan | None, key: OptionKey) -> float | None:

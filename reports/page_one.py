@@ -20,7 +20,9 @@ from reports.brief import (
     flag_gist,
     group_flags,
     margin_sentence,
+    pick_holds_sentence,
     proper_names,
+    range_sentence,
     recommendation_brief,
     sizing_confidence,
     tie_sentence,
@@ -170,27 +172,25 @@ def _verdict(choice: SizedOption | None, budget: float | None, report: Report) -
 
 
 def _sureness(report: Report, choice: SizedOption | None) -> list[str]:
+    """How sure, as one measure explained once: what the resampling does, how often the pick
+    holds, the cost range (and why it may be one number), a tie or an unsettled pick."""
     ranges = report.ranges
     if ranges is None or choice is None:
         return ["No resampling was run for this report, so there is no range."]
-    lines = []
-    match = next((o for o in ranges.options if o.key == choice.key), None)
-    if match is not None and match.total_monthly_cost_usd is not None:
-        cost = match.total_monthly_cost_usd
-        lines.append(
-            f"Over {ranges.samples} error samples of the fits: P10 {usd(cost.p10)}, "
-            f"P50 {usd(cost.p50)}, P90 {usd(cost.p90)} per month."
-        )
-    lines.append(
-        f"The pick changes in {ranges.choice_change_share:.0%} of the resampled plans"
+    lines = [
+        f"How this is measured: each curve's held-out error (and, for adjusted or projected "
+        f"data, the validated error of that estimate) was drawn {ranges.samples} times and the "
+        "plan re-sized for each draw.",
+        pick_holds_sentence(ranges)
         + (
-            f"; in {ranges.no_choice_share:.0%} nothing met the SLA."
+            f" In {ranges.no_choice_share:.0%} nothing met the SLA."
             if ranges.no_choice_share
-            else "."
-        )
-    )
+            else ""
+        ),
+    ]
+    cost = range_sentence(choice, ranges)
     note = tie_sentence(report.plan, ranges) or unstable_sentence(report.plan, ranges)
-    return [*lines, *([note] if note else [])]
+    return [*lines, *([cost] if cost else []), *([note] if note else [])]
 
 
 def _basis(options: Sequence[Option], choice: SizedOption | None) -> list[str]:

@@ -26,6 +26,7 @@ from reports.export import (
     tie_note,
 )
 from reports.model import REPORT_SCHEMA, Report, RunMeta
+from reports.what_if_view import what_if_sheet
 from reports.xlsx_layout import number_format, unit_format, write_sheet
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
@@ -127,6 +128,7 @@ def report_tables(report: Report) -> dict[str, Table]:
     for name, rows in (
         ("ranges", range_rows(report.ranges) if report.ranges else []),
         ("sensitivity", sensitivity_rows(list(report.swings)) if report.swings else []),
+        ("what_if", what_if_sheet(report.what_if)),
     ):
         if rows:
             tables[name] = (list(rows[0]), [list(row.values()) for row in rows])

@@ -32,6 +32,7 @@ HEADER_UNITS = {
     "concurrency": "streams",
     "concurrency_per_replica": "streams",
     "budget_capacity": "in budget_capacity_unit",
+    "demand_multiplier": "ratio",
 }
 UNIT_FORMATS = {
     "USD": USD,

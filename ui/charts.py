@@ -170,7 +170,7 @@ def cost_range_figure(ranges: PlanRanges) -> go.Figure:
                 "array": [hi - mid for hi, mid in zip(p90, p50, strict=True)],
                 "arrayminus": [mid - lo for mid, lo in zip(p50, p10, strict=True)],
             },
-            customdata=[[lo, hi, o.win_share] for lo, hi, o in zip(p10, p90, sized, strict=True)],
+            customdata=[[lo, hi, o.pick_share] for lo, hi, o in zip(p10, p90, sized, strict=True)],
             hovertemplate=(
                 "P10 $%{customdata[0]:,.0f} · P50 $%{x:,.0f} · P90 $%{customdata[1]:,.0f}"
                 "<br>recommended in %{customdata[2]:.0%} of samples<extra></extra>"

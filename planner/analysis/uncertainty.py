@@ -42,7 +42,9 @@ class OptionRange(Keyed):
     total_monthly_cost_usd: Percentiles | None
     sampled: bool  # False: rejected by the plan at its confidence (no range)
     feasible_share: float  # samples in which the option met the SLA
-    win_share: float  # samples in which it was the recommended option
+    # Samples in which it is the pick or costs the same as the pick (for the plan's choice:
+    # 1 - PlanRanges.choice_change_share; tied options each count the sample).
+    pick_share: float
     noise_rel: tuple[tuple[str, float], ...]  # metric -> relative sigma of its held-out error
 
     @property
@@ -168,7 +170,7 @@ def _option_range(option: Option, choices: list[frozenset[OptionKey]], scale: fl
     key = option.key
     sized = option if isinstance(option, SizedOption) else None
     ranges = sized.spread.percentiles() if sized else {}
-    wins = sum(1 / len(won) for won in choices if key in won)
+    wins = sum(1 for won in choices if key in won)
     return OptionRange(
         key=key,
         point_nodes=sized.nodes if sized else None,
@@ -182,7 +184,7 @@ def _option_range(option: Option, choices: list[frozenset[OptionKey]], scale: fl
         total_monthly_cost_usd=ranges.get("total_monthly_cost_usd"),
         sampled=sized is not None,
         feasible_share=sized.spread.feasible_share if sized else 0.0,
-        win_share=wins / len(choices) if choices else 0.0,
+        pick_share=wins / len(choices) if choices else 0.0,
         noise_rel=tuple(
             (metric, scale * result.noise_rel()) for metric, result in _fits(option.fit).items()
         ),

@@ -25,6 +25,7 @@ from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuot
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD as _SLA
 from planner.inputs.sla_targets import SLA_TARGETS
 from planner.inputs.spec_base import Spec, spec_error
+from planner.inputs.what_if_spec import WhatIfSpec
 
 # A scenario is a page of settings: anything deeper, longer or larger is a mistake or an attack.
 SCENARIO_LIMITS = Limits(
@@ -288,6 +289,7 @@ class Scenario(Spec):
     )
     options: OptionsSpec = OptionsSpec()
     factors: FactorsSpec = FactorsSpec()
+    what_if: WhatIfSpec = WhatIfSpec()
 
     @field_validator("name", "model")
     @classmethod

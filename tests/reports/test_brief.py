@@ -48,7 +48,7 @@ def _ranges(plan: Plan, wins: dict[OptionKey, float], change: float = 0.0) -> Pl
                 point_total_monthly_cost_usd=cost, expected_total_monthly_cost_usd=cost,
                 nodes=None, gpus=None, replicas=None,
                 total_monthly_cost_usd=spread, sampled=cost is not None, feasible_share=1.0,
-                win_share=wins.get(option.key, 0.0), noise_rel=(),
+                pick_share=wins.get(option.key, 0.0), noise_rel=(),
             )
         )  # fmt: skip
     choice = plan.recommendation.choice
@@ -106,12 +106,12 @@ def test_a_tie_that_resampling_splits_is_said_plainly() -> None:
     ]
     same = replace(sibling, cost=choice.cost)  # the same engine on the same GPU, another TP
     tied = replace(plan, options=tuple(same if o is sibling else o for o in plan.options))
-    ranges = _ranges(tied, {choice.key: 0.6, same.key: 0.4})
+    ranges = _ranges(tied, {choice.key: 0.9, same.key: 0.7})
     sentence = tie_sentence(tied, ranges)
     a, b = f"TP{choice.tp}", f"TP{same.tp}"
     assert sentence == (
-        f"{engine_name(choice.engine)} {a} and {b} cost the same; resampling picks either "
-        f"({a} 60%, {b} 40%)."
+        f"{engine_name(choice.engine)} {a} and {b} cost the same (both fine to buy); each is the "
+        f"pick or tied with it in this share of the resampled plans: {a} 90%, {b} 70%."
     )
     assert sentence in recommendation_brief(tied, ranges).headline
     assert tie_sentence(tied, _ranges(tied, {choice.key: 1.0})) is None  # never picked: no tie
@@ -124,7 +124,7 @@ def test_a_pick_that_changes_often_is_called_unsettled() -> None:
     ranges = _ranges(plan, {runner.key: 0.63}, change=0.63)
     sentence = unstable_sentence(plan, ranges)
     assert sentence is not None
-    assert sentence.startswith("The pick is not settled: it changes in 63% of the resampled")
+    assert sentence.startswith("The pick is not settled: it holds in only 37% of the resampled")
     assert option_name(runner.key) in sentence
     assert unstable_sentence(plan, _ranges(plan, {}, change=0.05)) is None
 

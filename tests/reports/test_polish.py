@@ -85,7 +85,7 @@ def test_report_xlsx_formats_costs_prices_and_counts_by_unit(
     assert inputs["price.H200-SXM-141GB"].number_format == "$#,##0.00"
     assert inputs["sla.ttft_p99_ms"].number_format == "#,##0.0"
     ranges = book["ranges"]
-    share = ranges.cell(row=2, column=_column(ranges, "recommended_share_pct"))
+    share = ranges.cell(row=2, column=_column(ranges, "pick_share_pct"))
     assert share.number_format == '0.0"%"' and 0 < share.value <= 100
 
 
@@ -183,21 +183,23 @@ def test_ttft_axis_says_p99_only_when_every_series_is_p99(
     assert ttft_title(["p50"]) == "TTFT p50"
 
 
-def test_tie_note_names_both_tied_options_and_their_win_shares(
+def test_tie_note_names_both_tied_options_and_their_pick_shares(
     planned: tuple[Plan, PlanRanges, Report],
 ) -> None:
     plan, ranges, report = planned
     choice = plan.recommendation.choice
     assert choice is not None and choice.title() == TP2
-    shares = {o.title: o.win_share for o in ranges.options}
+    shares = {o.title: o.pick_share for o in ranges.options}
     assert shares[TP2] > 0 and shares[TP4] > 0
     note = tie_note(plan, ranges)
     assert note == (
-        "TensorRT-LLM TP2 and TP4 cost the same; resampling picks either "
-        f"(TP2 {shares[TP2]:.0%}, TP4 {shares[TP4]:.0%})."
+        "TensorRT-LLM TP2 and TP4 cost the same (both fine to buy); each is the pick or tied "
+        f"with it in this share of the resampled plans: TP2 {shares[TP2]:.0%}, "
+        f"TP4 {shares[TP4]:.0%}."
     )
+    assert shares[TP2] == pytest.approx(1 - ranges.choice_change_share)  # one measure
     page = report_html(report)
-    assert "TensorRT-LLM TP2 and TP4 cost the same; resampling picks either" in page
+    assert "TensorRT-LLM TP2 and TP4 cost the same (both fine to buy)" in page
     summary = {
         row[0]: row[1]
         for row in load_workbook(io.BytesIO(report_xlsx(report)))["summary"].iter_rows(
@@ -213,5 +215,5 @@ def test_no_tie_note_without_ranges_or_when_resampling_never_picks_the_other(
 ) -> None:
     plan, ranges, _ = planned
     assert tie_note(plan, None) is None
-    only_tp2 = tuple(replace(o, win_share=1.0 if o.title == TP2 else 0.0) for o in ranges.options)
+    only_tp2 = tuple(replace(o, pick_share=1.0 if o.title == TP2 else 0.0) for o in ranges.options)
     assert tie_note(plan, replace(ranges, options=only_tp2)) is None

@@ -171,7 +171,7 @@ def test_cost_range_chart_says_its_dot_is_the_p50_and_draws_the_planned_cost() -
         nodes=Percentiles(3, 4, 5),
         gpus=Percentiles(24, 32, 40), replicas=Percentiles(12, 16, 20),
         total_monthly_cost_usd=Percentiles(51_684.0, 68_912.0, 86_140.0), sampled=True,
-        feasible_share=1.0, win_share=1.0, noise_rel=(),
+        feasible_share=1.0, pick_share=1.0, noise_rel=(),
     )  # fmt: skip
     ranges = PlanRanges(60, 0, 1.0, 0.9, (option,), key, 0.0, 0.0, "test", ())
     figure = cost_range_figure(ranges)

@@ -118,11 +118,16 @@ def test_the_same_seed_reproduces_the_ranges() -> None:
     assert first == again
 
 
-def test_win_shares_and_no_choice_add_up_to_every_sample() -> None:
-    ranges = plan_ranges(SEED, CURVES, CATALOG, samples=30, seed=1)
-    total = sum(o.win_share for o in ranges.options) + ranges.no_choice_share
-    assert total == pytest.approx(1.0)
-    assert 0.0 <= ranges.choice_change_share <= 1.0
+def test_the_choice_pick_share_and_how_often_the_pick_changes_are_one_measure() -> None:
+    plan = make_plan(AGENT, CURVES, CATALOG, draws=Draws(samples=60, seed=1))
+    ranges = ranges_of(plan)
+    choice = plan.recommendation.choice
+    assert choice is not None
+    share = next(o.pick_share for o in ranges.options if o.key == choice.key)
+    assert share == pytest.approx(1.0 - ranges.choice_change_share)
+    # Every sample with a pick counts for at least one option (ties count for each).
+    assert sum(o.pick_share for o in ranges.options) >= 1.0 - ranges.no_choice_share - 1e-9
+    assert all(0.0 <= o.pick_share <= 1.0 for o in ranges.options)
 
 
 def test_an_option_the_point_plan_rejects_reports_no_range_and_a_zero_feasible_share() -> None:
@@ -132,7 +137,7 @@ def test_an_option_the_point_plan_rejects_reports_no_range_and_a_zero_feasible_s
     assert rejected, "agent-platform has a candidate without TPOT measurements"
     for option in rejected:
         assert option.nodes is None and option.total_monthly_cost_usd is None
-        assert option.feasible_share == 0.0 and option.win_share == 0.0
+        assert option.feasible_share == 0.0 and option.pick_share == 0.0
 
 
 def test_noise_is_the_held_out_error_of_each_fit_as_a_sigma() -> None:
