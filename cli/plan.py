@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
     from planner.analysis.measurement_plan import MeasurementPlan
     from planner.analysis.sensitivity import SensitivityRow
     from planner.analysis.uncertainty import OptionRange, PlanRanges
+    from planner.inputs.scenario import Scenario
     from planner.sizing.options import SizedOption
     from workflows.outputs import OutputRule
     from workflows.planning import Planned
@@ -58,15 +59,25 @@ def plan_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing --export file (else refused).")
     ] = False,
+    what_if: Annotated[
+        str | None,
+        typer.Option(
+            "--what-if",
+            metavar="MULTIPLIERS",
+            help="Demand multiples to plan side by side, e.g. 1,1.5,2 or 1,2,4 (default: the "
+            "scenario's what_if.demand_multipliers, else 1, 1.5, 2).",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Plan capacity for a scenario: options per engine x GPU x TP, cost with P10/P50/P90
-    ranges, the recommendation and why (and, asked, which input moves the answer most)."""
+    ranges, the recommendation and why, what if demand grows (and, asked, which input moves the
+    answer most)."""
     from planner.inputs.scenario import load_scenario  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
 
-    scenario = guard(lambda: load_scenario(scenario_path))
+    scenario = guard(lambda: with_multipliers(load_scenario(scenario_path), what_if))
     if export is not None:
         _check_export(export, scenario_path, db, force)
     engine = open_engine(db)
@@ -90,6 +101,20 @@ def plan_cmd(
     _print_plan(plan, ranges, swings)
     if gaps is not None and not gaps.no_data:
         _print_measurements(gaps)
+
+
+def with_multipliers(scenario: Scenario, text: str | None) -> Scenario:
+    """The scenario with --what-if's demand multipliers (unchanged when not given)."""
+    if text is None:
+        return scenario
+    from errors import InputError  # noqa: PLC0415
+    from planner.inputs.what_if_spec import WhatIfSpec, parse_multipliers  # noqa: PLC0415
+
+    try:
+        multipliers = parse_multipliers(text)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--what-if", value=text) from None
+    return scenario.model_copy(update={"what_if": WhatIfSpec(demand_multipliers=multipliers)})
 
 
 def _planned(plan: Callable[[], Planned], as_json: bool) -> Planned:
@@ -129,11 +154,53 @@ def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityR
     out.print(_plan_table(plan, ranges))
     if ranges:
         _say(f"Ranges: {ranges.samples} error samples per option. {ranges.method}")
+    _print_what_if(plan)
     if choice is None:
         return _sensitivity_if(swings)
     for line in rejected_lines(plan.options):
         _say(f"not an option: {line}")
     return _sensitivity_if(swings)
+
+
+_SHORT_UNITS = {
+    "peak_requests_per_s": "req/s",
+    "peak_concurrent_streams": "streams",
+    "monthly_output_tokens": "tokens/month",
+}
+
+
+def _print_what_if(plan: Plan) -> None:
+    """The plan at each demand multiplier, in the terminal's width (the pick's name wraps)."""
+    from rich import box  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    from planner.analysis.what_if import what_if_demand  # noqa: PLC0415
+    from reports.what_if_view import what_if_sentence, what_if_text  # noqa: PLC0415
+
+    rows = what_if_demand(plan)
+    if len(rows) < 2:
+        return
+    header, body = what_if_text(rows)
+    unit = plan.scenario.demand.unit
+    short = _SHORT_UNITS[plan.scenario.demand.kind]
+    table = Table(
+        box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
+        title="What if demand grows", title_justify="left",
+    )  # fmt: skip
+    for title in header:
+        wraps, right = title == "Pick", title.startswith(("$", "Nodes"))
+        table.add_column(
+            short if title == "Peak demand" else title,
+            no_wrap=not wraps,
+            ratio=1 if wraps else None,
+            justify="right" if right else "left",
+        )
+    for cells in body:
+        cells[1] = cells[1].removesuffix(unit).strip()
+        table.add_row(*cells)
+    out.print(table)
+    if (note := what_if_sentence(rows)) is not None:
+        _say(note)
 
 
 def _sensitivity_if(swings: list[SensitivityRow] | None) -> None:

@@ -264,6 +264,8 @@ def plan_to_xlsx(
     # openpyxl only when a workbook is asked for: plan_to_dict/plan_to_csv stay light.
     from openpyxl import Workbook  # type: ignore[import-untyped]  # noqa: PLC0415
 
+    from planner.analysis.what_if import what_if_demand  # noqa: PLC0415
+    from reports.what_if_view import what_if_sheet  # noqa: PLC0415
     from reports.xlsx_layout import input_unit, unit_format, write_sheet  # noqa: PLC0415
 
     book = Workbook()
@@ -288,6 +290,7 @@ def plan_to_xlsx(
     extra = (
         ("ranges", range_rows(ranges) if ranges else []),
         ("sensitivity", sensitivity_rows(swings) if swings else []),
+        ("what_if", what_if_sheet(what_if_demand(plan))),
     )
     for title, table in extra:
         if table:

@@ -73,6 +73,7 @@ section.summary ul { margin: 2px 0; padding-left: 16px; }
 section.summary p { margin: 3px 0; }
 table.money { font-size: 9pt; }
 table.money td:first-child { width: 30%; font-weight: bold; }
+table.what-if { font-size: 8pt; table-layout: auto; }
 """
 
 
@@ -91,6 +92,10 @@ def _summary_html(report: Report) -> str:
     one = page_one(report)
     body = f'<p class="big">{_e(one.buy)}</p>'
     body += _table_html(["", ""], [list(row) for row in one.money], "money")
+    if one.what_if:
+        body += "<h3>What if demand grows</h3>"
+        body += _table_html(list(one.what_if[0]), [list(r) for r in one.what_if[1:]], "what-if")
+        body += f"<p>{_e(one.what_if_note)}</p>" if one.what_if_note else ""
     body += "<h3>Why this option</h3>" if report.plan.recommendation.choice else ""
     body += _list(one.bullets)
     body += "<h3>How sure</h3>" + _list(one.sureness)

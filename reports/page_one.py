@@ -32,6 +32,7 @@ from reports.brief import (
 from reports.model import Report
 from reports.names import gpu_name, option_name, precision_name, provenance_word
 from reports.price_rows import mix_flags
+from reports.what_if_view import what_if_sentence, what_if_text
 
 MONTHS_PER_YEAR = 12
 # What a plan's cost is made of, and what it never includes (unless typed in as a price).
@@ -70,6 +71,8 @@ class PageOne:
     basis: tuple[str, ...]
     left_out: str
     price_flags: tuple[str, ...]
+    what_if: tuple[tuple[str, ...], ...]  # header row first, then one row per multiplier
+    what_if_note: str | None
 
 
 def page_one(report: Report) -> PageOne:
@@ -86,7 +89,16 @@ def page_one(report: Report) -> PageOne:
         basis=tuple(_basis(plan.options, choice)),
         left_out=_left_out(choice),
         price_flags=(*(f for row in report.prices for f in row.flags), *mix_flags(report.prices)),
+        what_if=_what_if(report),
+        what_if_note=what_if_sentence(report.what_if),
     )
+
+
+def _what_if(report: Report) -> tuple[tuple[str, ...], ...]:
+    if len(report.what_if) < 2:
+        return ()
+    header, rows = what_if_text(report.what_if)
+    return (tuple(header), *(tuple(row) for row in rows))
 
 
 def _why(report: Report, choice: SizedOption) -> list[str]:

@@ -95,3 +95,23 @@ def what_if_sheet(rows: Sequence[WhatIfRow]) -> list[dict[str, Cell]]:
         }
         for row in rows
     ]
+
+
+def what_if_text(rows: Sequence[WhatIfRow]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows as text (the PDF's page 1 and the terminal): '2x', '80 requests/s at
+    peak', the pick, nodes, '$81,760', '$981,120', 'within', 'no'."""
+    header = ["Demand", "Peak demand", "Pick", "Nodes", "$/month", "$/year", "Budget", "Changes"]
+    body = [
+        [
+            multiplier_text(row.multiplier),
+            demand_text(row),
+            option_name(row.option) if row.option else (row.note or "none"),
+            "-" if row.nodes is None else f"{row.nodes:,d}",
+            "-" if row.monthly_usd is None else f"${row.monthly_usd:,.0f}",
+            "-" if row.yearly_usd is None else f"${row.yearly_usd:,.0f}",
+            _budget(row) or "-",
+            "yes" if row.pick_changes else "no",
+        ]
+        for row in rows
+    ]
+    return header, body

@@ -25,14 +25,16 @@ from planner.analysis.uncertainty import PlanRanges, ranges_of
 from planner.curves.load import LoadCurve
 from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario, scenario_to_yaml
+from planner.inputs.what_if_spec import WhatIfSpec
 
 T = TypeVar("T")
 KEPT_INPUTS = 32  # inputs whose results are kept (two results each)
 
 
 def unnamed(scenario: Scenario) -> str:
-    """The scenario as YAML with its name left out: what a plan and its ranges depend on."""
-    return scenario_to_yaml(scenario.model_copy(update={"name": "-"}))
+    """The scenario as YAML without its name and its what-if multiples: what a plan and its
+    ranges depend on."""
+    return scenario_to_yaml(scenario.model_copy(update={"name": "-", "what_if": WhatIfSpec()}))
 
 
 @dataclass(frozen=True, slots=True)

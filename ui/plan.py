@@ -12,8 +12,9 @@ from planner.analysis.measurement_plan import MeasurementPlan
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
 from planner.inputs.scenario import Scenario, scenario_from_dict, scenario_to_yaml
+from reports.brief import pick_holds_sentence
 from reports.export import options_table, plan_to_csv, plan_to_xlsx, range_rows
-from ui import charts, measurement, plan_answer, plan_form
+from ui import charts, measurement, plan_answer, plan_form, plan_state, plan_what_if
 from ui import resources as res
 from ui.background import Later
 from ui.text import plain
@@ -75,10 +76,13 @@ def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
         return None
     ranges = found
     st.caption(
-        f"{ranges.samples} error samples per option, the same ones the plan's fleet was sized "
-        f"over (at {ranges.confidence:.0%} confidence); the recommendation changes in "
-        f"{ranges.choice_change_share:.0%} of them. {ranges.method}"
+        plain(
+            f"{ranges.samples} error samples per option, the same ones the plan's fleet was "
+            f"sized over (at {ranges.confidence:.0%} confidence). {pick_holds_sentence(ranges)}"
+        )
     )
+    with st.expander("Details: how the samples are drawn"):
+        st.caption(plain(ranges.method))
     st.plotly_chart(charts.cost_range_figure(ranges))
     st.dataframe(range_rows(ranges), hide_index=True)
     for flag in ranges.flags:
@@ -177,6 +181,7 @@ def _save(url: str, scenario: Scenario) -> None:
 
 url = res.open_store()
 version = res.store_version(url)
+plan_state.restore()  # the inputs of the last visit (or of the page's link), before any widget
 st.title("Plan capacity")
 if flash := st.session_state.pop("plan_flash", None):
     st.info(plain(flash))
@@ -191,6 +196,7 @@ raw = plan_form.draw_inputs(
 scenario = res.guarded(lambda: scenario_from_dict(raw, "plan inputs"))
 if scenario is None:
     st.stop()
+plan_state.keep(scenario)
 plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
@@ -212,6 +218,7 @@ else:
     # Filled once the resampled ranges below are in: a cost tie the resampling splits, or a
     # pick that changes often.
     tie_slot = st.empty()
+    plan_what_if.draw(res.what_if_for(plan, url, version))
     st.subheader("Options")
     st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
     plan_answer.options(plan)

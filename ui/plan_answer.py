@@ -8,6 +8,7 @@ import streamlit as st
 
 from planner.analysis.capacity import Plan
 from planner.analysis.uncertainty import PlanRanges
+from planner.analysis.what_if import MONTHS_PER_YEAR
 from reports.brief import group_warnings, recommendation_brief, tie_sentence, unstable_sentence
 from reports.export import options_table
 from reports.lead_table import options_lead_table
@@ -52,7 +53,7 @@ def recommendation(plan: Plan) -> None:
     rec = plan.recommendation
     if rec.choice is None:
         return
-    cost, nodes, margin = st.columns(3)
+    cost, yearly, nodes, margin = st.columns(4)
     choice = rec.choice
     cost.metric(
         f"Monthly cost at {choice.confidence:.0%} confidence ($/month)",
@@ -62,6 +63,13 @@ def recommendation(plan: Plan) -> None:
         help=f"The fleet meets the SLA at the planned demand with {choice.confidence:.0%} "
         "probability given the fits' held-out error (sizing confidence); the expected cost is "
         "the median fleet over the same error samples.",
+    )
+    yearly.metric(
+        f"Yearly cost at {choice.confidence:.0%} confidence ($/year)",
+        f"${choice.total_monthly_cost_usd * MONTHS_PER_YEAR:,.0f}",
+        f"expected ${choice.expected_monthly_cost_usd * MONTHS_PER_YEAR:,.0f}",
+        delta_color="off",
+        help="Twelve months of the monthly cost at today's prices and demand.",
     )
     nodes.metric(
         f"Nodes ({rec.choice.node_words}s)",

@@ -21,7 +21,7 @@ from planner.inputs.scenario import (
 )
 from planner.inputs.sla_targets import SLA_TARGETS
 from reports.names import engine_name, gpu_name
-from ui import plan_fleet_form, plan_prices
+from ui import plan_fleet_form, plan_prices, plan_what_if
 from ui.tables import model_name_choices
 from workflows import limits
 
@@ -90,6 +90,7 @@ def draw_inputs(
         "precision": None if precision == ANY_PRECISION else precision,
         "workload": {"isl": int(isl), "osl": int(osl)},
         "demand": _demand(),
+        "what_if": plan_what_if.inputs(),
         "sla": _sla(),
         "budget": _budget(),
         **_candidates_and_pricing(curves, model, catalog),
@@ -382,6 +383,7 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
         "plan_hours": float(scenario.options.hours_per_month),
         "plan_max_streams": scenario.options.max_streams_per_replica,
         "plan_tp": list(scenario.candidates.tp or ()),
+        "plan_what_if": plan_what_if.multipliers_text(scenario.what_if.demand_multipliers),
     }
     sla = scenario.sla.model_dump()
     state.update({f"plan_sla_{t.field}": sla[t.field] for t in SLA_TARGETS})

@@ -24,6 +24,7 @@ from measurements.run_file import Provenance, input_error_from_validation
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
+from planner.analysis.what_if import WhatIfRow, what_if_demand
 from planner.curves.load import LoadCurve
 from planner.fitting.fit import CurveFit, fit_curve
 from planner.inputs.prices import PriceEntry, load_catalog_csv
@@ -205,6 +206,20 @@ def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
     rename plans nothing (the plan carries the scenario as given)."""
     plan = _plan(scenario, url, version)
     return plan if plan.scenario == scenario else replace(plan, scenario=scenario)
+
+
+@st.cache_data(show_spinner=False, hash_funcs={Scenario: background.unnamed})
+def _what_if(
+    scenario: Scenario, multipliers: tuple[float, ...], url: str, version: int
+) -> tuple[WhatIfRow, ...]:
+    return what_if_demand(_plan(scenario, url, version), multipliers)
+
+
+def what_if_for(plan: Plan, url: str, version: int) -> tuple[WhatIfRow, ...]:
+    """The plan at each of its scenario's demand multiples (kept by the scenario without its
+    name and by the multiples)."""
+    scenario = plan.scenario
+    return _what_if(scenario, scenario.what_if.demand_multipliers, url, version)
 
 
 def later_for(scenario: Scenario, url: str, version: int) -> background.Later:

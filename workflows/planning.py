@@ -21,12 +21,14 @@ from errors import InputError
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.sensitivity import SensitivityRow, sensitivity
 from planner.analysis.uncertainty import PlanRanges, ranges_of
+from planner.analysis.what_if import what_if_demand
 from planner.curves.load import LoadCurve, canonical_model, curve_from_run
 from planner.inputs.prices import PriceEntry, load_catalog_csv
 from planner.inputs.scenario import Scenario
 from planner.sizing.draws import Draws
 from reports.export import plan_to_csv, plan_to_dict, ranges_to_dict, sensitivity_rows
 from reports.model import Report, RunMeta, build_report, run_meta
+from reports.what_if_view import what_if_sheet
 from workflows.limits import SAMPLES
 from workflows.models import sync_catalog
 
@@ -162,6 +164,7 @@ def plan_document(
     document = plan_to_dict(plan)
     document["ranges"] = ranges_to_dict(ranges) if ranges else None
     document["sensitivity"] = sensitivity_rows(swings) if swings is not None else None
+    document["what_if"] = what_if_sheet(what_if_demand(plan))
     return document
 
 

@@ -3,7 +3,7 @@ the plan itself; 1.5x and 2x answer "what if traffic grows by half, or doubles")
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from measurements.numbers import Number
 from planner.inputs.spec_base import Spec
@@ -54,4 +54,8 @@ def parse_multipliers(text: str) -> tuple[float, ...]:
             ) from None
     if not values:
         raise ValueError("no demand multiplier given (expected numbers such as 1, 1.5, 2)")
-    return WhatIfSpec(demand_multipliers=tuple(values)).demand_multipliers
+    try:
+        return WhatIfSpec(demand_multipliers=tuple(values)).demand_multipliers
+    except ValidationError as exc:
+        message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise ValueError(message) from None

@@ -54,3 +54,42 @@ def test_plan_table_fits_in_100_columns_one_line_per_option(
     assert all(re.search(r"\d+k-\d+k$", row.rstrip()) for row in rows)  # no row wraps
     assert not any("3.00" in row or "tensorrt-llm" in row or "H200-SXM" in row for row in rows)
     assert re.search(r" \d{2,3},\d{3} ", rows[0])  # $/month with a thousands separator
+
+
+def test_what_if_plans_each_demand_multiple_side_by_side(
+    demo_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(out, "_width", 80)
+    argv = ["plan", str(SCENARIO), "--db", demo_db, "--samples", "20"]
+    result = runner.invoke(app, [*argv, "--what-if", "1, 2x,4"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("What if demand grows")))
+    table = lines[start : start + 12]
+    assert all(len(line) <= 80 for line in table), table
+    assert [line.split()[0] for line in table if re.match(r"^\d+(\.\d+)?x ", line)] == [
+        "1x",
+        "2x",
+        "4x",
+    ]
+    document = json.loads(runner.invoke(app, [*argv, "--json", "--what-if", "1,2,4"]).stdout)
+    rows = document["what_if"]
+    assert [row["demand_multiplier"] for row in rows] == [1.0, 2.0, 4.0]
+    base = document["scenario"]["demand"]["peak_requests_per_s"]
+    assert [row["demand (requests/s at peak)"] for row in rows] == [base, 2 * base, 4 * base]
+    # 1x is the plan itself; more demand never buys fewer nodes; a year is twelve months.
+    choice = next(o for o in document["options"] if o["recommended"])
+    assert rows[0]["nodes"] == choice["nodes"]
+    assert rows[0]["total_monthly_cost_usd"] == choice["total_monthly_cost_usd"]
+    assert rows[0]["nodes"] <= rows[1]["nodes"] <= rows[2]["nodes"]
+    for row in rows:
+        assert row["total_yearly_cost_usd"] == pytest.approx(12 * row["total_monthly_cost_usd"])
+    assert rows[2]["nodes"] > rows[0]["nodes"]
+
+
+def test_what_if_refuses_a_bad_multiplier_naming_it(demo_db: str) -> None:
+    argv = ["plan", str(SCENARIO), "--db", demo_db, "--samples", "0", "--what-if"]
+    for text, said in (("1,abc", "'abc'"), ("0,2", "above 0"), ("-1", "above 0")):
+        result = runner.invoke(app, [*argv, text])
+        assert result.exit_code != 0
+        assert "--what-if" in result.output and said in result.output, result.output
