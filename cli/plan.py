@@ -37,6 +37,17 @@ if TYPE_CHECKING:  # the planner, the store and the renderers load when a comman
     from workflows.planning import Planned
 
 
+WhatIfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--what-if",
+        metavar="MULTIPLIERS",
+        help="Demand multiples to plan side by side, e.g. 1,1.5,2 or 1,2,4 (default: the "
+        "scenario's what_if.demand_multipliers, else 1, 1.5, 2).",
+    ),
+]
+
+
 @app.command("plan")
 def plan_cmd(
     scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO.yaml")],
@@ -59,15 +70,7 @@ def plan_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing --export file (else refused).")
     ] = False,
-    what_if: Annotated[
-        str | None,
-        typer.Option(
-            "--what-if",
-            metavar="MULTIPLIERS",
-            help="Demand multiples to plan side by side, e.g. 1,1.5,2 or 1,2,4 (default: the "
-            "scenario's what_if.demand_multipliers, else 1, 1.5, 2).",
-        ),
-    ] = None,
+    what_if: WhatIfOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -77,7 +80,8 @@ def plan_cmd(
     from planner.inputs.scenario import load_scenario  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
 
-    scenario = guard(lambda: with_multipliers(load_scenario(scenario_path), what_if))
+    multipliers = guard(lambda: parse_what_if(what_if))
+    scenario = guard(lambda: with_multipliers(load_scenario(scenario_path), multipliers))
     if export is not None:
         _check_export(export, scenario_path, db, force)
     engine = open_engine(db)
@@ -103,17 +107,25 @@ def plan_cmd(
         _print_measurements(gaps)
 
 
-def with_multipliers(scenario: Scenario, text: str | None) -> Scenario:
-    """The scenario with --what-if's demand multipliers (unchanged when not given)."""
+def parse_what_if(text: str | None) -> tuple[float, ...] | None:
+    """--what-if's demand multiples (None when not given); a bad one is an InputError."""
     if text is None:
-        return scenario
+        return None
     from errors import InputError  # noqa: PLC0415
-    from planner.inputs.what_if_spec import WhatIfSpec, parse_multipliers  # noqa: PLC0415
+    from planner.inputs.what_if_spec import parse_multipliers  # noqa: PLC0415
 
     try:
-        multipliers = parse_multipliers(text)
+        return parse_multipliers(text)
     except ValueError as exc:
         raise InputError(str(exc), field="--what-if", value=text) from None
+
+
+def with_multipliers(scenario: Scenario, multipliers: tuple[float, ...] | None) -> Scenario:
+    """The scenario with --what-if's demand multiples (unchanged when not given)."""
+    if multipliers is None:
+        return scenario
+    from planner.inputs.what_if_spec import WhatIfSpec  # noqa: PLC0415
+
     return scenario.model_copy(update={"what_if": WhatIfSpec(demand_multipliers=multipliers)})
 
 
@@ -142,7 +154,8 @@ def _print_measurements(measurements: MeasurementPlan, *after: str) -> None:
 
 
 def _print_plan(plan: Plan, ranges: PlanRanges | None, swings: list[SensitivityRow] | None) -> None:
-    from reports.brief import group_warnings, recommendation_brief, rejected_lines  # noqa: PLC0415
+    from reports.brief import recommendation_brief, rejected_lines  # noqa: PLC0415
+    from reports.flag_text import group_warnings  # noqa: PLC0415
 
     brief = recommendation_brief(plan, ranges)
     _say(brief.headline)

@@ -20,6 +20,7 @@ from cli.common import (
     print_json,
     within,
 )
+from cli.plan import WhatIfOption, parse_what_if, with_multipliers
 from errors import InputError
 from reports.formats import REPORT_FORMATS
 from workflows.limits import RUN_ID, SAMPLES
@@ -85,6 +86,7 @@ def report_cmd(
     samples: ReportSamplesOption = None,
     with_sensitivity: ReportSensitivityOption = True,
     force: ReportForceOption = False,
+    what_if: WhatIfOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -93,6 +95,7 @@ def report_cmd(
     to reproduce it."""
     _check_report_args(fmt, scenario_path, record)
     _check_report_out(out_path, fmt, scenario_path, db, force)
+    multipliers = guard(lambda: parse_what_if(what_if))  # the report's what-if rows
     from planner.analysis.capacity import make_plan  # noqa: PLC0415
     from reports.formats import render_report  # noqa: PLC0415
     from workflows import planning  # noqa: PLC0415
@@ -106,10 +109,9 @@ def report_cmd(
     scenario, prices = basis.scenario, basis.prices
     # One pass (the runs are read a chunk at a time): the curves and each run's report line.
     curves, metas = guard(lambda: planning.curves_and_metas(basis.stored))
-    plan = basis.plan
-    if plan is None:
-        draws = planning.draws_for(samples)
-        plan = guard(lambda: make_plan(scenario, curves, prices, draws=draws))
+    draws = planning.draws_for(samples)
+    made = basis.plan or guard(lambda: make_plan(scenario, curves, prices, draws=draws))
+    plan = dataclasses.replace(made, scenario=with_multipliers(made.scenario, multipliers))
     ranges, swings = guard(
         lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
     )

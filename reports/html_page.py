@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 import plotly.io as pio
 
-from reports.brief import group_warnings, rejected_lines
+from reports.brief import rejected_lines
 from reports.charts import report_figures
 from reports.export import Cell
+from reports.flag_text import group_warnings
 from reports.lead_table import OPTION_LEAD_COLUMNS, options_lead_table
 from reports.measurement import measurement_section
 from reports.model import Report

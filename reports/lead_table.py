@@ -8,7 +8,7 @@ import math
 from planner.analysis.capacity import Plan
 from planner.sizing.options import Option, RejectedOption, SizedOption
 from planner.sizing.sla import MEASURED_RANGE
-from reports.brief import flag_gist
+from reports.flag_text import flag_gist
 from reports.names import option_name
 
 Cell = str | float | int | None

@@ -17,8 +17,6 @@ from reports.brief import (
     budget_buys,
     caveat_line,
     expected_cost,
-    flag_gist,
-    group_flags,
     margin_sentence,
     pick_holds_sentence,
     proper_names,
@@ -29,6 +27,7 @@ from reports.brief import (
     unstable_sentence,
     usd,
 )
+from reports.flag_text import flag_gist, group_flags
 from reports.model import Report
 from reports.names import gpu_name, option_name, precision_name, provenance_word
 from reports.price_rows import mix_flags
@@ -189,19 +188,18 @@ def _sureness(report: Report, choice: SizedOption | None) -> list[str]:
     ranges = report.ranges
     if ranges is None or choice is None:
         return ["No resampling was run for this report, so there is no range."]
+    unstable = unstable_sentence(report.plan, ranges)
+    holds = unstable or pick_holds_sentence(ranges)
+    if ranges.no_choice_share:
+        holds += f" In {ranges.no_choice_share:.0%} nothing met the SLA."
     lines = [
         f"How this is measured: each curve's held-out error (and, for adjusted or projected "
         f"data, the validated error of that estimate) was drawn {ranges.samples} times and the "
         "plan re-sized for each draw.",
-        pick_holds_sentence(ranges)
-        + (
-            f" In {ranges.no_choice_share:.0%} nothing met the SLA."
-            if ranges.no_choice_share
-            else ""
-        ),
+        holds,
     ]
     cost = range_sentence(choice, ranges)
-    note = tie_sentence(report.plan, ranges) or unstable_sentence(report.plan, ranges)
+    note = None if unstable else tie_sentence(report.plan, ranges)
     return [*lines, *([cost] if cost else []), *([note] if note else [])]
 
 

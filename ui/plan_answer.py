@@ -9,8 +9,9 @@ import streamlit as st
 from planner.analysis.capacity import Plan
 from planner.analysis.uncertainty import PlanRanges
 from planner.analysis.what_if import MONTHS_PER_YEAR
-from reports.brief import group_warnings, recommendation_brief, tie_sentence, unstable_sentence
+from reports.brief import recommendation_brief, tie_sentence, unstable_sentence
 from reports.export import options_table
+from reports.flag_text import group_warnings
 from reports.lead_table import options_lead_table
 from reports.names import option_name
 from ui.text import plain

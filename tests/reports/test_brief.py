@@ -9,14 +9,8 @@ from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.uncertainty import OptionRange, Percentiles, PlanRanges
 from planner.inputs.prices import load_catalog_csv
 from planner.sizing.options import OptionKey, SizedOption
-from reports.brief import (
-    group_flags,
-    group_warnings,
-    recommendation_brief,
-    rejected_lines,
-    tie_sentence,
-    unstable_sentence,
-)
+from reports.brief import recommendation_brief, rejected_lines, tie_sentence, unstable_sentence
+from reports.flag_text import group_flags, group_warnings
 from reports.names import engine_name, gpu_name, option_name, short_option_names
 from tests.planner.builders import scenario, seed_curves, silicon_curves
 

@@ -71,7 +71,9 @@ def test_csv_reads_back_with_the_same_numbers() -> None:
 def test_xlsx_has_inputs_options_and_curves_with_numbers_as_numbers() -> None:
     plan = make_plan(scenario(), seed_curves(), CATALOG)
     book = load_workbook(io.BytesIO(plan_to_xlsx(plan)))
-    assert book.sheetnames == ["inputs", "options", "curves"]
+    assert book.sheetnames == ["inputs", "options", "curves", "what_if"]
+    what_if = list(book["what_if"].iter_rows(values_only=True))
+    assert [row[0] for row in what_if[1:]] == [1.0, 1.5, 2.0]  # the default demand multiples
     inputs = {row[0]: row[1] for row in book["inputs"].iter_rows(min_row=2, values_only=True)}
     assert inputs["workload.osl"] == 500 and inputs["sla.min_stream_tok_s"] == 40
     options = list(book["options"].iter_rows(values_only=True))
