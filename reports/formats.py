@@ -1,5 +1,5 @@
 """The report formats and one dispatch over their renderers, each imported only when asked for
-(`capplan --help` lists the formats without loading plotly, openpyxl, kaleido or weasyprint)."""
+(`capplan --help` lists the formats without loading plotly, openpyxl, matplotlib or weasyprint)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ REPORT_FORMATS = ("pdf", "xlsx", "html", "csv", "json")
 def render_report(report: Report, fmt: str) -> bytes:
     """The report in one of REPORT_FORMATS, as bytes (text formats UTF-8)."""
     if fmt == "pdf":
-        from reports.pdf import report_pdf  # noqa: PLC0415 - kaleido and weasyprint on demand
+        from reports.pdf import report_pdf  # noqa: PLC0415 - matplotlib and weasyprint on demand
 
         return report_pdf(report)
     from reports import html_page, render  # noqa: PLC0415 - plotly and openpyxl on demand

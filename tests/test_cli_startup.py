@@ -21,7 +21,7 @@ HEAVY_LIBRARIES = (
     "scipy",
     "plotly",
     "openpyxl",
-    "kaleido",
+    "matplotlib",
     "weasyprint",
     "pandas",
     "streamlit",

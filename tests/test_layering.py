@@ -40,7 +40,7 @@ def _owner(path: Path) -> str:
 # The arrows (README, "Architecture"): errors <- measurements <- planner <- reports <- workflows
 # <- cli / ui <- app, with db beside planner (rows <-> RunFiles, scenarios, plan records; it plans
 # nothing). Drawing, writing files and serving stay out of the pure planner.
-RENDERING = {"plotly", "openpyxl", "weasyprint", "kaleido", "pandas"}
+RENDERING = {"plotly", "openpyxl", "weasyprint", "matplotlib", "pandas"}
 SHELLS = {"ui", "cli", "app", "streamlit", "typer"}
 STORE = {"sqlalchemy", "alembic"}
 FORBIDDEN: dict[str, set[str]] = {
@@ -106,7 +106,7 @@ for module in pkgutil.walk_packages(planner.__path__, "planner."):
     importlib.import_module(module.name)
 print("ok")
 """
-DRAWING = "plotly,openpyxl,kaleido,weasyprint,pandas,streamlit"
+DRAWING = "plotly,openpyxl,matplotlib,weasyprint,pandas,streamlit"
 
 
 def _blocked_run(script: str, blocked: str) -> subprocess.CompletedProcess[str]:
@@ -121,7 +121,7 @@ def _blocked_run(script: str, blocked: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_planner_imports_without_any_rendering_or_store_library() -> None:
-    """Every planner module loads on a machine without plotly, openpyxl, kaleido, weasyprint,
+    """Every planner module loads on a machine without plotly, openpyxl, matplotlib, weasyprint,
     pandas, streamlit or sqlalchemy (so tests/planner runs there too)."""
 
     done = _blocked_run(IMPORT_EVERY_PLANNER_MODULE, f"{DRAWING},sqlalchemy")
@@ -136,7 +136,7 @@ sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/p
 
 
 def test_the_planner_tests_collect_without_any_rendering_library() -> None:
-    """`pytest tests/planner` needs none of plotly, openpyxl, kaleido, weasyprint, pandas or
+    """`pytest tests/planner` needs none of plotly, openpyxl, matplotlib, weasyprint, pandas or
     streamlit: collecting it (every test module imported) with them blocked succeeds."""
     done = _blocked_run(COLLECT_PLANNER_TESTS, DRAWING)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
