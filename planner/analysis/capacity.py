@@ -106,6 +106,21 @@ def make_plan(
     )
 
 
+def replan(plan: Plan, scenario: Scenario, prices: Sequence[PriceEntry] | None = None) -> Plan:
+    """`scenario`, a change of `plan`'s own that leaves its model, workload and candidates alone
+    (demand, SLA, budget, fleet options, prices), planned over the curves and fits `plan` chose,
+    its error samples and (unless given) the prices it used: nothing is selected or fitted again,
+    so a what-if or a sensitivity move costs a sizing, not a plan."""
+    curves = list({id(o.curve): o.curve for o in plan.options}.values())
+    fits = {id(o.curve): o.fit for o in plan.options}
+
+    def fitter(curve: LoadCurve) -> CurveFit:
+        return fits[id(curve)]
+
+    used = plan.prices_used if prices is None else prices
+    return make_plan(scenario, curves, used, fitter=fitter, draws=plan.draws)
+
+
 def _with_estimate(
     measurements: MeasurementPlan | None,
     scenario: Scenario,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from errors import PlanningError, ScenarioError
-from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.capacity import Plan, make_plan, replan
 from planner.analysis.uncertainty import TIE_USD
 from planner.curves.load import LoadCurve
 from planner.inputs.prices import PriceEntry
@@ -101,7 +101,7 @@ def sensitivity(
     base = make_plan(scenario, curves, prices)
     reference = _reference(base)
     rows = [
-        _row(move, base, reference, *_sides(scenario, curves, prices, move))
+        _row(move, base, reference, *_sides(base, curves, prices, move))
         for move in _moves(scenario, base, step)
     ]
     return sorted(rows, key=lambda r: (-r.effect_pct, not r.flips, r.input))
@@ -222,29 +222,35 @@ def _counted(path: Path, label: str, base: float) -> _Move:
 
 
 def _sides(
-    scenario: Scenario, curves: Sequence[LoadCurve], prices: Sequence[PriceEntry], move: _Move
+    base: Plan, curves: Sequence[LoadCurve], prices: Sequence[PriceEntry], move: _Move
 ) -> tuple[_Side, _Side]:
     return (
-        _replan(scenario, curves, prices, move, move.low),
-        _replan(scenario, curves, prices, move, move.high),
+        _replan(base, curves, prices, move, move.low),
+        _replan(base, curves, prices, move, move.high),
     )
 
 
 def _replan(
-    scenario: Scenario,
+    base: Plan,
     curves: Sequence[LoadCurve],
     prices: Sequence[PriceEntry],
     move: _Move,
     value: float,
 ) -> _Side:
+    """One side of a move. A moved ISL or OSL chooses and fits curves again (another workload
+    may read other data); every other input re-sizes the base plan's own curves and fits."""
     if value == move.base:
-        return _Side(make_plan(scenario, curves, prices), None)
+        return _Side(base, None)
+    scenario = base.scenario
     try:
         if move.path[0] == "pricing":
             gpu, factor = move.path[1], value / move.base
             moved = _scaled_pricing(scenario, gpu, factor)
-            return _Side(make_plan(moved, curves, _scaled_prices(prices, gpu, factor)), None)
-        return _Side(make_plan(_with(scenario, move.path, value), curves, prices), None)
+            return _Side(replan(base, moved, _scaled_prices(base.prices_used, gpu, factor)), None)
+        changed = _with(scenario, move.path, value)
+        if move.path[0] == "workload":
+            return _Side(make_plan(changed, curves, prices), None)
+        return _Side(replan(base, changed), None)
     except (PlanningError, ScenarioError) as exc:
         return _Side(None, f"{move.label} = {value:g}: no plan ({exc})")
 

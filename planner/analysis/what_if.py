@@ -8,10 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from errors import PlanningError
-from planner.analysis.capacity import Plan, make_plan
+from planner.analysis.capacity import Plan, replan
 from planner.analysis.recommend import Verdict
-from planner.curves.load import LoadCurve
-from planner.fitting.fit import CurveFit
 from planner.inputs.scenario import Scenario
 from planner.sizing.options import OptionKey, SizedOption
 
@@ -62,20 +60,8 @@ def what_if_demand(plan: Plan, multipliers: Sequence[float] | None = None) -> tu
 def replan_at_demand(plan: Plan, factor: float) -> Plan | None:
     """The plan re-made at `factor` x its demand, reusing its curves, fits, prices and error
     samples (None when the planner refuses that demand)."""
-    curves = list({id(o.curve): o.curve for o in plan.options}.values())
-    fits = {id(o.curve): o.fit for o in plan.options}
-
-    def fitter(curve: LoadCurve) -> CurveFit:
-        return fits[id(curve)]
-
     try:
-        return make_plan(
-            scaled_demand(plan.scenario, factor),
-            curves,
-            plan.prices_used,
-            fitter=fitter,
-            draws=plan.draws,
-        )
+        return replan(plan, scaled_demand(plan.scenario, factor))
     except PlanningError:
         return None
 
