@@ -119,7 +119,7 @@ def app_cmd(
         str,
         typer.Option(
             help="Interface to listen on: 127.0.0.1 for this machine only, 0.0.0.0 to serve a "
-            "team (put it behind TLS and sign-in: docs/SECURITY.md)."
+            "team (put it behind TLS and sign-in, as the README's security section says)."
         ),
     ] = "127.0.0.1",
     db: DbOption = None,

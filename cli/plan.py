@@ -243,7 +243,7 @@ def _plan_table(plan: Plan, ranges: PlanRanges | None) -> Table:
     choice = plan.recommendation.choice
     for option, row in zip(plan.options, options_lead_table(plan), strict=True):
         values = list(row.values())
-        name = engine_tp(option.engine, option.tp).replace(" (TP not stated)", " TP?")
+        name = engine_tp(option.engine, option.tp).replace(" (TP unknown)", " TP?")
         name += f" {option.key.layout}" if option.key.layout else ""
         cells = ["*" if option is choice else "", name, gpu_name(option.gpu)]
         cells += [str(values[1]).replace("yes, on flagged data", "flag"), *map(_cell, values[2:-1])]

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 from reports.names import engine_name, gpu_name
 
-_NOT_USED = re.compile(r"^(\d+) curve\(s\) not used: (.+?) on (\S+) (TP\d+|TP not stated): (.+)$")
+_NOT_USED = re.compile(
+    r"^(\d+) curve\(s\) not used: (.+?) on (\S+) (TP\d+|TP not stated|TP unknown): (.+)$"
+)
 _CANONICAL = re.compile(r"\b(vllm|tensorrt-llm|sglang) on ([A-Z]\d+\S*-\d+GB)")
 _COUNTED = re.compile(r"\b(\d+) curve\(s\)")
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")

@@ -90,5 +90,5 @@ def definitions_for(tool: str) -> ToolDefinitions:
     known = DEFINITIONS.get(tool)
     if known is not None:
         return known
-    unknown = "not documented here: see shared/reference/benchmark-formats.md"
+    unknown = "not documented by capplan for this tool: see the tool's own documentation"
     return ToolDefinitions(tool, tool, unknown, unknown, unknown, unknown, unknown, unknown)

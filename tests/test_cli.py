@@ -236,7 +236,7 @@ def test_plan_on_seed_article_answers_from_the_serving_model_and_passes_over_ten
     assert result.stdout.startswith("Run vLLM TP")
     text = " ".join(result.stdout.split())
     assert "adjusted by the serving model" in text
-    assert "Passed over TensorRT-LLM (TP not stated) on H100 SXM 80GB" in text
+    assert "Passed over TensorRT-LLM (TP unknown) on H100 SXM 80GB" in text
 
 
 def test_plan_exports_xlsx(demo_db: str, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from planner.analysis.capacity import Plan
 from planner.inputs.scenario import Scenario
 from planner.sizing.options import SizedOption
 from reports.names import engine_name, gpu_name, option_name
+from ui.input_labels import input_label
 from workflows.history import Regenerated
 
 Cell = str | int | float | bool | None
@@ -45,7 +46,7 @@ def inputs_diff_rows(scenarios: Sequence[Scenario]) -> list[Row]:
     for key in keys:
         values = [flat.get(key, "—") for flat in flats]
         if len(set(values)) > 1:
-            row: Row = {"input": key}
+            row: Row = {"input": input_label(key)}
             row.update({s.name: v for s, v in zip(scenarios, values, strict=True)})
             rows.append(row)
     return rows

@@ -110,8 +110,8 @@ def unplannable_notes(outcomes: Sequence[FileOutcome]) -> list[str]:
             if outcome.run_id is not None
             else "not stored: no plan could use it"
         )
-        todo = "\n".join(f"- {missing}" for missing in outcome.unplannable)
-        notes.append(f"**{outcome.file}**: {done}. Fill in above and import again:\n{todo}")
+        todo = "; ".join(outcome.unplannable)
+        notes.append(f"{outcome.file}: {done}. Fill in above and import again: {todo}.")
     return notes
 
 

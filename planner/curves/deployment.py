@@ -81,7 +81,7 @@ def gpus_per_replica(run: RunFile, flags: list[str]) -> int | None:
             )
         return gpus
     if dep.gpu_count is not None:
-        flags.append(f"TP not stated; {dep.gpu_count} GPU(s) per replica from gpu_count")
+        flags.append(f"TP not given; {dep.gpu_count} GPU(s) per replica from its GPU count")
         return dep.gpu_count
     flags.append("GPUs per replica not stated (neither TP nor GPU count): cannot be sized")
     return None

@@ -50,10 +50,10 @@ def provenance_word(provenance: str) -> str:
 
 
 def tp_text(tp: int | None) -> str:
-    """'TP2', or 'TP not stated'."""
-    return f"TP{tp}" if tp else "TP not stated"
+    """'TP2', or 'TP unknown' (the source did not say)."""
+    return f"TP{tp}" if tp else "TP unknown"
 
 
 def engine_tp(engine: str, tp: int | None) -> str:
-    """'vLLM TP2', or 'vLLM (TP not stated)'."""
-    return f"{engine_name(engine)} {tp_text(tp) if tp else '(TP not stated)'}"
+    """'vLLM TP2', or 'vLLM (TP unknown)'."""
+    return f"{engine_name(engine)} {tp_text(tp) if tp else '(TP unknown)'}"

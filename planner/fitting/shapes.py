@@ -99,7 +99,7 @@ def apply_shape(fit: CurveFit, shape: Shape | None) -> CurveFit:
     if shape is None or fit.throughput is None:
         return fit
     flag = (
-        f"output tok/s corrected by the shared shape of sibling curves ({_group_text(shape)}): "
+        f"output tok/s smoothed to the shape its related curves share ({_group_text(shape)}): "
         f"{shape.text()}; estimated from their measured / fitted median, 1.0 outside"
     )
     return replace(

@@ -111,7 +111,7 @@ def _labelled(
     )
     flag = (
         f"projection {why}: validated error {CROSS_GENERATION_ERROR.text()} "
-        "(bench/bench_generations.py, the larger of the dev and held-out models)"
+        "(measured on models held out of the tuning, the larger of two checks)"
     )
     return replace(projected, basis_error=CROSS_GENERATION_ERROR, flags=(*projected.flags, flag))
 

@@ -65,7 +65,7 @@ def match_workload(curve: LoadCurve, isl: int, osl: int, ceil: Ceilings | str) -
 def _refusal(curve: LoadCurve, ratio: float, ceil: Ceilings | str) -> str | None:
     """Why a curve ratio x away cannot be adjusted; None when it can."""
     if ratio > NEAR_MISS_RATIO:
-        return f"beyond the {MAX_ADJUST_RATIO:g}x adjustment limit"
+        return f"more than {NEAR_MISS_RATIO:g}x away, too far to adjust"
     why_not = _why_not_adjustable(curve, ceil)
     if why_not is not None:
         return f"more than {MAX_UNADJUSTED_RATIO:g}x off and {why_not}"
@@ -75,7 +75,7 @@ def _refusal(curve: LoadCurve, ratio: float, ceil: Ceilings | str) -> str | None
 def _near_miss_flag(where: str, ratio: float) -> str:
     return (
         f"BEYOND THE VALIDATED RANGE: {where} is {ratio:.3g}x away, past the {MAX_ADJUST_RATIO:g}x "
-        "the adjustment was validated for (bench/bench_workload_adjust.py: at 4x TPOT errs 26%, "
+        "the adjustment was validated for (at 4x TPOT errs 26%, "
         "TTFT 98%); shown as the nearest adjustment would give it, not a validated estimate"
     )
 
@@ -250,7 +250,7 @@ def _flag(curve: LoadCurve, isl: int, osl: int, prefill: float, decode: list[flo
         f"(not measured): TTFT beyond one decode step x {prefill:.3g} (prefill FLOPs), TPOT x "
         f"{min(decode):.3g}-{max(decode):.3g} (decode step: weights, KV cache at mean context, "
         "interleaved prefill), output tok/s from both; validated within "
-        f"{MAX_ADJUST_RATIO:g}x on the silicon sample (bench/bench_workload_adjust.py)"
+        f"{MAX_ADJUST_RATIO:g}x on the silicon sample"
     )
 
 

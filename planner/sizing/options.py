@@ -98,7 +98,7 @@ class _OptionBase(Keyed):
         found = []
         if self.above_ceiling:
             found.append(
-                "its data is above the physical ceiling of the hardware it states (the GPU "
+                "its numbers are faster than the GPUs it names can physically go (the GPU "
                 "count, precision or model it names is likely wrong)"
             )
         if key.isl is None or key.osl is None:

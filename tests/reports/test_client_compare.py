@@ -72,4 +72,4 @@ def test_every_compared_tool_states_its_definitions() -> None:
         definitions = DEFINITIONS[tool]
         assert "duration" in definitions.output_tok_s or "window" in definitions.output_tok_s
         assert definitions.ttft and definitions.tpot and definitions.tokens
-    assert "not documented here" in definitions_for("llmperf").tpot
+    assert "not documented by capplan" in definitions_for("llmperf").tpot

@@ -138,7 +138,7 @@ def test_not_options_name_the_tp(report: Report) -> None:
     assert rejected
     page = report_html(report, interactive=False)
     for option in rejected:
-        tp = f"TP{option.tp}" if option.tp else "(TP not stated)"
+        tp = f"TP{option.tp}" if option.tp else "(TP unknown)"
         assert f"TensorRT-LLM {tp} on" in page or f"vLLM {tp} on" in page
 
 

@@ -65,11 +65,12 @@ def test_comparing_two_scenarios_shows_both_columns_and_one_chart(saved: list[st
     assert not at.error, [e.value for e in at.error]
     diff = _frame(at, "input").set_index("input")
     assert list(diff.columns) == saved
-    assert diff.loc["demand.peak_requests_per_s", "seed-article-h100"] == "100.0"
-    assert "sla.min_stream_tok_s" in diff.index
-    assert diff.loc["workload.isl", "agent-platform"] == "1024"
-    assert "model" not in diff.index  # the same in both: not listed
-    assert "pricing.H100-SXM-80GB" not in diff.index
+    # Inputs by their plain names, never the scenario's dotted keys.
+    assert diff.loc["Peak requests per second (req/s)", "seed-article-h100"] == "100.0"
+    assert not [name for name in diff.index if "." in name or "_" in name], list(diff.index)
+    assert diff.loc["Prompt length, ISL (tokens)", "agent-platform"] == "1024"
+    assert "Model" not in diff.index  # the same in both: not listed
+    assert not [name for name in diff.index if name.startswith("Price of H100")]
     results = _frame(at, "binding_constraint").set_index("scenario")
     assert list(results.index) == saved
     agent = results.loc["agent-platform"]

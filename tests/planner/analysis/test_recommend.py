@@ -255,7 +255,7 @@ def test_data_above_a_physical_ceiling_is_passed_over_when_sound_data_fits() -> 
     assert impossible, "the seed curve meets the loosened SLA"
     assert rec.choice is not None and not rec.choice.above_ceiling
     assert _cost(impossible[0]) < _cost(rec.choice)
-    assert "passed over" in rec.reason.lower() and "physical ceiling" in rec.reason
+    assert "passed over" in rec.reason.lower() and "can physically go" in rec.reason
     assert rec.runner_up is None or not rec.runner_up.above_ceiling
     # A budget between the flagged option's cost and the sound one's: the binding reason is the
     # budget (sound data meets the SLA, over it), never "nothing sound meets the SLA".
@@ -281,4 +281,5 @@ def test_when_nothing_sound_meets_the_sla_there_is_no_choice_and_the_flagged_one
     assert f"{rec.flagged.replicas} replicas at ${rec.flagged.total_monthly_cost_usd:,.0f}" in (
         rec.reason
     )
-    assert "above the physical ceiling" in rec.reason and "did not state the workload" in rec.reason
+    assert "faster than the GPUs it names can physically go" in rec.reason
+    assert "did not state the workload" in rec.reason

@@ -126,7 +126,7 @@ def test_the_stated_kv_cache_dtype_travels_with_the_curve() -> None:
     [
         ({"tp": 4, "pp": 2, "gpu_count": 8}, 8, None),
         ({"tp": 2}, 2, None),
-        ({"gpu_count": 4}, 4, "TP not stated; 4 GPU(s) per replica from gpu_count"),
+        ({"gpu_count": 4}, 4, "TP not given; 4 GPU(s) per replica from its GPU count"),
         ({}, None, "GPUs per replica not stated (neither TP nor GPU count): cannot be sized"),
     ],
 )

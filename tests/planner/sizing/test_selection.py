@@ -91,7 +91,8 @@ def test_workload_beyond_the_limit_of_a_model_without_facts_is_refused_naming_th
     candidates, warnings = select_curves(sc, [unknown(_curve(2, 1000, 2000))])
     assert candidates == []
     assert any(
-        "nearest measured at ISL/OSL 1000/2000" in w and "beyond the 2x adjustment limit" in w
+        "nearest measured at ISL/OSL 1000/2000" in w
+        and "more than 2.5x away, too far to adjust" in w
         for w in warnings
     )
 
