@@ -52,7 +52,7 @@ def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
     if choice is None:
         return _nothing_brief(plan)
     first = _buy_sentence(plan, choice)
-    second = tie_sentence(plan, ranges) or unstable_sentence(plan, ranges)
+    second = unstable_sentence(plan, ranges) or tie_sentence(plan, ranges)
     bullets = list(_choice_bullets(plan, choice, ranges, comparison=second is None))
     if second is None:
         second = margin_sentence(plan)
@@ -95,8 +95,8 @@ def margin_sentence(plan: Plan) -> str | None:
 
 
 def tie_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
-    """'vLLM TP2 and TP4 cost the same (both fine to buy); each is the pick or tied with it in
-    this share of the resampled plans: TP2 95%, TP4 60%.' when the choice costs the same as
+    """'vLLM TP2 and TP4 cost the same; each is the pick or tied with it in this share of the
+    resampled plans: TP2 95%, TP4 60%.' when the choice costs the same as
     another option that resampling also picks (else None)."""
     tied = tied_options(plan, ranges)
     if len(tied) < 2 or ranges is None:
@@ -107,10 +107,9 @@ def tie_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
     split = ", ".join(
         f"{name} {shares.get(o.key, 0.0):.0%}" for name, o in zip(names, tied, strict=True)
     )
-    each = "both" if len(tied) == 2 else "all"
     return (
-        f"{joined_names([o.key for o in tied])} cost the same ({each} fine to buy); each is the "
-        f"pick or tied with it in this share of the resampled plans: {split}."
+        f"{joined_names([o.key for o in tied])} cost the same; each is the pick or tied with it "
+        f"in this share of the resampled plans: {split}."
     )
 
 

@@ -57,7 +57,7 @@ def recommendation(plan: Plan) -> None:
     cost, yearly, nodes, margin = st.columns(4)
     choice = rec.choice
     cost.metric(
-        f"Monthly cost at {choice.confidence:.0%} confidence ($/month)",
+        f"Monthly cost ({choice.confidence:.0%} sure)",
         f"${choice.total_monthly_cost_usd:,.0f}",
         f"expected ${choice.expected_monthly_cost_usd:,.0f}",
         delta_color="off",
@@ -66,7 +66,7 @@ def recommendation(plan: Plan) -> None:
         "the median fleet over the same error samples.",
     )
     yearly.metric(
-        f"Yearly cost at {choice.confidence:.0%} confidence ($/year)",
+        f"Yearly cost ({choice.confidence:.0%} sure)",
         f"${choice.total_monthly_cost_usd * MONTHS_PER_YEAR:,.0f}",
         f"expected ${choice.expected_monthly_cost_usd * MONTHS_PER_YEAR:,.0f}",
         delta_color="off",
@@ -91,7 +91,7 @@ def recommendation(plan: Plan) -> None:
 
 def stability_note(plan: Plan, ranges: PlanRanges | None) -> str | None:
     """A tie the resampling splits, or a pick that changes often, in one sentence (else None)."""
-    return tie_sentence(plan, ranges) or unstable_sentence(plan, ranges)
+    return unstable_sentence(plan, ranges) or tie_sentence(plan, ranges)
 
 
 def options(plan: Plan) -> None:

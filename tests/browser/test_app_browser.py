@@ -31,7 +31,7 @@ from ui.serve import WARM
 pytestmark = pytest.mark.browser
 
 C8 = ROOT / "tests" / "fixtures" / "vllm-cpu-real" / "c8.json"
-COST_METRIC = "Monthly cost at"  # "... at 90% confidence ($/month)"
+COST_METRIC = "Monthly cost ("  # "Monthly cost (90% sure)"
 TTFT_P99 = "TTFT p99 (ms)"
 # The demo data's answer at the default SLA (TTFT p99 <= 1000 ms), and at a tight 150 ms.
 DEFAULT_CHOICE = "Run vLLM TP2 on"

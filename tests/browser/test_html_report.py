@@ -34,7 +34,7 @@ MIN_INLINED_BYTES = 1_000_000
 def _download_html(page: Page, app: RunningApp, folder: Path) -> tuple[Path, str, float]:
     open_page(page, app.url, "plan")
     shown = recommendation(page).inner_text()
-    cost = dollars(metric_value(page, "Monthly cost at"))
+    cost = dollars(metric_value(page, "Monthly cost ("))
     choose(page, "plan_report_format", HTML_FORMAT)
     page.get_by_role("button", name="Build report", exact=True).click()
     saved = download(page, "Download the HTML report", folder)

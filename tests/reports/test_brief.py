@@ -104,8 +104,8 @@ def test_a_tie_that_resampling_splits_is_said_plainly() -> None:
     sentence = tie_sentence(tied, ranges)
     a, b = f"TP{choice.tp}", f"TP{same.tp}"
     assert sentence == (
-        f"{engine_name(choice.engine)} {a} and {b} cost the same (both fine to buy); each is the "
-        f"pick or tied with it in this share of the resampled plans: {a} 90%, {b} 70%."
+        f"{engine_name(choice.engine)} {a} and {b} cost the same; each is the pick or tied with "
+        f"it in this share of the resampled plans: {a} 90%, {b} 70%."
     )
     assert sentence in recommendation_brief(tied, ranges).headline
     assert tie_sentence(tied, _ranges(tied, {choice.key: 1.0})) is None  # never picked: no tie

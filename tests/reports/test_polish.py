@@ -193,13 +193,13 @@ def test_tie_note_names_both_tied_options_and_their_pick_shares(
     assert shares[TP2] > 0 and shares[TP4] > 0
     note = tie_note(plan, ranges)
     assert note == (
-        "TensorRT-LLM TP2 and TP4 cost the same (both fine to buy); each is the pick or tied "
+        "TensorRT-LLM TP2 and TP4 cost the same; each is the pick or tied "
         f"with it in this share of the resampled plans: TP2 {shares[TP2]:.0%}, "
         f"TP4 {shares[TP4]:.0%}."
     )
     assert shares[TP2] == pytest.approx(1 - ranges.choice_change_share)  # one measure
     page = report_html(report)
-    assert "TensorRT-LLM TP2 and TP4 cost the same (both fine to buy)" in page
+    assert "TensorRT-LLM TP2 and TP4 cost the same; each is the pick" in page
     summary = {
         row[0]: row[1]
         for row in load_workbook(io.BytesIO(report_xlsx(report)))["summary"].iter_rows(

@@ -61,5 +61,5 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     assert at.success[0].value.startswith("Run TensorRT-LLM TP2 on 3 8-GPU nodes")
     (note,) = [i.value for i in at.info if "cost the same" in i.value]
     shares = re.findall(r"(\d+)%", note)
-    assert note.startswith("TensorRT-LLM TP2 and TP4 cost the same (both fine to buy); each is")
+    assert note.startswith("TensorRT-LLM TP2 and TP4 cost the same; each is the pick or tied")
     assert len(shares) == 2 and all(0 < int(s) <= 100 for s in shares), note
