@@ -21,10 +21,14 @@ EMPTY = (
 
 # Whole dollars for monthly costs, cents for per-token prices (the stored values stay exact).
 MONEY_COLUMNS = {
-    "usd_per_month": st.column_config.NumberColumn("usd_per_month ($/month)", format="$%,.0f"),
+    "scenario": st.column_config.TextColumn("Scenario"),
+    "recommended": st.column_config.TextColumn("Recommended"),
+    "nodes": st.column_config.NumberColumn("Nodes"),
+    "usd_per_month": st.column_config.NumberColumn("Cost ($/month)", format="$%,.0f"),
     "usd_per_1m_output_tokens": st.column_config.NumberColumn(
-        "usd_per_1m_output_tokens ($)", format="$%.2f"
+        "Cost per 1M output tokens ($)", format="$%.2f"
     ),
+    "binding_constraint": st.column_config.TextColumn("Limited by"),
 }
 
 
@@ -70,7 +74,7 @@ def _compare(url: str, version: int, names: list[str]) -> None:
     diff = compare.inputs_diff_rows([plan.scenario for plan in ready])
     st.markdown("**Inputs that differ**")
     if diff:
-        st.dataframe(diff, hide_index=True)
+        st.dataframe(diff, hide_index=True, column_config={"input": "Input"})
     else:
         st.caption("These scenarios have the same inputs.")
     st.markdown("**Answers**")

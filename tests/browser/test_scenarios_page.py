@@ -63,12 +63,12 @@ def _compare(page: Page) -> dict[str, float]:
     """Pick both scenarios to compare; check the diff and chart; give each one's $/month."""
     choose(page, "compare_names", BASE)
     choose(page, "compare_names", CLONE)
-    diff = data_frame(page, "input")
+    diff = data_frame(page, "Input")
     expect(diff).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     app_idle(page)
     changed = {row[0]: row[1:] for row in grid_rows(diff)}
-    assert changed == {"sla.ttft_p99_ms": ["1000.0", f"{TIGHT_TTFT_MS:.1f}"]}, changed
-    answers = grid_rows(data_frame(page, "binding_constraint"))
+    assert changed == {"TTFT p99 (ms)": ["1000.0", f"{TIGHT_TTFT_MS:.1f}"]}, changed
+    answers = grid_rows(data_frame(page, "Limited by"))
     costs = {row[0]: numbers(row[3]) for row in answers}
     assert set(costs) == {BASE, CLONE}, answers
     chart = keyed(page, "compare_chart")
