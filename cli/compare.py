@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cli.common import fail, guard, out, print_json
+from cli.tables import readable
 from errors import InputError
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ def print_comparisons(
         out.print("No deployment and workload was measured by two or more tools.", markup=False)
         return
     for comparison in comparisons:
-        out.print(_table(comparison))
+        title = f"{comparison.title()} · ratios to {comparison.reference}"
+        out.print(title, markup=False, highlight=False)  # a line of its own: never folded
+        out.print(readable(_table(comparison), out))
         for line in _definition_lines(comparison):
             out.print(line, markup=False, highlight=False)
     out.print(WHY_THEY_DIFFER, markup=False, highlight=False)
@@ -58,8 +61,7 @@ def _table(comparison: ClientComparison) -> Table:
 
     from reports.client_compare import HEADINGS  # noqa: PLC0415
 
-    title = f"{comparison.title()} · ratios to {comparison.reference}"
-    table = Table("concurrency", "tool", *HEADINGS, title=title)
+    table = Table("concurrency", "tool", *HEADINGS)
     for row in comparison.rows():
         cells = [_cell(value, ratio) for value, ratio in zip(row.values, row.ratios, strict=True)]
         table.add_row(f"{row.concurrency:g}", row.client or row.tool, *cells)

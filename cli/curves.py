@@ -18,6 +18,7 @@ from cli.common import (
     print_json,
     within,
 )
+from cli.tables import readable
 from errors import InputError
 from workflows.limits import RUN_ID
 
@@ -84,7 +85,7 @@ def fit_cmd(
                 _fmt(summary.get("loo_mape_pct")),
                 _fmt(summary.get("r_squared"), 3),
             )
-    out.print(table)
+    out.print(readable(table, out, ("curve",)))  # the run id names the curve too
 
 
 def _fmt(value: object, digits: int = 1) -> str:
@@ -149,7 +150,7 @@ def predict_cmd(
         )
         return
     out.print(f"{curve.label_text()} · {curve.provenance}", markup=False, highlight=False)
-    out.print(_predictions_table(rows))
+    out.print(readable(_predictions_table(rows), out, ("% of ceiling", "TTFT p50 ms")))
     for line in [*physics.notes, *flags]:
         out.print(f"- {line}", markup=False, highlight=False)
 

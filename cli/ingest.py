@@ -20,6 +20,7 @@ from cli.common import (
     print_json,
     within,
 )
+from cli.tables import readable
 from errors import InputError
 from measurements.kinds import Provenance
 from workflows.limits import CONCURRENCY, GPU_COUNT, PAGE_RUNS, PARALLEL, REQUEST_RATE, SKIP_RUNS
@@ -247,8 +248,12 @@ def runs_cmd(
         stored = guard(lambda: run_reads.load_runs(engine, list(counts)))
         print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
         return
-    out.print(_runs_table(page.summaries))
+    out.print(readable(_runs_table(page.summaries), out, RUNS_DROP_ORDER))
     out.print(_page_line(page, offset), markup=False)
+
+
+# What a narrow terminal leaves out of `capplan runs` first (the id, deployment and workload stay).
+RUNS_DROP_ORDER = ("samples", "source", "label", "provenance", "levels")
 
 
 def _runs_table(summaries: Sequence[RunSummary]) -> Table:

@@ -20,6 +20,7 @@ from cli.common import (
     print_json,
     within,
 )
+from cli.tables import readable
 from workflows.limits import SAMPLES
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
@@ -298,7 +299,7 @@ def _print_sensitivity(swings: list[SensitivityRow]) -> None:
             f"{_signed(low)} / {_signed(high)}",
             _cell(row["recommendation_flips"]),
         )
-    out.print(table)
+    out.print(readable(table, out))
 
 
 def _signed(value: object) -> str:

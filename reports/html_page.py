@@ -64,6 +64,7 @@ th { background: #eee; hyphens: manual; }
 tr { page-break-inside: avoid; }
 table.options { table-layout: auto; }
 table.options td { white-space: nowrap; }
+table.options td:last-child { white-space: normal; min-width: 30mm; }
 .nowrap { white-space: nowrap; }
 .big { font-size: 16pt; font-weight: bold; }
 .break { page-break-before: always; }
