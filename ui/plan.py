@@ -222,6 +222,7 @@ else:
     st.subheader("Options")
     st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
     plan_answer.options(plan)
+    plan_answer.price_notes(plan)
     plan_answer.warnings(plan)
     if gaps is not None:
         measurement.draw_verdict(gaps)

@@ -3,6 +3,8 @@ person decides on (every other column behind "details"), and the plan's warnings
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pandas as pd
 import streamlit as st
 
@@ -14,6 +16,7 @@ from reports.export import options_table
 from reports.flag_text import group_warnings
 from reports.lead_table import options_lead_table
 from reports.names import option_name
+from reports.price_rows import mix_flags, price_rows
 from ui.text import plain
 
 # Widths in pixels that fit the page at 1440 px beside the sidebar, every column in view.
@@ -111,3 +114,17 @@ def warnings(plan: Plan) -> None:
         st.warning(md(lines[0]))
     elif lines:
         st.warning("\n".join(f"- {md(line)}" for line in lines))
+
+
+def price_notes(plan: Plan) -> None:
+    """Quotes older than six months, undated, or of different kinds and sizes side by side: said
+    on the page, not only in the reports (the Prices page holds the dated catalog)."""
+    rows = price_rows(plan, datetime.now(UTC))
+    lines = [*(flag for row in rows for flag in row.flags), *mix_flags(rows)]
+    if lines:
+        st.warning(
+            "\n".join(f"- {md(line)}" for line in lines)
+            + "\n\nCheck these prices on the Prices page, or type current ones under "
+            "Candidates and prices.",
+            icon=":material/schedule:",
+        )

@@ -62,6 +62,10 @@ def test_the_brief_shows_what_if_demand_and_a_years_cost(store_url: str) -> None
     assert yearly.value == f"${12 * month:,.0f}"
     assert rows[0]["$/month"] == month
     assert any(shown(c.value).startswith("If demand grows: at 1.5x") for c in at.caption)
+    # The shipped quotes' age and mix are said on the page, not only in the reports.
+    (prices,) = [shown(w.value) for w in at.warning if "months old" in shown(w.value)]
+    assert "older than 6 months; check the current price" in prices
+    assert "Mixed quotes" in prices and "Prices page" in prices
     # Growth steps the user types are planned too; a bad one is said and the defaults planned.
     at.text_input(key="plan_what_if").set_value("1, 3x, 5").run()
     assert [r["Demand"] for r in _what_if(at)] == ["1x", "3x", "5x"]
