@@ -11,6 +11,7 @@ import streamlit as st
 from planner.analysis.capacity import Plan
 from ui import resources as res
 from ui import scenario_compare as compare
+from ui import scenario_edit
 from ui.text import plain
 from workflows.history import Regenerated
 
@@ -34,6 +35,12 @@ MONEY_COLUMNS = {
 
 def _flash(message: str) -> None:
     st.session_state["scenarios_flash"] = message
+
+
+def _done(message: str) -> None:
+    """A write went through: say so after the rerun."""
+    _flash(message)
+    st.rerun()
 
 
 def _act(action: Callable[[], object], message: str) -> None:
@@ -142,5 +149,6 @@ if not saved:
     st.info(EMPTY)
     st.stop()
 _manage(store, saved)
+scenario_edit.draw(store, saved, _done)
 _compare(store, store_version, saved)
 _history(store, store_version, saved)

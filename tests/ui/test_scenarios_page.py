@@ -136,3 +136,41 @@ def test_record_a_plan_then_regenerate_it_matches(engine: Engine, saved: list[st
     _ok(at)
     labels = [getattr(b, "label", None) for b in at.get("download_button")]
     assert f"Download the report of plan record {record.record_id}" in labels
+
+
+def test_a_saved_scenario_is_edited_in_place_and_opened_on_the_plan_page(
+    saved: list[str], engine: Engine
+) -> None:
+    at = _page()
+    at.selectbox(key="edit_name").set_value("agent-platform").run()
+    _ok(at)
+    key = "edit_agent-platform"
+    at.number_input(key=f"{key}_demand").set_value(123.0)
+    at.number_input(key=f"{key}_sla_ttft_p99_ms").set_value(750.0)
+    at.number_input(key=f"{key}_budget").set_value(90_000.0)
+    at.text_input(key=f"{key}_what_if").set_value("1, 3")
+    at.button[[b.label for b in at.button].index("Save changes")].click().run()
+    _ok(at)
+    assert any("saved the changes to 'agent-platform'" in s.value for s in at.success)
+    stored = scenarios.get_scenario(engine, "agent-platform").yaml_text
+    assert "peak_concurrent_streams: 123" in stored or "123.0" in stored, stored
+    assert "ttft_p99_ms: 750.0" in stored and "monthly_usd: 90000.0" in stored
+    assert "- 3.0" in stored
+    # A bad multiple is said, and nothing is saved.
+    at.text_input(key=f"{key}_what_if").set_value("1, lots")
+    at.button[[b.label for b in at.button].index("Save changes")].click().run()
+    assert any("'lots'" in e.value for e in at.error)
+    assert scenarios.get_scenario(engine, "agent-platform").yaml_text == stored
+    # Every input as YAML.
+    (yaml_box,) = [t for t in at.text_area if t.label == "Scenario YAML"]
+    assert "- 3.0" in yaml_box.value  # the saved changes, not the YAML first shown
+    yaml_box.set_value(yaml_box.value.replace("ttft_p99_ms: 750.0", "ttft_p99_ms: 640.0"))
+    at.button(key="edit_yaml_save_agent-platform").click().run()
+    _ok(at)
+    assert "ttft_p99_ms: 640.0" in scenarios.get_scenario(engine, "agent-platform").yaml_text
+    assert at.number_input(key=f"{key}_sla_ttft_p99_ms").value == 640.0  # the form follows
+    # Open on the Plan page: the inputs are the edited scenario's.
+    at.button(key="edit_open_agent-platform").click().run()
+    _ok(at)
+    assert at.number_input(key="plan_sla_ttft_p99_ms").value == 640.0
+    assert at.text_input(key="plan_name").value == "agent-platform"
