@@ -1,6 +1,7 @@
-"""The plan's slow companions, the resampled cost ranges (planner.analysis.uncertainty) and the
-sensitivity view (planner.analysis.sensitivity), computed on a worker thread so the Plan page draws
-the plan at once and shows them when they are in (bench/bench_plan_session.py times both).
+"""The plan's slow companions, the resampled cost ranges (planner.analysis.uncertainty) and, when
+the person asks for it, the sensitivity view (planner.analysis.sensitivity: a re-plan per input
+moved, seconds), computed on a worker thread so the Plan page draws the plan at once and shows them
+when they are in (bench/bench_plan_session.py times both).
 
 Results are kept by their inputs: the scenario without its name (a rename computes nothing),
 the store and its version. Work queued for other inputs is dropped when new inputs come; work
@@ -39,28 +40,41 @@ def unnamed(scenario: Scenario) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Later:
-    """The ranges and the sensitivity rows of one plan's inputs, computed or on their way."""
+    """The ranges and (when asked for) the sensitivity rows of one plan's inputs, computed or on
+    their way; `swings` is None when the sensitivity was not asked for."""
 
     ranges: Future[PlanRanges]
-    swings: Future[list[SensitivityRow]]
+    swings: Future[list[SensitivityRow]] | None = None
 
     def done(self) -> bool:
-        """True when both are in (or failed)."""
-        return self.ranges.done() and self.swings.done()
+        """True when what was asked for is in (or failed)."""
+        return self.ranges.done() and (self.swings is None or self.swings.done())
 
-    def results(self) -> tuple[PlanRanges | CapplanError, list[SensitivityRow] | CapplanError]:
-        """Both results, waiting for them; a CapplanError raised by either is returned, not raised
-        (anything else is a bug and propagates)."""
+    def results(
+        self,
+    ) -> tuple[PlanRanges | CapplanError, list[SensitivityRow] | CapplanError | None]:
+        """The results, waiting for them; a CapplanError raised by either is returned, not
+        raised (anything else is a bug and propagates); None for a sensitivity not asked for."""
+        if self.swings is None:
+            return _outcome(self.ranges), None
         return _outcome(self.ranges), _outcome(self.swings)
 
     def values(self) -> tuple[PlanRanges | None, list[SensitivityRow] | None]:
-        """Both results, waiting for them; None for one that failed with a CapplanError (what
-        the exports take)."""
+        """Both results, waiting for them; None for one that failed with a CapplanError or was
+        not asked for (what the exports take)."""
         ranges, swings = self.results()
         return (
             None if isinstance(ranges, CapplanError) else ranges,
             None if isinstance(swings, CapplanError) else swings,
         )
+
+    def cancelled(self) -> bool:
+        return self.ranges.cancelled() or (self.swings is not None and self.swings.cancelled())
+
+    def cancel(self) -> None:
+        self.ranges.cancel()
+        if self.swings is not None:
+            self.swings.cancel()
 
 
 def _outcome(future: Future[T]) -> T | CapplanError:
@@ -78,16 +92,26 @@ class _Jobs:
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[str, ...], Later] = OrderedDict()
 
-    def later(self, key: tuple[str, ...], start: Callable[[ThreadPoolExecutor], Later]) -> Later:
+    def later(
+        self,
+        key: tuple[str, ...],
+        start: Callable[[ThreadPoolExecutor, Later | None], Later],
+        swings: bool,
+    ) -> Later:
+        """The kept work of these inputs, or new work; with `swings`, one that has (or now
+        gets) the sensitivity too."""
         with self._lock:
             found = self._kept.get(key)
-            if found is not None and not (found.ranges.cancelled() or found.swings.cancelled()):
+            if found is not None and not found.cancelled():
                 self._kept.move_to_end(key)
-                return found
+                if found.swings is not None or not swings:
+                    return found
+            else:
+                found = None
             for other in self._kept.values():  # queued work for older inputs: not wanted now
-                other.ranges.cancel()
-                other.swings.cancel()
-            made = start(self._pool)
+                if other is not found:
+                    other.cancel()
+            made = start(self._pool, found)
             self._kept[key] = made
             while len(self._kept) > KEPT_INPUTS:
                 self._kept.popitem(last=False)
@@ -111,18 +135,22 @@ def ranges_and_sensitivity(
     curves: Callable[[], Sequence[LoadCurve]],
     prices: Callable[[], Sequence[PriceEntry]],
     plan: Callable[[], Plan],
+    with_sensitivity: bool,
 ) -> Later:
-    """The ranges (read from the plan's own error samples: quick) and sensitivity (a re-plan
-    per input moved) of this scenario's plan over the store at this version, started on the
-    worker unless they are kept or on their way (curves, prices and the plan are read here,
-    on the script thread, only when they must be computed)."""
+    """The ranges (read from the plan's own error samples: quick) and, asked for, the
+    sensitivity (a re-plan per input moved) of this scenario's plan over the store at this
+    version, started on the worker unless they are kept or on their way (curves, prices and the
+    plan are read here, on the script thread, only when they must be computed)."""
 
-    def start(pool: ThreadPoolExecutor) -> Later:
-        chosen, catalog, planned = list(curves()), list(prices()), plan()
-        ranges = pool.submit(ranges_of, planned)
+    def start(pool: ThreadPoolExecutor, kept: Later | None) -> Later:
+        ranges = kept.ranges if kept is not None else pool.submit(ranges_of, plan())
+        if not with_sensitivity:
+            return Later(ranges=ranges)
+        chosen, catalog = list(curves()), list(prices())
         return Later(ranges=ranges, swings=pool.submit(sensitivity, scenario, chosen, catalog))
 
-    return _jobs().later((unnamed(scenario), url, str(version)), start)
+    key = (unnamed(scenario), url, str(version))
+    return _jobs().later(key, start, with_sensitivity)
 
 
 def idle() -> bool:

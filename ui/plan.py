@@ -22,6 +22,7 @@ from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 POLL_S = 1.0  # how often the page looks whether the ranges are in (each look costs the worker)
+SENSITIVITY_ON = "plan_sensitivity_on"  # asked for once, the sensitivity follows every change
 
 
 def _load_saved(url: str, name: str) -> None:
@@ -90,8 +91,19 @@ def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
     return ranges
 
 
-def _sensitivity(found: list[SensitivityRow] | CapplanError) -> list[SensitivityRow] | None:
+def _sensitivity(
+    found: list[SensitivityRow] | CapplanError | None,
+) -> list[SensitivityRow] | None:
     st.subheader("What moves the answer")
+    if found is None:  # not asked for: a re-plan per input moved takes seconds
+        st.caption(
+            "Which input moves the cost most: each input moved 10% down and up and the plan "
+            "made again (about twenty re-plans). Once shown, it follows every change."
+        )
+        if st.button("Show what moves the answer", key="plan_sensitivity_show"):
+            st.session_state[SENSITIVITY_ON] = True
+            st.rerun()
+        return None
     if isinstance(found, CapplanError):
         st.error(plain(str(found)))
         return None
@@ -114,7 +126,8 @@ def _waiting(later: Later) -> None:
         if later.done():
             st.rerun(scope="app")
         st.subheader("How sure is this?")
-        st.caption("Reading the cost ranges and re-planning what moves the answer...")
+        more = " and re-planning what moves the answer" if later.swings is not None else ""
+        st.caption(f"Reading the cost ranges{more}...")
 
     poll()
 
@@ -155,7 +168,9 @@ def _report(url: str, version: int, plan: Plan, later: Later) -> None:
     key = (scenario_to_yaml(plan.scenario), version, fmt)
     if right.button("Build report", key="plan_report_build"):
         with st.spinner(f"Building the {fmt.upper()} report..."):
-            content = res.guarded(lambda: res.report_bytes(plan, *later.values(), url, fmt))
+            # The report carries what moves the answer: computed now if it was not shown.
+            full = res.later_for(plan.scenario, url, version, with_sensitivity=True)
+            content = res.guarded(lambda: res.report_bytes(plan, *full.values(), url, fmt))
         if content is not None:
             st.session_state["plan_report"] = (key, content)
     built = st.session_state.get("plan_report")
@@ -202,7 +217,9 @@ if plan is None:
     st.stop()
 gaps = plan.measurement_plan
 # The ranges and sensitivity follow the plan without holding it up (ui/background.py).
-later = res.later_for(scenario, url, version)
+later = res.later_for(
+    scenario, url, version, with_sensitivity=bool(st.session_state.get(SENSITIVITY_ON))
+)
 if gaps is not None and gaps.no_data:
     # No data backs any option: the verdict and the sweeps first, what was found folded away,
     # and no ranges or sensitivity of options nothing backs.

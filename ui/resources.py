@@ -222,9 +222,11 @@ def what_if_for(plan: Plan, url: str, version: int) -> tuple[WhatIfRow, ...]:
     return _what_if(scenario, scenario.what_if.demand_multipliers, url, version)
 
 
-def later_for(scenario: Scenario, url: str, version: int) -> background.Later:
+def later_for(
+    scenario: Scenario, url: str, version: int, *, with_sensitivity: bool = False
+) -> background.Later:
     """P10/P50/P90 nodes and cost per option from the plan's own error samples
-    (planner.analysis.uncertainty) and each input moved 10% down and up
+    (planner.analysis.uncertainty) and, asked for, each input moved 10% down and up
     (planner.analysis.sensitivity), computed off the script thread."""
     return background.ranges_and_sensitivity(
         scenario,
@@ -233,6 +235,7 @@ def later_for(scenario: Scenario, url: str, version: int) -> background.Later:
         curves=lambda: scenario_curves(scenario, url, version),
         prices=lambda: price_catalog(url, version),
         plan=lambda: plan_for(scenario, url, version),
+        with_sensitivity=with_sensitivity,
     )
 
 

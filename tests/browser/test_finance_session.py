@@ -99,7 +99,7 @@ def _settled(page: Page) -> None:
     """The whole page drawn: the run over and the ranges in (the stop button and the waiting
     note both gone)."""
     app_idle(page)
-    waiting = page.get_by_text("Reading the cost ranges and re-planning what moves the answer")
+    waiting = page.get_by_text("Reading the cost ranges")
     expect(waiting).to_have_count(0, timeout=PAGE_TIMEOUT_MS)
     app_idle(page)
 

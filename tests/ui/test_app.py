@@ -233,6 +233,8 @@ def test_plan_page_shows_cost_ranges_and_what_moves_the_answer(store_url: str) -
     assert titles, "the recommended option has a range"
     assert any("How sure is this?" in h.value for h in at.subheader)
     assert any("What moves the answer" in h.value for h in at.subheader)
+    assert len(at.get("plotly_chart")) == 1  # the cost ranges; the tornado when asked for
+    settled(at.button(key="plan_sensitivity_show").click().run())
     assert len(at.get("plotly_chart")) == 2  # cost ranges and the tornado
 
 

@@ -17,7 +17,7 @@ from tests.ui.conftest import APP, RUN_TIMEOUT_S, settled
 from ui import background
 from ui import resources as res
 
-WAITING = "Reading the cost ranges and re-planning"
+WAITING = "Reading the cost ranges"
 
 
 @pytest.fixture
@@ -57,7 +57,12 @@ def test_the_plan_is_drawn_before_its_ranges_are_in(
     settled(at)
     assert not any(WAITING in c for c in _captions(at))
     assert {"How sure is this?", "What moves the answer"} <= set(_headers(at))
+    assert len(at.get("plotly_chart")) == 1  # the cost ranges: the tornado is drawn when asked
+    settled(at.button(key="plan_sensitivity_show").click().run())
     assert len(at.get("plotly_chart")) == 2  # cost ranges and the tornado
+    # Asked for once, it follows every change.
+    settled(at.number_input(key="plan_sla_ttft_p99_ms").set_value(900.0).run())
+    assert len(at.get("plotly_chart")) == 2
 
 
 def test_a_rename_plans_nothing_again(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
