@@ -192,7 +192,7 @@ def _sla() -> dict[str, object]:
             value := st.sidebar.number_input(
                 target.form_label,
                 min_value=0.0,
-                max_value=float(_sla_bound(target.field).high),
+                max_value=float(sla_bound(target.field).high),
                 value=target.form_default,
                 key=f"plan_sla_{target.field}",
                 help=f"{target.help} {OPTIONAL}",
@@ -202,7 +202,7 @@ def _sla() -> dict[str, object]:
     }
 
 
-def _sla_bound(field: str) -> limits.Bound:
+def sla_bound(field: str) -> limits.Bound:
     return limits.SLA_MS if field.endswith("_ms") else limits.STREAM_TOK_S
 
 

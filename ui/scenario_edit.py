@@ -10,14 +10,24 @@ from collections.abc import Callable
 import streamlit as st
 
 from errors import CapplanError
-from planner.inputs.scenario import DEMAND_UNITS, Scenario, scenario_from_dict, scenario_from_yaml
+from planner.inputs.scenario import (
+    DEMAND_UNITS,
+    BudgetSpec,
+    DemandSpec,
+    Scenario,
+    WorkloadSpec,
+    scenario_from_dict,
+    scenario_from_yaml,
+)
 from planner.inputs.scenario import scenario_to_yaml as to_yaml
 from planner.inputs.sla_targets import SLA_TARGETS
 from planner.inputs.what_if_spec import parse_multipliers
 from ui import plan_state
 from ui import resources as res
+from ui.plan_form import sla_bound
 from ui.plan_what_if import multipliers_text
 from ui.text import plain
+from workflows import limits
 
 
 def draw(url: str, names: list[str], done: Callable[[str], None]) -> None:
@@ -70,20 +80,20 @@ def _fields(scenario: Scenario) -> dict[str, object]:
     values: dict[str, object] = {
         "isl": left.number_input(
             "Prompt length, ISL (tokens)", min_value=1, value=scenario.workload.isl,
-            key=f"edit_{key}_isl",
+            max_value=int(limits.highest(WorkloadSpec, "isl")), key=f"edit_{key}_isl",
         ),
         "osl": right.number_input(
             "Output length, OSL (tokens)", min_value=1, value=scenario.workload.osl,
-            key=f"edit_{key}_osl",
+            max_value=int(limits.highest(WorkloadSpec, "osl")), key=f"edit_{key}_osl",
         ),
         "demand": left.number_input(
             f"Demand ({DEMAND_UNITS[demand.kind]})", min_value=0.0, value=float(demand.amount),
-            key=f"edit_{key}_demand",
+            max_value=limits.highest(DemandSpec, demand.kind), key=f"edit_{key}_demand",
         ),
         "budget": right.number_input(
             "Monthly budget ($/month; empty: none)", min_value=0.0, step=1000.0,
             value=scenario.budget.monthly_usd if scenario.budget else None,
-            key=f"edit_{key}_budget",
+            max_value=limits.highest(BudgetSpec, "monthly_usd"), key=f"edit_{key}_budget",
         ),
         "what_if": left.text_input(
             "What if demand grows (multiples of the demand)",
@@ -96,6 +106,7 @@ def _fields(scenario: Scenario) -> dict[str, object]:
         target.field: column.number_input(
             f"{target.form_label}; empty: not checked",
             min_value=0.0,
+            max_value=float(sla_bound(target.field).high),
             value=sla[target.field],
             key=f"edit_{key}_sla_{target.field}",
         )

@@ -23,9 +23,10 @@ WAITING = "Reading the cost ranges"
 
 def test_ranges_follow_the_plan_and_a_rename_keeps_both(app: RunningApp, page: Page) -> None:
     open_page(page, app.url, "plan")
+    expect(keyed(page, "plan_sensitivity")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     show = page.get_by_role("button", name="Show what moves the answer", exact=True)
-    expect(show).to_be_visible(timeout=PAGE_TIMEOUT_MS)
-    show.click()
+    if show.count():  # another session may have asked for these inputs' sensitivity already
+        show.click()
     for section in ("plan_ranges", "plan_sensitivity"):
         chart = keyed(page, section).get_by_test_id("stPlotlyChart")
         expect(chart).to_be_visible(timeout=PAGE_TIMEOUT_MS)
