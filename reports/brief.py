@@ -16,6 +16,7 @@ from planner.analysis.uncertainty import TIE_USD, PlanRanges
 from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
 from reports.flag_text import flag_gist, group_flags
 from reports.names import engine_name, engine_tp, gpu_name, option_name, short_option_names, tp_text
+from reports.what_if_view import amount_text
 
 # A pick that changes in at least this share of resamples is called unstable in the headline.
 UNSTABLE_SHARE = 0.2
@@ -155,7 +156,10 @@ def unstable_sentence(plan: Plan, ranges: PlanRanges | None) -> str | None:
     if ranges is None or ranges.choice_change_share < UNSTABLE_SHARE:
         return None
     choice = plan.recommendation.choice
-    others = [o for o in ranges.options if choice is None or o.key != choice.key]
+    tied = {o.key for o in tied_options(plan, ranges)}
+    others = [
+        o for o in ranges.options if (choice is None or o.key != choice.key) and o.key not in tied
+    ]
     rival = max(others, key=lambda o: o.pick_share, default=None)
     to = f"; the others mostly pick {option_name(rival.key)}" if rival and rival.pick_share else ""
     return (
@@ -313,8 +317,9 @@ def budget_buys(plan: Plan, option: SizedOption) -> str:
         return "The budget does not buy one replica of it."
     share = 100.0 * served / demand.amount if demand.amount > 0 else math.nan
     return (
-        f"The budget buys enough of it for {served:,.1f} {option.budget_capacity_unit} "
-        f"({share:.0f}% of the {demand.amount:,.4g} planned)."
+        f"The budget buys enough of it for {amount_text(round(served, 1))} "
+        f"{option.budget_capacity_unit} "
+        f"({share:.0f}% of the {amount_text(demand.amount)} planned)."
     )
 
 

@@ -107,6 +107,11 @@ def plan_to_dict(plan: Plan) -> dict[str, object]:
                 rec.overridden_cheapest.title() if rec.overridden_cheapest else None
             ),
             "preference_tolerance_pct": rec.preference_tolerance_pct,
+            "verdict": rec.verdict.value,
+            "over_budget": rec.over_budget.title() if rec.over_budget else None,
+            "over_budget_monthly_cost_usd": (
+                rec.over_budget.total_monthly_cost_usd if rec.over_budget else None
+            ),
             "flagged": rec.flagged.title() if rec.flagged else None,
             "flagged_concerns": list(rec.flagged.concerns) if rec.flagged else [],
         },

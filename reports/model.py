@@ -73,6 +73,7 @@ class Summary:
 
     scenario_name: str
     recommendation: str
+    verdict: str  # recommended / no data / data not sound / SLA not met / over budget
     choice: str | None
     runner_up: str | None
     total_monthly_cost_usd: float | None
@@ -216,6 +217,7 @@ def _summary(plan: Plan, ranges: PlanRanges | None) -> Summary:
     return Summary(
         scenario_name=plan.scenario.name,
         recommendation=rec.reason,
+        verdict=rec.verdict.value,
         choice=option_name(choice.key) if choice else None,
         runner_up=option_name(rec.runner_up.key) if rec.runner_up else None,
         total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,

@@ -19,9 +19,14 @@ def multiplier_text(value: float) -> str:
     return f"{value:g}x"
 
 
+def amount_text(value: float) -> str:
+    """A demand figure as read: '80', '1.5', '12,345', '7,500,000,000' (never 1.2e+04)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 or value == int(value) else f"{value:,.3g}"
+
+
 def demand_text(row: WhatIfRow) -> str:
     """'80 requests/s at peak'."""
-    return f"{row.demand:,.4g} {row.unit}"
+    return f"{amount_text(row.demand)} {row.unit}"
 
 
 def what_if_table(rows: Sequence[WhatIfRow]) -> list[dict[str, Cell]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -82,6 +82,8 @@ def _outcome(future: Future[T]) -> T | CapplanError:
         return future.result()
     except CapplanError as exc:
         return exc
+    except CancelledError:  # newer inputs (of this session or another) replaced the work
+        return CapplanError("newer inputs replaced this computation; it is redone on the next run")
 
 
 class _Jobs:

@@ -173,7 +173,7 @@ def cost_range_figure(ranges: PlanRanges) -> go.Figure:
             customdata=[[lo, hi, o.pick_share] for lo, hi, o in zip(p10, p90, sized, strict=True)],
             hovertemplate=(
                 "P10 $%{customdata[0]:,.0f} · P50 $%{x:,.0f} · P90 $%{customdata[1]:,.0f}"
-                "<br>recommended in %{customdata[2]:.0%} of samples<extra></extra>"
+                "<br>the pick, or tied with it, in %{customdata[2]:.0%} of samples<extra></extra>"
             ),
         )
     )

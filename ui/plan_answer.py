@@ -60,7 +60,7 @@ def recommendation(plan: Plan) -> None:
     cost, yearly, nodes, margin = st.columns(4)
     choice = rec.choice
     cost.metric(
-        f"Monthly cost ({choice.confidence:.0%} sure)",
+        "Monthly cost ($)",
         f"${choice.total_monthly_cost_usd:,.0f}",
         f"expected ${choice.expected_monthly_cost_usd:,.0f}",
         delta_color="off",
@@ -69,11 +69,12 @@ def recommendation(plan: Plan) -> None:
         "the median fleet over the same error samples.",
     )
     yearly.metric(
-        f"Yearly cost ({choice.confidence:.0%} sure)",
+        "Yearly cost ($)",
         f"${choice.total_monthly_cost_usd * MONTHS_PER_YEAR:,.0f}",
         f"expected ${choice.expected_monthly_cost_usd * MONTHS_PER_YEAR:,.0f}",
         delta_color="off",
-        help="Twelve months of the monthly cost at today's prices and demand.",
+        help=f"Twelve months of the monthly cost (the fleet sized to meet the SLA with "
+        f"{choice.confidence:.0%} probability) at today's prices and demand.",
     )
     nodes.metric(
         f"Nodes ({rec.choice.node_words}s)",

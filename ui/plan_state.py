@@ -17,7 +17,8 @@ import zlib
 import streamlit as st
 
 from errors import CapplanError
-from planner.inputs.scenario import Scenario, scenario_from_dict
+from measurements.bounded import load_yaml
+from planner.inputs.scenario import SCENARIO_LIMITS, Scenario, scenario_from_dict
 from ui import plan_form
 
 KEPT = "plan_kept_scenario"  # not a widget key: survives a visit to another page
@@ -45,9 +46,13 @@ def decode(value: str) -> Scenario:
         text = inflater.decompress(packed, MAX_LINK_BYTES * 4)
         if inflater.unconsumed_tail:
             raise CapplanError("the link's scenario unpacks to more than 256 KiB")
-        data = json.loads(text.decode("utf-8"))
-    except (binascii.Error, zlib.error, UnicodeDecodeError, json.JSONDecodeError, ValueError):
+        if not inflater.eof:  # not a whole zlib stream (cut short, or not one at all)
+            raise ValueError("incomplete")
+        decoded = text.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
         raise CapplanError("the link's scenario is damaged (not one capplan wrote)") from None
+    # JSON is YAML: the scenario file's own bounded loader (depth, size, list and number limits).
+    data = load_yaml(decoded, "the page's link", SCENARIO_LIMITS)
     return scenario_from_dict(data, "the page's link")
 
 

@@ -60,7 +60,7 @@ def results_rows(plans: Sequence[Plan]) -> list[Row]:
     for plan in plans:
         choice = plan.recommendation.choice
         # Over budget: the cheapest sound option and its cost; flagged-only: no cost to show.
-        shown = choice or (None if plan.recommendation.flagged else _cheapest_meeting(plan))
+        shown = choice or plan.recommendation.over_budget
         rows.append(
             {
                 "scenario": plan.scenario.name,
@@ -74,11 +74,6 @@ def results_rows(plans: Sequence[Plan]) -> list[Row]:
             }
         )
     return rows
-
-
-def _cheapest_meeting(plan: Plan) -> SizedOption | None:
-    sized = [o for o in plan.options if isinstance(o, SizedOption) and not o.concerns]
-    return min(sized, key=lambda o: o.total_monthly_cost_usd) if sized else None
 
 
 def _answer(plan: Plan, choice: SizedOption | None, shown: SizedOption | None) -> str:

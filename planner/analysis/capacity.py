@@ -14,7 +14,7 @@ from errors import NoDataError
 from hardware.gpus import load_gpu_specs
 from planner.analysis.measurement_plan import TP_SIZES as PHYSICS_TP_SIZES
 from planner.analysis.measurement_plan import MeasurementPlan, plan_measurements
-from planner.analysis.recommend import Recommendation, recommend
+from planner.analysis.recommend import Recommendation, Verdict, recommend
 from planner.curves.load import LoadCurve, canonical_model
 from planner.curves.spelling import engine_name, gpu_name
 from planner.engine.transfer import TRANSFER_ERROR, Target, physics_only_curve
@@ -90,20 +90,29 @@ def make_plan(
     no_data = measurements is not None and measurements.no_data
     if no_data:
         measurements = _with_estimate(measurements, scenario, curves, prices)
-    if rec.choice is None and rec.flagged is None and warnings and not no_data:
-        # Nothing fits: what was never considered (too far a workload, no data) belongs in the
-        # answer, not only in the warnings.
-        rec = replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
     return Plan(
         scenario=scenario,
         options=tuple(options),
-        recommendation=rec,
+        recommendation=_said(rec, warnings, no_data),
         warnings=tuple(warnings),
         catalog_version=catalog_version(tuple(prices)),
         prices_used=used,
         measurement_plan=measurements,
         draws=drawn,
     )
+
+
+def _said(rec: Recommendation, warnings: list[str], no_data: bool) -> Recommendation:
+    """No data backing any option is the binding reason; otherwise, when nothing fits, what was
+    never considered (too far a workload, no data) belongs in the answer, not only in the
+    warnings."""
+    if rec.choice is not None:
+        return rec
+    if no_data:
+        return replace(rec, verdict=Verdict.NO_DATA)
+    if rec.flagged is None and warnings:
+        return replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
+    return rec
 
 
 def replan(plan: Plan, scenario: Scenario, prices: Sequence[PriceEntry] | None = None) -> Plan:
@@ -115,7 +124,8 @@ def replan(plan: Plan, scenario: Scenario, prices: Sequence[PriceEntry] | None =
     fits = {id(o.curve): o.fit for o in plan.options}
 
     def fitter(curve: LoadCurve) -> CurveFit:
-        return fits[id(curve)]
+        found = fits.get(id(curve))  # a curve the selection made anew: fitted as make_plan would
+        return found if found is not None else shaped_fitter(curves, [curve])(curve)
 
     used = plan.prices_used if prices is None else prices
     return make_plan(scenario, curves, used, fitter=fitter, draws=plan.draws)

@@ -246,11 +246,11 @@ def _replan(
         if move.path[0] == "pricing":
             gpu, factor = move.path[1], value / move.base
             moved = _scaled_pricing(scenario, gpu, factor)
-            return _Side(replan(base, moved, _scaled_prices(base.prices_used, gpu, factor)), None)
+            return _Side(replan(base, moved, _scaled_prices(prices, gpu, factor)), None)
         changed = _with(scenario, move.path, value)
         if move.path[0] == "workload":
             return _Side(make_plan(changed, curves, prices), None)
-        return _Side(replan(base, changed), None)
+        return _Side(replan(base, changed, prices), None)
     except (PlanningError, ScenarioError) as exc:
         return _Side(None, f"{move.label} = {value:g}: no plan ({exc})")
 

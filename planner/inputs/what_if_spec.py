@@ -35,7 +35,12 @@ class WhatIfSpec(Spec):
                     f"each multiplier must be above 0 and at most {MAX_DEMAND_MULTIPLIER:g} "
                     f"(1 = the scenario's demand); got {value:g}"
                 )
-        return tuple(sorted({1.0, *(float(v) for v in values)}))
+        found = tuple(sorted({1.0, *(float(v) for v in values)}))
+        if len(found) > MAX_DEMAND_MULTIPLIERS:
+            raise ValueError(
+                f"at most {MAX_DEMAND_MULTIPLIERS} multipliers, 1x included; got {len(found)}"
+            )
+        return found
 
 
 def parse_multipliers(text: str) -> tuple[float, ...]:
@@ -43,9 +48,11 @@ def parse_multipliers(text: str) -> tuple[float, ...]:
     entry raises ValueError naming it."""
     values: list[float] = []
     for part in text.replace(";", ",").split(","):
-        word = part.strip().lower().removesuffix("x").strip()
+        word = part.strip().lower()
         if not word:
             continue
+        if word.endswith("x") and len(word) > 1:  # '1.5x' as people write it
+            word = word[:-1].strip()
         try:
             values.append(float(word))
         except ValueError:

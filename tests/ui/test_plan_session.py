@@ -4,8 +4,13 @@ page and travel in the page's link."""
 
 from __future__ import annotations
 
+import base64
+import zlib
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from errors import CapplanError
 from tests.ui.conftest import APP, RUN_TIMEOUT_S, shown
 from ui import plan_state
 
@@ -99,3 +104,12 @@ def test_a_damaged_link_is_said_and_the_page_opens_on_its_defaults(store_url: st
     at = _page(**{plan_state.PARAM: "not-a-capplan-link!!"})
     assert any("could not be opened" in shown(i.value) for i in at.info)
     assert at.number_input(key="plan_isl").value == 1024
+
+
+def test_a_hostile_link_is_refused_by_the_scenario_limits() -> None:
+    deep = "[" * 5000 + "]" * 5000  # tiny once packed, far deeper than a scenario goes
+    packed = base64.urlsafe_b64encode(zlib.compress(deep.encode(), 9)).decode().rstrip("=")
+    with pytest.raises(CapplanError, match=r"nesting depth|deeper"):
+        plan_state.decode(packed)
+    with pytest.raises(CapplanError, match="damaged"):
+        plan_state.decode("%%%")
