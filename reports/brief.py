@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.analysis.capacity import Plan
 from planner.analysis.recommend import Verdict
 from planner.analysis.uncertainty import TIE_USD, PlanRanges
+from planner.inputs.sla_targets import BARE_STATISTIC, STATISTICS
 from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
+from planner.sizing.sla import target_text
 from reports.flag_text import flag_gist, group_flags
 from reports.names import engine_name, engine_tp, gpu_name, option_name, short_option_names, tp_text
 from reports.what_if_view import amount_text
@@ -48,7 +50,28 @@ def usd(value: float) -> str:
 
 
 def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
-    """What to run and why, in at most two sentences plus bullets."""
+    """What to run and why, in at most two sentences plus bullets (the first says how a target
+    given without its statistic was read)."""
+    brief = _brief(plan, ranges)
+    read = read_as_line(plan)
+    return brief if read is None else replace(brief, bullets=(read, *brief.bullets))
+
+
+def read_as_line(plan: Plan) -> str | None:
+    """'TPOT p99 <= 50 ms: given without a statistic, read as p99 (...).' or None."""
+    sla = plan.scenario.sla
+    if not sla.read_as:
+        return None
+    texts = and_list([target_text(field, sla.targets()[field]) for field in sla.read_as])
+    many = len(sla.read_as) > 1
+    return (
+        f"{texts}: {'these targets were' if many else 'this target was'} given without a "
+        f"statistic and {'are' if many else 'is'} read as {BARE_STATISTIC}, the strictest of "
+        f"{and_list(list(STATISTICS))}; state another to plan on it."
+    )
+
+
+def _brief(plan: Plan, ranges: PlanRanges | None) -> Brief:
     choice = plan.recommendation.choice
     if choice is None:
         return _nothing_brief(plan)

@@ -21,7 +21,8 @@ from planner.inputs.scenario import (
 )
 from planner.inputs.sla_targets import SLA_TARGETS
 from reports.names import engine_name, gpu_name
-from ui import plan_fleet_form, plan_prices, plan_what_if
+from ui import plan_fleet_form, plan_prices, plan_sla_form, plan_what_if
+from ui.plan_sla_form import OPTIONAL
 from ui.tables import model_name_choices
 from workflows import limits
 
@@ -45,7 +46,6 @@ DEMAND_HELP: dict[DemandKind, str] = {
     "monthly_output_tokens": "Tokens the model writes in a month, all users together (a token "
     "is about 3/4 of an English word).",
 }
-OPTIONAL = "Leave empty to not check this target."
 
 
 def draw_inputs(
@@ -91,7 +91,7 @@ def draw_inputs(
         "workload": {"isl": int(isl), "osl": int(osl)},
         "demand": _demand(),
         "what_if": plan_what_if.inputs(),
-        "sla": _sla(),
+        "sla": plan_sla_form.targets(),
         "budget": _budget(),
         **_candidates_and_pricing(curves, model, catalog),
         "options": _options() | plan_fleet_form.fleet_options(),
@@ -181,29 +181,6 @@ def _demand() -> dict[str, object]:
     if weights is None:
         return {kind: amount, "peak_to_average": ratio}
     return {kind: amount, "hourly_profile": list(weights)}
-
-
-def _sla() -> dict[str, object]:
-    st.sidebar.subheader("SLA targets")
-    return {
-        target.field: value
-        for target in SLA_TARGETS
-        if (
-            value := st.sidebar.number_input(
-                target.form_label,
-                min_value=0.0,
-                max_value=float(sla_bound(target.field).high),
-                value=target.form_default,
-                key=f"plan_sla_{target.field}",
-                help=f"{target.help} {OPTIONAL}",
-            )
-        )
-        is not None
-    }
-
-
-def sla_bound(field: str) -> limits.Bound:
-    return limits.SLA_MS if field.endswith("_ms") else limits.STREAM_TOK_S
 
 
 def _budget() -> dict[str, object] | None:

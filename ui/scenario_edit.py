@@ -24,7 +24,7 @@ from planner.inputs.sla_targets import SLA_TARGETS
 from planner.inputs.what_if_spec import parse_multipliers
 from ui import plan_state
 from ui import resources as res
-from ui.plan_form import sla_bound
+from ui.plan_sla_form import sla_bound
 from ui.plan_what_if import multipliers_text
 from ui.text import plain
 from workflows import limits
@@ -101,17 +101,18 @@ def _fields(scenario: Scenario) -> dict[str, object]:
         ),
     }  # fmt: skip
     sla = scenario.sla.model_dump()
-    columns = st.columns(len(SLA_TARGETS))
-    values["sla"] = {
-        target.field: column.number_input(
-            f"{target.form_label}; empty: not checked",
-            min_value=0.0,
-            max_value=float(sla_bound(target.field).high),
-            value=sla[target.field],
-            key=f"edit_{key}_sla_{target.field}",
-        )
-        for target, column in zip(SLA_TARGETS, columns, strict=True)
-    }
+    targets: dict[str, float | None] = {}
+    for metric in dict.fromkeys(target.metric for target in SLA_TARGETS):
+        row = [target for target in SLA_TARGETS if target.metric == metric]
+        for target, column in zip(row, st.columns(4), strict=False):
+            targets[target.field] = column.number_input(
+                f"{target.form_label}; empty: not checked",
+                min_value=0.0,
+                max_value=float(sla_bound(target.field).high),
+                value=sla[target.field],
+                key=f"edit_{key}_sla_{target.field}",
+            )
+    values["sla"] = targets
     return values
 
 

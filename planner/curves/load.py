@@ -85,6 +85,25 @@ class CurvePoint:
     mean_tpot_ms: float | None = None
     p50_icl_ms: float | None = None  # gap between stream chunks (vLLM `itl`, AIPerf ICL)
     p99_icl_ms: float | None = None
+    p90_ttft_ms: float | None = None
+    p90_tpot_ms: float | None = None
+    p50_e2e_ms: float | None = None
+    p90_e2e_ms: float | None = None
+    mean_e2e_ms: float | None = None
+
+
+# The latency statistics a point carries, per metric: statistic -> CurvePoint attribute
+# ("unstated": the source did not say which statistic its number is).
+LATENCY_ATTRS: dict[str, dict[str, str]] = {
+    "ttft": {s: f"{s}_ttft_ms" for s in ("p50", "p90", "p99", "mean")} | {"unstated": "ttft_ms"},
+    "tpot": {s: f"{s}_tpot_ms" for s in ("p50", "p90", "p99", "mean")} | {"unstated": "tpot_ms"},
+    "e2e": {s: f"{s}_e2e_ms" for s in ("p50", "p90", "p99", "mean")},
+}
+# Every measured value of a point the planner reads (the chunk gaps are only shown).
+PLANNED_ATTRS: tuple[str, ...] = (
+    "output_tok_s",
+    *(attr for stats in LATENCY_ATTRS.values() for attr in stats.values()),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,34 +341,11 @@ def _points(
 
 
 def _point(level: Level) -> CurvePoint | None:
-    point = CurvePoint(
-        concurrency=level.load_value,
-        output_tok_s=level.value("output_tok_s"),
-        p50_ttft_ms=level.value("p50_ttft_ms"),
-        p99_ttft_ms=level.value("p99_ttft_ms"),
-        ttft_ms=level.value("ttft_ms"),
-        p50_tpot_ms=level.value("p50_tpot_ms"),
-        p99_tpot_ms=level.value("p99_tpot_ms"),
-        tpot_ms=level.value("tpot_ms"),
-        p99_e2e_ms=level.value("p99_e2e_ms"),
-        mean_ttft_ms=level.value("mean_ttft_ms"),
-        mean_tpot_ms=level.value("mean_tpot_ms"),
-        p50_icl_ms=level.value("p50_icl_ms"),
-        p99_icl_ms=level.value("p99_icl_ms"),
-    )
-    values = (
-        point.output_tok_s,
-        point.p50_ttft_ms,
-        point.p99_ttft_ms,
-        point.ttft_ms,
-        point.p50_tpot_ms,
-        point.p99_tpot_ms,
-        point.tpot_ms,
-        point.p99_e2e_ms,
-        point.mean_ttft_ms,
-        point.mean_tpot_ms,
-    )
-    return point if any(value is not None for value in values) else None
+    values = {attr: level.value(attr) for attr in PLANNED_ATTRS}
+    if all(value is None for value in values.values()):
+        return None
+    chunks = {attr: level.value(attr) for attr in ("p50_icl_ms", "p99_icl_ms")}
+    return CurvePoint(concurrency=level.load_value, **values, **chunks)
 
 
 def _stat_flags(points: list[CurvePoint]) -> list[str]:

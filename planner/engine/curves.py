@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from planner.curves.load import BasisError, CurvePoint, LoadCurve
+from planner.curves.load import LATENCY_ATTRS, BasisError, CurvePoint, LoadCurve
 from planner.curves.workload_groups import same_workload
 from planner.engine.model import (
     CONCURRENCY,
@@ -142,19 +142,16 @@ def _point(like: Sequence[CurvePoint], prediction: EnginePrediction, index: int)
     def pick(field: str, value: float) -> float | None:
         return value if has.get(field) and math.isfinite(value) else None
 
-    ttft, tpot = prediction.ttft_ms, prediction.tpot_ms
+    metrics = {"ttft": prediction.ttft_ms, "tpot": prediction.tpot_ms, "e2e": prediction.e2e_ms}
+    latencies = {
+        attr: pick(attr, getattr(metrics[metric], "mean" if stat == "unstated" else stat)[index])
+        for metric, stats in LATENCY_ATTRS.items()
+        for stat, attr in stats.items()
+    }
     return CurvePoint(
         concurrency=prediction.query.loads[index],
         output_tok_s=_finite(prediction.output_tok_s.mean[index]),
-        p50_ttft_ms=pick("p50_ttft_ms", ttft.p50[index]),
-        p99_ttft_ms=pick("p99_ttft_ms", ttft.p99[index]),
-        ttft_ms=pick("ttft_ms", ttft.mean[index]),
-        p50_tpot_ms=pick("p50_tpot_ms", tpot.p50[index]),
-        p99_tpot_ms=pick("p99_tpot_ms", tpot.p99[index]),
-        tpot_ms=pick("tpot_ms", tpot.mean[index]),
-        p99_e2e_ms=pick("p99_e2e_ms", prediction.e2e_ms.p99[index]),
-        mean_ttft_ms=pick("mean_ttft_ms", ttft.mean[index]),
-        mean_tpot_ms=pick("mean_tpot_ms", tpot.mean[index]),
+        **latencies,
     )
 
 

@@ -146,11 +146,15 @@ def physics_only_curve(
         CurvePoint(
             concurrency=loads[i],
             output_tok_s=_finite(found.output_tok_s.mean[i]),
-            p50_ttft_ms=_finite(found.ttft_ms.p50[i]),
-            p99_ttft_ms=_finite(found.ttft_ms.p99[i]),
-            p50_tpot_ms=_finite(found.tpot_ms.p50[i]),
-            p99_tpot_ms=_finite(found.tpot_ms.p99[i]),
-            p99_e2e_ms=_finite(found.e2e_ms.p99[i]),
+            **{
+                f"{stat}_{metric}_ms": _finite(getattr(values, stat)[i])
+                for metric, values in (
+                    ("ttft", found.ttft_ms),
+                    ("tpot", found.tpot_ms),
+                    ("e2e", found.e2e_ms),
+                )
+                for stat in ("p50", "p90", "p99", "mean")
+            },
         )
         for i in range(len(loads))
     )

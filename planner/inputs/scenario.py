@@ -22,8 +22,7 @@ from measurements.safe_text import first_control
 from planner.curves.load import canonical_engine, canonical_gpu
 from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
-from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD as _SLA
-from planner.inputs.sla_targets import SLA_TARGETS
+from planner.inputs.sla_spec import SlaSpec
 from planner.inputs.spec_base import Spec, spec_error
 from planner.inputs.what_if_spec import WhatIfSpec
 
@@ -135,27 +134,6 @@ class DemandSpec(Spec):
     def unit(self) -> str:
         """Human unit of `amount`."""
         return DEMAND_UNITS[self.kind]
-
-
-class SlaSpec(Spec):
-    """Service-level targets; every target given must hold, absent ones are not checked.
-
-    One field per row of planner.inputs.sla_targets.SLA_TARGETS, in its order (a test holds them
-    equal).
-    """
-
-    ttft_p50_ms: Number | None = Field(None, gt=0, description=_SLA["ttft_p50_ms"].description)
-    ttft_p99_ms: Number | None = Field(None, gt=0, description=_SLA["ttft_p99_ms"].description)
-    tpot_p99_ms: Number | None = Field(None, gt=0, description=_SLA["tpot_p99_ms"].description)
-    min_stream_tok_s: Number | None = Field(
-        None, gt=0, description=_SLA["min_stream_tok_s"].description
-    )
-    e2e_p99_ms: Number | None = Field(None, gt=0, description=_SLA["e2e_p99_ms"].description)
-
-    def targets(self) -> dict[str, float]:
-        """The targets that are set, by field name (registry order)."""
-        values = ((t.field, getattr(self, t.field)) for t in SLA_TARGETS)
-        return {name: value for name, value in values if value is not None}
 
 
 class BudgetSpec(Spec):

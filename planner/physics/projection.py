@@ -13,6 +13,7 @@ import numpy as np
 
 from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves.load import (
+    LATENCY_ATTRS,
     BasisError,
     CurveKey,
     CurvePoint,
@@ -202,19 +203,13 @@ def _scaled(
     e2e: float | None,
 ) -> CurvePoint:
     """The point with output tok/s replaced and each latency statistic times its factor."""
-    return CurvePoint(
-        concurrency=point.concurrency,
-        output_tok_s=output,
-        p50_ttft_ms=_times(point.p50_ttft_ms, ttft),
-        p99_ttft_ms=_times(point.p99_ttft_ms, ttft),
-        ttft_ms=_times(point.ttft_ms, ttft),
-        p50_tpot_ms=_times(point.p50_tpot_ms, tpot),
-        p99_tpot_ms=_times(point.p99_tpot_ms, tpot),
-        tpot_ms=_times(point.tpot_ms, tpot),
-        p99_e2e_ms=_times(point.p99_e2e_ms, e2e if e2e is not None else tpot),
-        mean_ttft_ms=_times(point.mean_ttft_ms, ttft),
-        mean_tpot_ms=_times(point.mean_tpot_ms, tpot),
-    )
+    factors = {"ttft": ttft, "tpot": tpot, "e2e": e2e if e2e is not None else tpot}
+    scaled = {
+        attr: _times(getattr(point, attr), factors[metric])
+        for metric, stats in LATENCY_ATTRS.items()
+        for attr in stats.values()
+    }
+    return CurvePoint(concurrency=point.concurrency, output_tok_s=output, **scaled)
 
 
 def _project_limited(

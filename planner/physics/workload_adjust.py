@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from planner.curves.load import CurvePoint, LoadCurve, scaled_ceiling
+from planner.curves.load import LATENCY_ATTRS, CurvePoint, LoadCurve, scaled_ceiling
 from planner.curves.workload_groups import same_workload
 from planner.physics.roofline import ESTIMATE_KV_BYTES_PER_ELEMENT, Ceilings
 
@@ -138,24 +138,23 @@ def _adjust_point(
 
     new_ttft = ttft(_first(point.p50_ttft_ms, point.ttft_ms, point.p99_ttft_ms))
     new_tpot = times(tpot)
-    output = e2e = None
+    output, e2e_ratio = None, None
     old_ttft = _first(point.p50_ttft_ms, point.ttft_ms, point.p99_ttft_ms)
     if new_ttft is not None and new_tpot is not None and old_ttft is not None and tpot:
         request_ms = new_ttft + (osl - 1) * new_tpot
         output = point.concurrency * osl / request_ms * 1000.0
-        if point.p99_e2e_ms is not None:
-            e2e = point.p99_e2e_ms * request_ms / (old_ttft + (source_osl - 1) * tpot)
-    return CurvePoint(
-        concurrency=point.concurrency,
-        output_tok_s=output,
-        p50_ttft_ms=ttft(point.p50_ttft_ms),
-        p99_ttft_ms=ttft(point.p99_ttft_ms),
-        ttft_ms=ttft(point.ttft_ms),
-        p50_tpot_ms=times(point.p50_tpot_ms),
-        p99_tpot_ms=times(point.p99_tpot_ms),
-        tpot_ms=times(point.tpot_ms),
-        p99_e2e_ms=e2e,
-    )
+        e2e_ratio = request_ms / (old_ttft + (source_osl - 1) * tpot)
+
+    def e2e(value: float | None) -> float | None:
+        return None if value is None or e2e_ratio is None else value * e2e_ratio
+
+    how = {"ttft": ttft, "tpot": times, "e2e": e2e}
+    latencies = {
+        attr: how[metric](getattr(point, attr))
+        for metric, stats in LATENCY_ATTRS.items()
+        for attr in stats.values()
+    }
+    return CurvePoint(concurrency=point.concurrency, output_tok_s=output, **latencies)
 
 
 def _adjust_throughput_only(

@@ -22,6 +22,7 @@ from planner.physics.projection import PROJECTED
 from planner.physics.workload_adjust import ADJUSTED
 from planner.sizing.draws import SLOTS, derived_sigma
 from planner.sizing.selection import Candidate
+from planner.sizing.sla_series import STAT_ORDER, bound_flag, choose_series
 
 MEASURED_RANGE = "measured range"
 # Curves that are estimates (cross-GPU projection, workload adjustment), not measurements.
@@ -161,9 +162,7 @@ def _check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
         return _stream_check(at, target, limit)
     if target.check is CheckKind.E2E:
         return _e2e_check(at, target, limit)
-    if target.fit_slot is None:
-        raise ValueError(f"SLA target {target.field!r} is a latency check without a fit_slot")
-    return _latency_check(at, target, limit, (target.fit_slot, target.statistic))
+    return _latency_check(at, target, limit, (target.metric, target.statistic))
 
 
 def _stream_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
@@ -182,75 +181,56 @@ def _stream_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
 
 
 def _latency_check(
-    at: SampledGrid, target: SlaTarget, limit: float, series: tuple[str, str]
+    at: SampledGrid, target: SlaTarget, limit: float, read: tuple[str, str]
 ) -> SlaCheck:
-    """`target` checked on one fitted latency series: (CurveFit slot, wanted statistic)."""
-    fit, text = at.fit, target.text(limit)
-    slot, wanted = _read_slot(fit, series)
-    stat = {"ttft_p50": fit.ttft_p50_stat, "ttft_p99": fit.ttft_p99_stat, "tpot": fit.tpot_stat}[
-        slot
-    ]
-    if stat == "p99" and wanted == "p50":
-        # The median is at most the p99: a p99 series answers a median target from above, so a
-        # looser target never allows fewer streams than the tighter one on the same data.
-        bound = (f"{text} checked against p99 values (the median is at most the p99)",)
-        values = at.values(slot, fit.ttft_p99, series_attr(slot, stat))
-        return SlaCheck(target, text, limit, values, None, bound)
-    if stat is None:
-        return SlaCheck(target, text, limit, None, "the curve has no such measurement", ())
-    mean_for_median = stat == "mean" and wanted == "p50"
-    if stat not in (wanted, "unstated") and not mean_for_median:
-        why = f"only {stat} values were measured, not {wanted}"
-        return SlaCheck(target, text, limit, None, why, ())
-    metric = slot.split("_")[0]  # ttft, tpot
-    if stat == "unstated" and wanted == "p99" and _also_targets_p50(at, metric):
+    """`target` checked on one measured latency series: read = (metric, wanted statistic)."""
+    text = target.text(limit)
+    metric, wanted = read
+    choice = choose_series(at.fit, metric, wanted)
+    if isinstance(choice, str):
+        return SlaCheck(target, text, limit, None, choice, ())
+    if choice.stat == "unstated" and _lower_target_set(at, metric, wanted):
         why = (
-            f"the {metric.upper()} values' statistic is not stated: they answer the p50 "
-            "target (with a caveat), never the p50 and the p99 at once"
+            f"the {metric.upper()} values' statistic is not stated: they answer the scenario's "
+            f"lowest {metric.upper()} target (with a caveat), never two statistics at once"
         )
         return SlaCheck(target, text, limit, None, why, ())
-    flags: tuple[str, ...] = ()
-    if stat == "unstated":
-        flags = (f"{text} checked against values whose statistic the source did not state",)
-    if mean_for_median:
-        flags = (f"{text} checked against mean values: the median may differ from the mean",)
-    result = {"ttft_p50": fit.ttft_p50, "ttft_p99": fit.ttft_p99, "tpot": fit.tpot}[slot]
-    attr = series_attr(slot, stat)
-    return SlaCheck(target, text, limit, at.values(slot, result, attr), None, flags)
+    flag = bound_flag(text, wanted, choice.stat)
+    values = at.values(choice.slot, choice.result, choice.attr)
+    return SlaCheck(target, text, limit, values, None, (flag,) if flag else ())
 
 
-def _read_slot(fit: CurveFit, series: tuple[str, str]) -> tuple[str, str]:
-    """The fitted series a TTFT target reads, and the statistic it wants: values of unstated
-    statistic are one series whichever target reads them (one error draw, so a p50 and a p99
-    target of the same limit agree); a p50 target with only p99 values reads the p99."""
-    slot, wanted = series
-    if slot == "ttft_p99" and fit.ttft_p99_stat == "unstated" and fit.ttft_p50_stat == "unstated":
-        return "ttft_p50", wanted
-    if slot == "ttft_p50" and fit.ttft_p50_stat is None and fit.ttft_p99_stat == "p99":
-        return "ttft_p99", wanted
-    return slot, wanted
-
-
-def _also_targets_p50(at: SampledGrid, metric: str) -> bool:
-    """Whether the scenario also sets a p50 target of `metric` (ttft, tpot)."""
+def _lower_target_set(at: SampledGrid, metric: str, wanted: str) -> bool:
+    """Whether the scenario also sets a target of `metric` at a lower statistic than `wanted`."""
+    rank = STAT_ORDER.index(wanted)
     return any(
-        SLA_TARGET_BY_FIELD[name].metric == metric and SLA_TARGET_BY_FIELD[name].statistic == "p50"
+        SLA_TARGET_BY_FIELD[name].metric == metric
+        and SLA_TARGET_BY_FIELD[name].statistic in STAT_ORDER[:rank]
         for name in at.scenario.sla.targets()
     )
 
 
 def _e2e_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
-    fit, text = at.fit, target.text(limit)
-    if any(point.p99_e2e_ms is not None for point in fit.curve.points):
-        values = at.values("e2e_p99", fit.e2e_p99, "p99_e2e_ms")
-        return SlaCheck(target, text, limit, values, None, ())
-    ttft = _latency_check(at, target, limit, ("ttft_p99", "p99"))
-    tpot = _latency_check(at, target, limit, ("tpot", "p99"))
+    """e2e at the target's statistic where measured (or a higher one, as a bound), else
+    estimated as TTFT + (OSL - 1) x TPOT at that statistic."""
+    text, wanted = target.text(limit), target.statistic
+    measured = choose_series(at.fit, "e2e", wanted)
+    if not isinstance(measured, str):
+        flag = bound_flag(text, wanted, measured.stat)
+        values = at.values(measured.slot, measured.result, measured.attr)
+        return SlaCheck(target, text, limit, values, None, (flag,) if flag else ())
+    ttft = _latency_check(at, target, limit, ("ttft", wanted))
+    tpot = _latency_check(at, target, limit, ("tpot", wanted))
     if ttft.values is None or tpot.values is None:
-        why = "no e2e p99, and TTFT p99 or TPOT p99 to estimate it from, was measured"
+        why = (
+            f"no e2e {wanted}, and TTFT {wanted} or TPOT {wanted} to estimate it from, was measured"
+        )
         return SlaCheck(target, text, limit, None, why, ())
     estimate = ttft.values + (at.scenario.workload.osl - 1) * tpot.values
-    flag = f"{text} estimated as TTFT p99 + (OSL - 1) x TPOT p99 (no e2e p99 measured)"
+    flag = (
+        f"{text} estimated from TTFT and TPOT {wanted} (no e2e {wanted} measured): TTFT "
+        f"{wanted} + (OSL - 1) x TPOT {wanted}"
+    )
     return SlaCheck(target, text, limit, estimate, None, (flag, *ttft.flags, *tpot.flags))
 
 

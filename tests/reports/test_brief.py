@@ -209,3 +209,15 @@ def test_the_lead_table_says_when_an_option_meets_the_sla_only_on_flagged_data()
     assert not any(str(r["Option"]).startswith("\u2605") for r in rows)  # never the choice
     brief = recommendation_brief(_plan())
     assert all("tensorrt-llm on" not in b and "vllm on" not in b for b in brief.bullets)
+
+
+def test_a_target_given_without_its_statistic_is_read_as_p99_and_said() -> None:
+    bare = make_plan(scenario(sla={"tpot_ms": 25}), seed_curves(), load_catalog_csv())
+    stated = make_plan(scenario(sla={"tpot_p99_ms": 25}), seed_curves(), load_catalog_csv())
+    assert bare.scenario.sla.targets() == {"tpot_p99_ms": 25.0}
+    said = recommendation_brief(bare).bullets[0]
+    assert said.startswith("TPOT p99 <= 25 ms: this target was given without a statistic")
+    assert "read as p99" in said
+    plain = recommendation_brief(stated)
+    assert not any("without a statistic" in b for b in plain.bullets)
+    assert recommendation_brief(bare).headline == plain.headline

@@ -54,7 +54,7 @@ def test_a_brief_no_curve_answers_says_no_data_first_and_gives_the_commands(
     code = "\n".join(block.value for block in at.code)
     assert code.count("capplan probe --launch") == 2
     assert "trtllm-serve meta-llama/Llama-3.1-70B" in code and "aiperf profile" in code
-    (found,) = at.expander
+    (found,) = at.main.expander
     assert found.label.startswith("What the stored data has")
     assert not at.get("plotly_chart")  # no ranges or sensitivity of options nothing backs
 

@@ -113,3 +113,24 @@ def test_a_hostile_link_is_refused_by_the_scenario_limits() -> None:
         plan_state.decode(packed)
     with pytest.raises(CapplanError, match="damaged"):
         plan_state.decode("%%%")
+
+
+def test_targets_take_the_statistic_people_state(store_url: str) -> None:
+    at = _brief(_page())
+    expander = "Targets at other statistics (p50, p90, mean)"
+    assert expander in [e.label for e in at.sidebar.expander]
+    at.number_input(key="plan_sla_ttft_p99_ms").set_value(None)
+    at.number_input(key="plan_sla_tpot_p99_ms").set_value(None)
+    at.number_input(key="plan_sla_ttft_p50_ms").set_value(400.0)
+    at.number_input(key="plan_sla_tpot_p90_ms").set_value(50.0)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert f"{expander}: 2 set" in [e.label for e in at.sidebar.expander]
+    said = [shown(w.value) for w in (*at.warning, *at.error)]
+    assert at.success, ("a recommendation on the median TTFT and the p90 TPOT", said)
+    text = " ".join(shown(m.value) for m in at.markdown)
+    assert "median time to first token" in text or "p90 time per output token" in text, text
+    # The link carries the statistics as stated.
+    link = at.query_params[plan_state.PARAM]
+    state = plan_state.decode(link[0] if isinstance(link, list) else link)
+    assert state.sla.targets() == {"ttft_p50_ms": 400.0, "tpot_p90_ms": 50.0}

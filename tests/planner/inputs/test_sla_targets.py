@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from planner.analysis.capacity import make_plan
 from planner.analysis.recommend import binding_in_words, recommend
 from planner.inputs.prices import load_catalog_csv
 from planner.inputs.scenario import SlaSpec
-from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD, SLA_TARGETS, CheckKind, Direction
+from planner.inputs.sla_targets import (
+    SLA_TARGET_BY_FIELD,
+    SLA_TARGETS,
+    STATISTICS,
+    CheckKind,
+    Direction,
+)
 from planner.sizing.sla import target_text
 from tests.planner.builders import scenario, seed_curves, trusted
 
@@ -24,7 +33,8 @@ def test_targets_come_back_in_registry_order() -> None:
 
 def test_every_row_says_how_it_is_checked_and_is_named_once() -> None:
     for target in SLA_TARGETS:
-        assert (target.check is CheckKind.LATENCY) == (target.fit_slot is not None)
+        latency = target.check in (CheckKind.LATENCY, CheckKind.E2E)
+        assert latency == (target.statistic in STATISTICS), target
         assert target.upper == (target.direction is Direction.AT_MOST)
         assert target.unit in target.form_label
     for words in ("label", "plain", "form_label", "sensitivity_label"):
@@ -44,3 +54,18 @@ def test_a_binding_target_reads_in_the_registrys_plain_words() -> None:
     assert (binding_in_words(choice) or "").startswith(
         f"The {SLA_TARGET_BY_FIELD['min_stream_tok_s'].plain} target"
     )
+
+
+def test_a_bare_target_is_its_p99_and_both_at_once_are_refused() -> None:
+    sla = SlaSpec.model_validate({"ttft_ms": 800, "e2e_ms": None, "tpot_p50_ms": 20})
+    assert sla.targets() == {"ttft_p99_ms": 800.0, "tpot_p50_ms": 20.0}
+    assert sla.read_as == ("ttft_p99_ms",)
+    assert "ttft_ms" not in sla.model_dump()  # saved with its statistic
+    with pytest.raises(ValidationError, match="ttft_ms and ttft_p99_ms are both given"):
+        SlaSpec.model_validate({"ttft_ms": 800, "ttft_p99_ms": 700})
+
+
+def test_every_metric_takes_p50_p90_p99_and_mean() -> None:
+    for metric in ("ttft", "tpot", "e2e"):
+        stated = {t.statistic for t in SLA_TARGETS if t.metric == metric}
+        assert stated == set(STATISTICS), metric
