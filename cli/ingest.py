@@ -36,7 +36,10 @@ if TYPE_CHECKING:  # the importers, the store and rich's tables load when a comm
 
 
 # The options of `capplan import` (deployment facts a result file may not state).
-PathsArgument = Annotated[list[Path], typer.Argument(help="Result files to import.")]
+PathsArgument = Annotated[
+    list[Path],
+    typer.Argument(help="Result files, result folders (read as the tools leave them) or zips."),
+]
 FormatOption = Annotated[str, typer.Option("--format", help="auto or a format id.")]
 EngineOption = Annotated[str | None, typer.Option("--engine", help="vllm, tensorrt-llm, ...")]
 EngineVersionOption = Annotated[str | None, typer.Option(help="Engine version.")]
@@ -99,10 +102,13 @@ def import_cmd(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Import benchmark result files (vLLM bench serve, curve CSV, RunFile, ...) into the store.
+    """Import benchmark results (vLLM bench serve, AIPerf, guidellm, inference-perf, curve CSV,
+    RunFile, ...): files, folders or zips into the store.
 
     All files are read and checked first; if any is bad nothing is stored. Files of one sweep
-    (same deployment and workload, one load level each) become one run with several levels.
+    (same deployment and workload, one load level each) become one run with several levels. In
+    a folder or zip, one tool run is one stored run: its warm-up phase, the other exports of it
+    and its logs and configs are left out (one line per folder says so).
     """
     facts: dict[str, object] = {
         "engine": engine_name,
@@ -139,11 +145,11 @@ def _report_imports(outcomes: Sequence[FileOutcome], paths: Sequence[Path], as_j
         print_json([_import_row(outcome) for outcome in outcomes])
         return
     for outcome in outcomes:
-        said = (
-            outcome.message
-            if outcome.status is IngestStatus.SKIPPED
-            else f"{outcome.detected} -> {outcome.message}"
-        )
+        if outcome.status is IngestStatus.SKIPPED:
+            continue
+        said = outcome.message
+        if outcome.detected is not None:
+            said = f"{outcome.detected} -> {said}"
         out.print(f"{outcome.file}: {said}", markup=False, highlight=False)
         for missing in outcome.unplannable:
             err.print(
@@ -152,6 +158,17 @@ def _report_imports(outcomes: Sequence[FileOutcome], paths: Sequence[Path], as_j
                 highlight=False,
                 soft_wrap=True,
             )
+    _report_skipped(outcomes)
+
+
+def _report_skipped(outcomes: Sequence[FileOutcome]) -> None:
+    """The files left out, one line per folder (--json lists each with its reason)."""
+    from workflows.ingest import IngestStatus  # noqa: PLC0415
+    from workflows.result_folders import skipped_summary  # noqa: PLC0415
+
+    skipped = [(o.file, o.message) for o in outcomes if o.status is IngestStatus.SKIPPED]
+    for left_out in skipped_summary(skipped):
+        out.print(left_out.line(), markup=False, highlight=False)
 
 
 def _overrides(facts: dict[str, object]) -> DeploymentOverrides:

@@ -59,11 +59,12 @@ def recommendation_brief(plan: Plan, ranges: PlanRanges | None = None) -> Brief:
 
 def read_as_line(plan: Plan) -> str | None:
     """'TPOT p99 <= 50 ms: given without a statistic, read as p99 (...).' or None."""
-    sla = plan.scenario.sla
-    if not sla.read_as:
+    targets = plan.scenario.sla.targets()
+    bare = [field for field in plan.scenario.sla.read_as if field in targets]
+    if not bare:
         return None
-    texts = and_list([target_text(field, sla.targets()[field]) for field in sla.read_as])
-    many = len(sla.read_as) > 1
+    texts = and_list([target_text(field, targets[field]) for field in bare])
+    many = len(bare) > 1
     return (
         f"{texts}: {'these targets were' if many else 'this target was'} given without a "
         f"statistic and {'are' if many else 'is'} read as {BARE_STATISTIC}, the strictest of "

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
+from planner.sizing.sla import target_text
 from reports import figures
 from reports.model import DemandSeries, OptionChart, Report
 from reports.names import option_name, provenance_word
@@ -48,12 +50,11 @@ def report_figures(report: Report) -> list[tuple[str, go.Figure]]:
     stats = dict(zip((c.title for c in report.charts), ttft_statistics(report), strict=True))
     shown_stats = [stats[chart.title] for chart in shown]
     ttft = ttft_figure(shown, shown_stats)
-    if scenario.sla.ttft_p99_ms is not None:
-        ttft.add_hline(
-            y=scenario.sla.ttft_p99_ms,
-            line_dash="dot",
-            annotation_text=f"SLA: TTFT p99 <= {scenario.sla.ttft_p99_ms:g} ms",
-        )
+    for field, limit in scenario.sla.targets().items():
+        if SLA_TARGET_BY_FIELD[field].metric == "ttft":
+            ttft.add_hline(
+                y=limit, line_dash="dot", annotation_text=f"SLA: {target_text(field, limit)}"
+            )
     cost = cost_vs_demand_figure(series)
     cost.add_vline(
         x=scenario.demand.amount,

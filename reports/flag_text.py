@@ -14,7 +14,8 @@ _NOT_USED = re.compile(
 )
 _CANONICAL = re.compile(r"\b(vllm|tensorrt-llm|sglang) on ([A-Z]\d+\S*-\d+GB)")
 _COUNTED = re.compile(r"\b(\d+) curve\(s\)")
-_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+# Numbers, but not a statistic's name (p50, p90, p99): flags on two statistics are two kinds.
+_NUMBERS = re.compile(r"(?<![pP\d])\d+(?:[.,]\d+)*")
 
 
 def group_warnings(warnings: Sequence[str]) -> list[str]:

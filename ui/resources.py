@@ -264,6 +264,10 @@ def _saved_scenarios(url: str, version: int, saved: int) -> list[ScenarioRecord]
 # ---------------------------------------------------------------- writes
 
 
+def _folder(name: str) -> str | None:
+    return name.split("/", maxsplit=1)[0] if "/" in name else None
+
+
 def import_uploads(
     url: str,
     files: Sequence[tuple[str, bytes]],
@@ -275,27 +279,13 @@ def import_uploads(
     """Import (name, bytes) pairs one file at a time (workflows.ingest): a bad file is rejected
     on its own and stores nothing; the good ones are stored, files of one sweep merged. With
     `refuse`, a run the planner could not use (no GPU, TP...) is rejected too."""
-    uploads = [Upload(name, data) for name, data in files]
+    # A folder upload names each file by its path in the folder: those read as a result folder.
+    uploads = [Upload(name, data, _folder(name)) for name, data in files]
     options = IngestOptions(overrides, provenance, refuse_unplannable=refuse)
     outcomes = ingest(store_engine(url), uploads, options)
     if any(outcome.created for outcome in outcomes):
         bump_version(url)
     return outcomes
-
-
-def upload_rows(outcomes: Sequence[FileOutcome]) -> list[dict[str, object]]:
-    """The Runs page's status table: one row per stored run or refused file."""
-    return [
-        {
-            "file": outcome.file,
-            "detected": outcome.detected,
-            "status": str(outcome.status),
-            "run_id": outcome.run_id,
-            "levels": outcome.levels,
-            "message": outcome.message,
-        }
-        for outcome in outcomes
-    ]
 
 
 def scenario_from_upload(name: str, data: bytes) -> Scenario:

@@ -22,10 +22,17 @@ def _upload(url: str) -> None:
             accept_multiple_files=True,
             key="upload_files",
         )
+        folder = st.file_uploader(
+            "...or a results folder, as the tools leave it (one run per tool run: warm-ups, "
+            "other exports of the run and logs are left out)",
+            accept_multiple_files="directory",
+            key="upload_folder",
+        )
         facts = upload_form.deployment_facts()
         provenance = upload_form.provenance()
         store_anyway = upload_form.store_unplannable()
         submitted = st.form_submit_button("Import")
+    files = [*(files or []), *(folder or [])]
     if submitted and not files:
         st.warning("Choose one or more files first.")
     elif submitted:
@@ -38,7 +45,7 @@ def _upload(url: str) -> None:
                 if pairs
                 else []
             )
-            st.session_state["upload_outcomes"] = res.upload_rows(outcomes)
+            st.session_state["upload_outcomes"] = upload_form.upload_rows(outcomes)
             st.session_state["upload_unplannable"] = upload_form.unplannable_notes(outcomes)
     for note in st.session_state.get("upload_unplannable", ()):
         st.warning(plain(note))

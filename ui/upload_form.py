@@ -17,8 +17,9 @@ from measurements.importers import MAX_IMPORT_BYTES
 from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
 from ui.text import plain
-from workflows.ingest import FileOutcome
+from workflows.ingest import FileOutcome, IngestStatus
 from workflows.limits import CONCURRENCY, GPU_COUNT, PARALLEL, REQUEST_RATE
+from workflows.result_folders import skipped_summary
 
 MAX_UPLOAD_ENV = "CAPPLAN_MAX_UPLOAD_MB"
 MIB = 1024 * 1024
@@ -201,3 +202,33 @@ def within_limits(files: Sequence[tuple[str, bytes]]) -> list[tuple[str, bytes]]
             continue
         kept.append((name, data))
     return kept
+
+
+def upload_rows(outcomes: Sequence[FileOutcome]) -> list[dict[str, object]]:
+    """The Runs page's status table: one row per stored run or refused file, then one per
+    folder for the files left out (warm-up phases, other exports of a kept run, side files)."""
+    rows: list[dict[str, object]] = [
+        {
+            "file": outcome.file,
+            "detected": outcome.detected,
+            "status": str(outcome.status),
+            "run_id": outcome.run_id,
+            "levels": outcome.levels,
+            "message": outcome.message,
+        }
+        for outcome in outcomes
+        if outcome.status is not IngestStatus.SKIPPED
+    ]
+    skipped = [(o.file, o.message) for o in outcomes if o.status is IngestStatus.SKIPPED]
+    rows += [
+        {
+            "file": f"{left.folder}/",
+            "detected": None,
+            "status": str(IngestStatus.SKIPPED),
+            "run_id": None,
+            "levels": 0,
+            "message": f"{left.total} file{'s' if left.total != 1 else ''} left out: {left.kinds}",
+        }
+        for left in skipped_summary(skipped)
+    ]
+    return rows

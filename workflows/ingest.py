@@ -20,12 +20,20 @@ from db import repository
 from db.engine import Engine
 from db.repository import SaveResult
 from errors import CapplanError, InputError, UnknownFormatError
-from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, import_bytes
+from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, import_bytes, sniff_format
 from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
 from measurements.importers.sweeps import MergedRun, merge_sweep_groups
 from measurements.run_file import Provenance
 from planner.curves.plannable import missing_for_planning
+from workflows.result_folders import (
+    Member,
+    Verdict,
+    as_requested,
+    folder_verdicts,
+    read_folder,
+    requested_workloads,
+)
 
 __all__ = [
     "FileOutcome",
@@ -39,10 +47,14 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Upload:
-    """One result file as bytes, under the name it is known by (a path's name, an upload's)."""
+    """One result file as bytes, under the name it is known by (a path's name, an upload's);
+    `folder`: the result folder it came from (read by workflows.result_folders' rules); `skip`:
+    why it was not read (over the limit, a link), said as a skipped line."""
 
     name: str
     data: bytes
+    folder: str | None = None
+    skip: str | None = None
 
 
 class IngestStatus(StrEnum):
@@ -95,9 +107,20 @@ class FileOutcome:
 
 
 def read_uploads(paths: Iterable[Path]) -> list[Upload]:
-    """Each path's bytes, its size checked before reading; InputError naming the file when it
-    is not a regular file, is over the limit or cannot be read."""
-    return [_read(path) for path in paths]
+    """Each path's bytes, its size checked before reading; a folder gives every file under it
+    (named `folder/relative/path`); InputError naming the file when it is not a regular file
+    or folder, is over the limit or cannot be read."""
+    uploads: list[Upload] = []
+    for path in paths:
+        if path.is_dir():
+            try:
+                found = read_folder(path)
+            except OSError as exc:
+                raise InputError(f"cannot read the folder: {exc}", file=str(path)) from exc
+            uploads += [Upload(f.name, f.data or b"", path.name, f.skip) for f in found]
+        else:
+            uploads.append(_read(path))
+    return uploads
 
 
 def _read(path: Path) -> Upload:
@@ -162,6 +185,61 @@ def _parse(
     parsed: list[ImportedFile] = []
     refused: list[FileOutcome] = []
     order: dict[str, int] = {}  # upload order, archive members in place of their archive
+    for batch, grouped in _batches(uploads, options, refused, order):
+        for upload in batch:
+            order.setdefault(upload.name, len(order))
+        members = _read_batch(batch, grouped, options, refused)
+        verdicts = folder_verdicts(members) if grouped else [Verdict(m.name, None) for m in members]
+        requested = requested_workloads([(u.name, u.data) for u in batch]) if grouped else {}
+        for member, verdict in zip(members, verdicts, strict=True):
+            if verdict.left_out is not None:
+                refused.append(_outcome_line(member.name, IngestStatus.SKIPPED, verdict.left_out))
+            elif member.error is not None:
+                if options.atomic:
+                    raise member.error
+                refused.append(_outcome_line(member.name, IngestStatus.REJECTED, str(member.error)))
+            elif member.imported is not None:
+                parsed.append(as_requested(member.imported, requested))
+    return parsed, refused, order
+
+
+def _read_batch(
+    batch: list[Upload], grouped: bool, options: IngestOptions, refused: list[FileOutcome]
+) -> list[Member]:
+    """Each upload of a batch read (or why not); side files of a result folder are skipped."""
+    members: list[Member] = []
+    for upload in batch:
+        if upload.skip:
+            refused.append(_outcome_line(upload.name, IngestStatus.SKIPPED, upload.skip))
+            continue
+        try:
+            members.append(Member(upload.name, _import(upload, options), None, None))
+        except CapplanError as exc:
+            if grouped and isinstance(exc, UnknownFormatError):
+                # A result folder holds logs, manifests and timestamps beside its results.
+                refused.append(_skipped(upload, exc))
+                continue
+            if not grouped and options.atomic:
+                raise
+            found = sniff_format(upload.name, upload.data) if grouped else None
+            members.append(Member(upload.name, None, exc, found))
+    return members
+
+
+def _outcome_line(name: str, status: IngestStatus, message: str) -> FileOutcome:
+    return FileOutcome((name,), status, message=message)
+
+
+def _batches(
+    uploads: Sequence[Upload],
+    options: IngestOptions,
+    refused: list[FileOutcome],
+    order: dict[str, int],
+) -> list[tuple[list[Upload], bool]]:
+    """The uploads as batches read together: a plain file alone, an archive's members, a
+    folder's files (zips inside it expanded); True where the result-folder rules apply."""
+    batches: list[tuple[list[Upload], bool]] = []
+    folders: dict[str, list[Upload]] = {}
     for upload in uploads:
         try:
             members = _members(upload)
@@ -171,20 +249,14 @@ def _parse(
             order.setdefault(upload.name, len(order))
             refused.append(_refused(upload, exc))
             continue
-        in_archive = members != [upload]
-        for member in members:
-            order.setdefault(member.name, len(order))
-            try:
-                parsed.append(_import(member, options))
-            except CapplanError as exc:
-                if in_archive and isinstance(exc, UnknownFormatError):
-                    # A result folder holds logs, manifests and timestamps beside its results.
-                    refused.append(_skipped(member, exc))
-                    continue
-                if options.atomic:
-                    raise
-                refused.append(_refused(member, exc))
-    return parsed, refused, order
+        if upload.folder is not None:
+            if upload.folder not in folders:
+                folders[upload.folder] = []
+                batches.append((folders[upload.folder], True))
+            folders[upload.folder].extend(members)
+        else:
+            batches.append((members, members != [upload]))
+    return batches
 
 
 def _refused(upload: Upload, exc: CapplanError) -> FileOutcome:
@@ -200,10 +272,10 @@ def _skipped(upload: Upload, exc: UnknownFormatError) -> FileOutcome:
 def _members(upload: Upload) -> list[Upload]:
     """An upload, or the members of a zip, each named `archive.zip/member` (so two zips' lines
     never read alike: issue 24 item 5)."""
-    if not is_archive(upload.name, upload.data):
+    if upload.skip or not is_archive(upload.name, upload.data):
         return [upload]
     members = expand_archive(upload.name, upload.data)
-    return [Upload(f"{upload.name}/{name}", data) for name, data in members]
+    return [Upload(f"{upload.name}/{name}", data, upload.folder) for name, data in members]
 
 
 def _import(upload: Upload, options: IngestOptions) -> ImportedFile:

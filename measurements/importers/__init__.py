@@ -54,6 +54,7 @@ __all__ = [
     "Importer",
     "import_bytes",
     "import_path",
+    "sniff_format",
 ]
 
 MAX_IMPORT_BYTES = 50 * 1024 * 1024
@@ -158,6 +159,15 @@ def import_bytes(
     if not stamped:
         raise InputError("the file holds no load levels", file=name)
     return ImportedFile(name=name, format_id=importer.FORMAT_ID, detected=detected, runs=stamped)
+
+
+def sniff_format(name: str, data: bytes) -> str | None:
+    """The format id `data` looks like (None: none, or it cannot be decoded)."""
+    try:
+        doc = decode(name, data)
+    except InputError:
+        return None
+    return next((fid for fid, importer in IMPORTERS.items() if importer.sniff(name, doc)), None)
 
 
 def decode(name: str, data: bytes) -> object:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from errors import InputError
+from measurements.bounded import load_yaml
 from measurements.importers.common import (
     DeploymentOverrides,
     MetricSet,
@@ -227,3 +228,46 @@ def _workload(successes: Reader) -> Workload:
         isl=round(isl) or None if isl is not None else None,
         osl=round(osl) or None if osl is not None else None,
     )
+
+
+def requested_workload(name: str, data: bytes) -> Workload | None:
+    """The workload an inference-perf run was asked for, from the config.yaml / config.json it
+    writes beside its results (data.input_distribution / output_distribution): None when
+    `data` is not such a config."""
+    if not name.endswith(("config.yaml", "config.yml", "config.json")):
+        return None
+    try:
+        doc = load_yaml(data.decode("utf-8"), name)
+    except (InputError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("load"), dict):
+        return None
+    section = doc.get("data")
+    if not isinstance(section, dict):
+        return None
+    isl, isl_shape = _requested(section.get("input_distribution"))
+    osl, osl_shape = _requested(section.get("output_distribution"))
+    if isl is None and osl is None:
+        return None
+    kind = section.get("type")
+    return Workload(
+        isl=isl,
+        osl=osl,
+        isl_distribution=isl_shape,
+        osl_distribution=osl_shape,
+        dataset=kind if isinstance(kind, str) else None,
+    )
+
+
+def _requested(spread: object) -> tuple[int | None, str | None]:
+    """(mean tokens, 'fixed' or 'normal(mean, sd)') of one configured length distribution."""
+    if not isinstance(spread, dict):
+        return None, None
+    mean, low, high = (spread.get(key) for key in ("mean", "min", "max"))
+    if not isinstance(mean, int | float) or isinstance(mean, bool) or mean < 1:
+        return None, None
+    if low == high and isinstance(low, int | float):
+        return round(mean), "fixed"
+    deviation = spread.get("std_dev")
+    shape = f"normal({mean:g}, {deviation:g})" if isinstance(deviation, int | float) else None
+    return round(mean), shape

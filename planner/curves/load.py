@@ -351,9 +351,9 @@ def _point(level: Level) -> CurvePoint | None:
 def _stat_flags(points: list[CurvePoint]) -> list[str]:
     flags: list[str] = []
     if any(p.ttft_ms is not None for p in points) and all(p.p99_ttft_ms is None for p in points):
-        flags.append("TTFT statistic not stated by source (not known to be p50 or p99)")
+        flags.append("TTFT statistic not stated by source (not known to be p50, p90, p99 or mean)")
     if any(p.tpot_ms is not None for p in points) and all(p.p99_tpot_ms is None for p in points):
-        flags.append("TPOT statistic not stated by source (not known to be p50 or p99)")
+        flags.append("TPOT statistic not stated by source (not known to be p50, p90, p99 or mean)")
     if all(p.output_tok_s is None for p in points):
         flags.append("no output tok/s measured: throughput cannot be planned from this run")
     return flags

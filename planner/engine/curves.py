@@ -41,10 +41,10 @@ DISTANCE_ERRORS = (
 VALIDATED_RATIO = 8.0
 # Reading the closed loop from request-rate levels of the same workload: how far the two load
 # kinds disagree through the model on the real vLLM CPU server (tests/integration/
-# test_engine_rate_vs_concurrency.py, two runs on 2026-12-02: concurrency 1-8, Poisson rates at
-# 0.5x and 0.9x of the c=4 request rate, 48 requests a level, each kind read where the other
-# ran): mean relative error %, the largest of both runs and both directions.
-RATE_ERROR = BasisError(19.1, 15.5, 13.8)
+# test_engine_rate_vs_concurrency.py: concurrency 1-8 and two Poisson rates below the c=4 request
+# rate, 48 requests a level, each kind read where the other ran; two runs on 2026-12-02 and two
+# of the two-sweeps-a-kind protocol on 2026-12-04): mean relative error %, the largest seen.
+RATE_ERROR = BasisError(19.1, 19.4, 21.0)
 
 
 def reach_ratio(curve: LoadCurve, isl: int, osl: int) -> float:

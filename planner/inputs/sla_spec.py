@@ -40,21 +40,25 @@ class SlaSpec(Spec):
     @classmethod
     def _bare_numbers(cls, data: object, handler: ModelWrapValidatorHandler[SlaSpec]) -> SlaSpec:
         """`ttft_ms`, `tpot_ms`, `e2e_ms` (no statistic) become their p99 targets."""
+        if not isinstance(data, dict) or not any(key in data for key in BARE_FIELDS):
+            return handler(data)  # an SlaSpec already made keeps what it remembers
         bare: list[str] = []
-        if isinstance(data, dict) and any(key in data for key in BARE_FIELDS):
-            data = dict(data)
-            for key, field in BARE_FIELDS.items():
-                if key not in data:
-                    continue
-                if data.get(field) is not None:
-                    raise ValueError(
-                        f"{key} and {field} are both given: a target without its statistic "
-                        f"({key}) is read as {field}; give one of them"
-                    )
-                value = data.pop(key)
-                data[field] = value
-                if value is not None:
-                    bare.append(field)
+        data = dict(data)
+        for key, field in BARE_FIELDS.items():
+            if key not in data:
+                continue
+            value = data.pop(key)
+            if value is None:
+                continue
+            if data.get(field) is not None:
+                raise ValueError(
+                    f"{key} and {field} are both given: a target without its statistic "
+                    f"({key}) is read as {field}; give one of them"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"{key} must be a number of milliseconds above 0, got {value!r}")
+            data[field] = value
+            bare.append(field)
         spec = handler(data)
         spec._given_bare = tuple(bare)
         return spec

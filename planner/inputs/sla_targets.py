@@ -77,6 +77,11 @@ _WAIT = {
 }
 
 
+def _first_upper(name: str) -> str:
+    """'Median', 'Mean'; a percentile stays as written ('p99')."""
+    return name if name.startswith("p") else name.capitalize()
+
+
 def _ttft(stat: str) -> SlaTarget:
     name, who = _STAT_WORDS[stat]
     return SlaTarget(
@@ -88,7 +93,7 @@ def _ttft(stat: str) -> SlaTarget:
         check=CheckKind.LATENCY,
         label=f"TTFT {stat}",
         plain=f"{name} time to first token",
-        description=f"{name.capitalize() if stat == 'p50' else name} time to first token, ms",
+        description=f"{_first_upper(name)} time to first token, ms",
         report_label=f"TTFT {stat}",
         meaning=(
             "the average request sees its first token within this"
@@ -114,7 +119,7 @@ def _tpot(stat: str) -> SlaTarget:
         check=CheckKind.LATENCY,
         label=f"TPOT {stat}",
         plain=f"{name} time per output token",
-        description=f"{name.capitalize() if stat == 'p50' else name} time per output token, ms",
+        description=f"{_first_upper(name)} time per output token, ms",
         report_label=f"TPOT {stat}",
         meaning=f"time between output tokens for {who}",
         sensitivity_label=f"SLA TPOT {stat}, ms",
@@ -136,7 +141,7 @@ def _e2e(stat: str) -> SlaTarget:
         check=CheckKind.E2E,
         label=f"e2e {stat}",
         plain=f"{name} total response time",
-        description=f"{name.capitalize() if stat == 'p50' else name} end-to-end latency, ms",
+        description=f"{_first_upper(name)} end-to-end latency, ms",
         report_label=f"End-to-end {stat}",
         meaning=f"whole-response time for {who}",
         sensitivity_label=f"SLA e2e {stat}, ms",

@@ -22,7 +22,7 @@ from planner.physics.projection import PROJECTED
 from planner.physics.workload_adjust import ADJUSTED
 from planner.sizing.draws import SLOTS, derived_sigma
 from planner.sizing.selection import Candidate
-from planner.sizing.sla_series import STAT_ORDER, bound_flag, choose_series
+from planner.sizing.sla_series import STAT_ORDER, SeriesChoice, bound_flag, choose_series
 
 MEASURED_RANGE = "measured range"
 # Curves that are estimates (cross-GPU projection, workload adjustment), not measurements.
@@ -181,33 +181,49 @@ def _stream_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
 
 
 def _latency_check(
-    at: SampledGrid, target: SlaTarget, limit: float, read: tuple[str, str]
+    at: SampledGrid, target: SlaTarget, limit: float, read: tuple[str, str], text: str = ""
 ) -> SlaCheck:
-    """`target` checked on one measured latency series: read = (metric, wanted statistic)."""
-    text = target.text(limit)
+    """`target` checked on one measured latency series: read = (metric, wanted statistic);
+    `text` names it in flags (default: the target's own text)."""
+    said = target.text(limit)
     metric, wanted = read
-    choice = choose_series(at.fit, metric, wanted)
+    choice = _reading(at, metric, wanted)
     if isinstance(choice, str):
-        return SlaCheck(target, text, limit, None, choice, ())
-    if choice.stat == "unstated" and _lower_target_set(at, metric, wanted):
-        why = (
+        return SlaCheck(target, said, limit, None, choice, ())
+    flag = bound_flag(text or said, wanted, choice.stat)
+    values = at.values(choice.slot, choice.result, choice.attr)
+    return SlaCheck(target, said, limit, values, None, (flag,) if flag else ())
+
+
+def _reading(at: SampledGrid, metric: str, wanted: str) -> SeriesChoice | str:
+    """The series a target reads: values of unstated statistic answer one statistic of a metric,
+    the scenario's lowest; a higher target then reads the next series (a p99 as its bound)."""
+    choice = choose_series(at.fit, metric, wanted)
+    if (
+        isinstance(choice, str)
+        or choice.stat != "unstated"
+        or not _lower_reads_unstated(at, metric, wanted)
+    ):
+        return choice
+    other = choose_series(at.fit, metric, wanted, skip_unstated=True)
+    if isinstance(other, str):
+        return (
             f"the {metric.upper()} values' statistic is not stated: they answer the scenario's "
             f"lowest {metric.upper()} target (with a caveat), never two statistics at once"
         )
-        return SlaCheck(target, text, limit, None, why, ())
-    flag = bound_flag(text, wanted, choice.stat)
-    values = at.values(choice.slot, choice.result, choice.attr)
-    return SlaCheck(target, text, limit, values, None, (flag,) if flag else ())
+    return other
 
 
-def _lower_target_set(at: SampledGrid, metric: str, wanted: str) -> bool:
-    """Whether the scenario also sets a target of `metric` at a lower statistic than `wanted`."""
+def _lower_reads_unstated(at: SampledGrid, metric: str, wanted: str) -> bool:
+    """Whether a target of `metric` at a lower statistic than `wanted` reads unstated values."""
     rank = STAT_ORDER.index(wanted)
-    return any(
-        SLA_TARGET_BY_FIELD[name].metric == metric
-        and SLA_TARGET_BY_FIELD[name].statistic in STAT_ORDER[:rank]
-        for name in at.scenario.sla.targets()
-    )
+    for name in at.scenario.sla.targets():
+        target = SLA_TARGET_BY_FIELD[name]
+        if target.metric == metric and target.statistic in STAT_ORDER[:rank]:
+            lower = choose_series(at.fit, metric, target.statistic)
+            if not isinstance(lower, str) and lower.stat == "unstated":
+                return True
+    return False
 
 
 def _e2e_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
@@ -219,17 +235,21 @@ def _e2e_check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
         flag = bound_flag(text, wanted, measured.stat)
         values = at.values(measured.slot, measured.result, measured.attr)
         return SlaCheck(target, text, limit, values, None, (flag,) if flag else ())
-    ttft = _latency_check(at, target, limit, ("ttft", wanted))
-    tpot = _latency_check(at, target, limit, ("tpot", wanted))
+    parts = {m: f"the {m.upper()} part of {text}" for m in ("ttft", "tpot")}
+    ttft = _latency_check(at, target, limit, ("ttft", wanted), parts["ttft"])
+    tpot = _latency_check(at, target, limit, ("tpot", wanted), parts["tpot"])
     if ttft.values is None or tpot.values is None:
         why = (
             f"no e2e {wanted}, and TTFT {wanted} or TPOT {wanted} to estimate it from, was measured"
         )
         return SlaCheck(target, text, limit, None, why, ())
     estimate = ttft.values + (at.scenario.workload.osl - 1) * tpot.values
+    read = {m: _reading(at, m, wanted) for m in ("ttft", "tpot")}
+    stats = {m: c.stat if not isinstance(c, str) else wanted for m, c in read.items()}
+    named = {m: "of unstated statistic" if st == "unstated" else st for m, st in stats.items()}
     flag = (
-        f"{text} estimated from TTFT and TPOT {wanted} (no e2e {wanted} measured): TTFT "
-        f"{wanted} + (OSL - 1) x TPOT {wanted}"
+        f"{text} estimated from TTFT {named['ttft']} and TPOT {named['tpot']} (no e2e {wanted} "
+        "measured): TTFT + (OSL - 1) x TPOT"
     )
     return SlaCheck(target, text, limit, estimate, None, (flag, *ttft.flags, *tpot.flags))
 

@@ -42,16 +42,24 @@ class SeriesChoice:
     slot: str
 
 
-def choose_series(fit: CurveFit, metric: str, wanted: str) -> SeriesChoice | str:
+def choose_series(
+    fit: CurveFit, metric: str, wanted: str, *, skip_unstated: bool = False
+) -> SeriesChoice | str:
     """The series of `metric` (ttft, tpot, e2e) that answers a `wanted` statistic, or why none
-    does."""
+    does; `skip_unstated`: values of unstated statistic answer another target."""
     attrs = LATENCY_ATTRS[metric]
-    readable = (stat for stat in READS[wanted] if stat in attrs)
+    readable = (
+        stat
+        for stat in READS[wanted]
+        if stat in attrs and not (skip_unstated and stat == "unstated")
+    )
     counts = {stat: len(series(fit.curve.points, attrs[stat])[0]) for stat in readable}
     enough = next((stat for stat, count in counts.items() if count >= MIN_FIT_POINTS), None)
     stat = enough or next((stat for stat, count in counts.items() if count > 0), None)
     if stat is None:
         measured = [s for s, attr in attrs.items() if series(fit.curve.points, attr)[0].size]
+        if skip_unstated:
+            measured = [s for s in measured if s != "unstated"]
         if measured:
             return f"only {' and '.join(measured)} values were measured, not {wanted}"
         return "the curve has no such measurement"

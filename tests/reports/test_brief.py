@@ -221,3 +221,10 @@ def test_a_target_given_without_its_statistic_is_read_as_p99_and_said() -> None:
     plain = recommendation_brief(stated)
     assert not any("without a statistic" in b for b in plain.bullets)
     assert recommendation_brief(bare).headline == plain.headline
+
+
+def test_a_bare_target_cleared_later_is_not_said() -> None:
+    plan = make_plan(scenario(sla={"tpot_ms": 25}), seed_curves(), load_catalog_csv())
+    cleared = plan.scenario.sla.model_copy(update={"tpot_p99_ms": None, "min_stream_tok_s": 20})
+    moved = replace(plan, scenario=plan.scenario.model_copy(update={"sla": cleared}))
+    assert not any("without a statistic" in b for b in recommendation_brief(moved).bullets)

@@ -444,7 +444,7 @@ def test_runs_page_imports_a_mixed_batch_and_a_zip_with_the_forms_facts(store_ur
     assert status == {
         "results.zip/results/aiperf/profile_export_aiperf.json": "stored",
         "results.zip/results/llmperf/individual_responses.json": "stored",
-        "results.zip/results/notes.json": "skipped",
+        "results.zip/results/": "skipped",
         "benchmarks.yaml": "stored",
     }, status
     assert len(_table(at, "runs_table")) == before + 3

@@ -3,6 +3,8 @@ all reach the database, and the caption states the total."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
@@ -47,3 +49,28 @@ def test_runs_page_search_and_filters_narrow_the_total(store_url: str) -> None:
     at.text_input(key="filter_text").set_value("no such run anywhere").run()
     assert not [d for d in at.dataframe if "imported_at" in d.value.columns]
     assert "no stored run matches these filters" in [c.value for c in at.caption]
+
+
+def test_a_results_folder_uploads_as_one_run_per_tool_run(store_url: str) -> None:
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "aiperf" / "real-0.13.0" / "c4"
+    files = [
+        (f"aiperf-c4/{path.relative_to(real).as_posix()}", path.read_bytes(), "application/json")
+        for path in sorted(real.rglob("*"))
+        if path.is_file()
+    ]
+    at = _runs_page()
+    at.file_uploader(key="upload_folder").set_value(files)
+    at.selectbox(key="fact_Engine").set_value("vllm")
+    at.text_input(key="fact_model").set_value("tiny-random-llama")
+    at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
+    at.number_input(key="fact_tp").set_value(1)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (table,) = [d.value for d in at.dataframe if "detected" in d.value.columns]
+    rows = table.to_dict("records")
+    assert [(r["file"], r["status"]) for r in rows] == [
+        ("aiperf-c4/profile_export_aiperf.json", "stored"),
+        ("aiperf-c4/", "skipped"),
+    ], rows
+    assert "the warm-up phase (2)" in rows[1]["message"]
+    assert "other exports of the run kept (4)" in rows[1]["message"]

@@ -91,15 +91,18 @@ def test_zip_members_take_the_place_of_their_archive_in_the_order(engine: Engine
     ]
 
 
-def test_read_uploads_refuses_folders_pipes_and_oversized_files_before_reading(
+def test_read_uploads_refuses_empty_folders_pipes_and_oversized_files_before_reading(
     tmp_path: Path,
 ) -> None:
-    with pytest.raises(InputError, match="not a regular file"):
+    with pytest.raises(InputError, match="the folder holds no file to import"):
         read_uploads([tmp_path])
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="not a regular file"):
         read_uploads([fifo])  # reading it would block forever
+    (inside,) = read_uploads([tmp_path])  # in a folder: a line, never a blocked read
+    assert inside.skip == "skipped: not a regular file (a link, pipe or device)"
+    fifo.unlink()
     sparse = tmp_path / "huge.json"
     with sparse.open("wb") as handle:
         handle.truncate(MAX_IMPORT_BYTES + 1)  # no data written: the size alone refuses it

@@ -69,3 +69,12 @@ def test_every_metric_takes_p50_p90_p99_and_mean() -> None:
     for metric in ("ttft", "tpot", "e2e"):
         stated = {t.statistic for t in SLA_TARGETS if t.metric == metric}
         assert stated == set(STATISTICS), metric
+
+
+def test_a_bare_target_is_remembered_through_validation_and_checked() -> None:
+    sla = SlaSpec.model_validate({"tpot_ms": 40})
+    again = SlaSpec.model_validate(sla)
+    assert again.read_as == ("tpot_p99_ms",) and sla.read_as == ("tpot_p99_ms",)
+    assert SlaSpec.model_validate({"tpot_ms": None, "tpot_p99_ms": 5}).read_as == ()
+    with pytest.raises(ValidationError, match="tpot_ms must be a number of milliseconds above 0"):
+        SlaSpec.model_validate({"tpot_ms": -5})

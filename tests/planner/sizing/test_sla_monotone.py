@@ -119,3 +119,22 @@ def test_each_statistic_reads_its_own_series_where_measured() -> None:
     assert streams["p50"].keys() == streams["p99"].keys()
     key = max(streams["p99"], key=lambda k: streams["p99"][k])
     assert streams["p50"][key] > streams["p90"][key] > streams["p99"][key] > 0, streams
+
+
+def _with_p99(curves: list[LoadCurve]) -> list[LoadCurve]:
+    """Unstated TTFT values and a measured p99 (1.8x) beside them."""
+
+    def point(p: CurvePoint) -> CurvePoint:
+        return replace(p, p99_ttft_ms=(p.ttft_ms or 0.0) * 1.8)
+
+    return [replace(c, points=tuple(point(p) for p in c.points), flags=()) for c in curves]
+
+
+@pytest.mark.parametrize("stat", ["p90", "mean"])
+def test_a_target_beside_a_median_on_unstated_values_reads_the_measured_p99(stat: str) -> None:
+    curves = _with_p99(_vllm_70b())
+    with_p99 = _streams(curves, {"ttft_p50_ms": 400.0, "ttft_p99_ms": 400.0})
+    with_lower = _streams(curves, {"ttft_p50_ms": 400.0, f"ttft_{stat}_ms": 400.0})
+    assert any(with_p99.values()), with_p99
+    for key, streams in with_p99.items():
+        assert with_lower[key] >= streams, (key, with_lower[key], streams)
