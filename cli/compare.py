@@ -42,6 +42,9 @@ def print_comparisons(
         title = f"{comparison.title()} · ratios to {comparison.reference}"
         out.print(title, markup=False, highlight=False)  # a line of its own: never folded
         out.print(readable(_table(comparison), out))
+        unshared = comparison.no_shared_load_text()
+        if unshared:
+            out.print(unshared, markup=False, highlight=False)
         for line in _definition_lines(comparison):
             out.print(line, markup=False, highlight=False)
     out.print(WHY_THEY_DIFFER, markup=False, highlight=False)
@@ -61,10 +64,10 @@ def _table(comparison: ClientComparison) -> Table:
 
     from reports.client_compare import HEADINGS  # noqa: PLC0415
 
-    table = Table("concurrency", "tool", *HEADINGS)
+    table = Table("load", "tool", *HEADINGS)
     for row in comparison.rows():
         cells = [_cell(value, ratio) for value, ratio in zip(row.values, row.ratios, strict=True)]
-        table.add_row(f"{row.concurrency:g}", row.client or row.tool, *cells)
+        table.add_row(row.load_text(), row.client or row.tool, *cells)
     return table
 
 
@@ -103,6 +106,7 @@ def _documents(comparisons: list[ClientComparison]) -> list[JsonDict]:
             "tp": c.tp,
             "workload": c.workload,
             "reference": c.reference,
+            "no_shared_load": c.no_shared_load_text(),
             "tools": [
                 {
                     "tool": t.tool,
@@ -114,7 +118,8 @@ def _documents(comparisons: list[ClientComparison]) -> list[JsonDict]:
                 for t in c.traces
             ],
             "rows": [
-                {"tool": r.tool, "client": r.client, "concurrency": r.concurrency}
+                {"tool": r.tool, "client": r.client, "load": r.kind}
+                | {"concurrency" if r.kind == "concurrency" else "request_rate": r.concurrency}
                 | dict(zip(COMPARED, r.values, strict=True))
                 | {f"{n}_ratio": ratio for n, ratio in zip(COMPARED, r.ratios, strict=True)}
                 for r in c.rows()

@@ -1,8 +1,10 @@
 """Compare the clients: runs of one deployment and workload measured by different tools.
 
 A deployment is (canonical model, engine, GPU, TP); the workload is its group within tokenisation
-rounding (planner.curves.workload_groups). Each tool becomes one trace; every row carries its ratios
-to one reference tool at the same concurrency (reports.tool_definitions says what each tool means).
+rounding (planner.curves.workload_groups), read from the ISL/OSL the tool was asked for where the
+file states it. Each tool becomes one trace; every row carries its ratios to one reference tool at
+the same load, a concurrency or a request rate (reports.tool_definitions says what each tool
+means); when the tools share no load, the comparison says so.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ HEADINGS = (
 DEFAULT_REFERENCES = ("vllm-bench", "probe", "aiperf", "guidellm")
 UNKNOWN_TOOL = "unknown"
 DeploymentKey = tuple[str, str, str | None, int | None]
+CONCURRENCY, RATE = "concurrency", "rate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +51,18 @@ class ToolTrace:
     run_ids: tuple[int | None, ...]
     workloads: tuple[str, ...]  # the exact ISL/OSL of each run
     points: tuple[CurvePoint, ...]
+    rate_points: tuple[CurvePoint, ...] = ()  # request-rate levels (concurrency: the rate)
 
-    def at(self, concurrency: float) -> CurvePoint | None:
-        """The point at this concurrency, if the tool measured it."""
-        return next((p for p in self.points if p.concurrency == concurrency), None)
+    def at(self, concurrency: float, kind: str = CONCURRENCY) -> CurvePoint | None:
+        """The point at this concurrency (or request rate), if the tool measured it."""
+        points = self.points if kind == CONCURRENCY else self.rate_points
+        return next((p for p in points if p.concurrency == concurrency), None)
+
+    def loads(self) -> list[tuple[str, float]]:
+        """(kind, value) of every level measured."""
+        return [(CONCURRENCY, p.concurrency) for p in self.points] + [
+            (RATE, p.concurrency) for p in self.rate_points
+        ]
 
     def runs_text(self, workload_format: str = "{}") -> str:
         """'run 12 at 128/64, run 13 at 129/64' (workload_format wraps each workload)."""
@@ -67,9 +78,15 @@ class CompareRow:
 
     tool: str
     client: str | None
-    concurrency: float
+    concurrency: float  # the load's value: streams, or requests/s for a rate row
     values: tuple[float | None, ...]
     ratios: tuple[float | None, ...]
+    kind: str = CONCURRENCY
+
+    def load_text(self) -> str:
+        """'4' (concurrency) or '2 req/s' (a request rate)."""
+        unit = "" if self.kind == CONCURRENCY else " req/s"
+        return f"{self.concurrency:g}{unit}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,21 +101,48 @@ class ClientComparison:
     reference: str
     traces: tuple[ToolTrace, ...]
 
+    tp_stated: bool = True  # False: some run states no TP (`tp` is its GPUs per replica)
+
     def title(self) -> str:
         """E.g. 'tiny-random-llama · vllm · GPU? · TP? · 128/64'."""
-        tp = f"TP{self.tp}" if self.tp else "TP?"
+        tp = f"TP{self.tp}" if self.tp and self.tp_stated else "TP?"
         return f"{self.model} · {self.engine} · {self.gpu or 'GPU?'} · {tp} · {self.workload}"
 
     def rows(self) -> list[CompareRow]:
-        """Every tool at every concurrency it measured, by concurrency then tool."""
+        """Every tool at every load it measured: concurrencies, then request rates, by value
+        then tool."""
         reference = next(t for t in self.traces if t.tool == self.reference)
         rows = [
-            _row(trace, point, reference.at(point.concurrency))
+            _row(trace, point, reference.at(point.concurrency, kind), kind)
             for trace in self.traces
-            for point in trace.points
+            for kind, points in ((CONCURRENCY, trace.points), (RATE, trace.rate_points))
+            for point in points
         ]
         order = {trace.tool: n for n, trace in enumerate(self.traces)}
-        return sorted(rows, key=lambda row: (row.concurrency, order[row.tool]))
+        return sorted(
+            rows, key=lambda row: (row.kind != CONCURRENCY, row.concurrency, order[row.tool])
+        )
+
+    def shared_loads(self) -> list[tuple[str, float]]:
+        """The loads two or more tools measured."""
+        seen: dict[tuple[str, float], int] = {}
+        for trace in self.traces:
+            for load in dict.fromkeys(trace.loads()):
+                seen[load] = seen.get(load, 0) + 1
+        return sorted(load for load, count in seen.items() if count > 1)
+
+    def no_shared_load_text(self) -> str | None:
+        """Plainly, when the tools measured no load in common (None when they did)."""
+        if self.shared_loads():
+            return None
+        ran = "; ".join(
+            f"{trace.client or trace.tool} ran {_loads_text(trace.loads())}"
+            for trace in self.traces
+        )
+        return (
+            f"These tools share no load, so nothing here is compared like for like: {ran}. Run "
+            "them at one concurrency or one request rate to compare them."
+        )
 
 
 def compare_clients(
@@ -121,8 +165,11 @@ def compare_clients(
         tools = [trace.tool for trace in traces]
         chosen = _reference(tools, reference)
         traces = tuple(sorted(traces, key=lambda trace: trace.tool != chosen))  # reference first
+        stated = all(member.key.tp is not None for member in members)
         comparisons.append(
-            ClientComparison(members[0].key.model, engine, gpu, tp, workload, chosen, traces)
+            ClientComparison(
+                members[0].key.model, engine, gpu, tp, workload, chosen, traces, stated
+            )
         )
     return comparisons
 
@@ -146,6 +193,7 @@ def _traces(curves: Sequence[LoadCurve]) -> tuple[ToolTrace, ...]:
     for tool, runs in sorted(by_tool.items()):
         ordered = sorted(runs, key=lambda c: -1 if c.run_id is None else c.run_id)
         points = {point.concurrency: point for run in ordered for point in run.points}
+        rates = {point.concurrency: point for run in ordered for point in run.rate_points}
         traces.append(
             ToolTrace(
                 tool=tool,
@@ -153,6 +201,7 @@ def _traces(curves: Sequence[LoadCurve]) -> tuple[ToolTrace, ...]:
                 run_ids=tuple(run.run_id for run in ordered),
                 workloads=tuple(f"{run.key.isl or '?'}/{run.key.osl or '?'}" for run in ordered),
                 points=tuple(points[c] for c in sorted(points)),
+                rate_points=tuple(rates[r] for r in sorted(rates)),
             )
         )
     return tuple(traces)
@@ -164,11 +213,21 @@ def _reference(tools: Sequence[str], wanted: str | None) -> str:
     return next((tool for tool in DEFAULT_REFERENCES if tool in tools), tools[0])
 
 
-def _row(trace: ToolTrace, point: CurvePoint, reference: CurvePoint | None) -> CompareRow:
+def _loads_text(loads: Sequence[tuple[str, float]]) -> str:
+    concurrencies = [f"{value:g}" for kind, value in loads if kind == CONCURRENCY]
+    rates = [f"{value:g}" for kind, value in loads if kind == RATE]
+    said = [f"concurrency {', '.join(concurrencies)}"] if concurrencies else []
+    said += [f"request rate {', '.join(rates)} req/s"] if rates else []
+    return " and ".join(said) or "no load"
+
+
+def _row(
+    trace: ToolTrace, point: CurvePoint, reference: CurvePoint | None, kind: str
+) -> CompareRow:
     values = tuple(getattr(point, name) for name in COMPARED)
     bases = tuple(None if reference is None else getattr(reference, n) for n in COMPARED)
     ratios = tuple(
         None if value is None or not base else value / base
         for value, base in zip(values, bases, strict=True)
     )
-    return CompareRow(trace.tool, trace.client, point.concurrency, values, ratios)
+    return CompareRow(trace.tool, trace.client, point.concurrency, values, ratios, kind)

@@ -2,7 +2,7 @@
 
 Read from the tools' own source (vLLM 0.32 `vllm/benchmarks/serve.py`, guidellm 0.8.1
 `guidellm/benchmark/schemas/metrics.py` and `schemas/base/statistics.py`, AIPerf 0.13
-`aiperf/metrics/types/`) and shared/reference/benchmark-formats.md section 0.1. capplan stores
+`aiperf/metrics/types/`, inference-perf 0.7 `inference_perf/reportgen/base.py`) and shared/reference/benchmark-formats.md section 0.1. capplan stores
 each tool's decode metric under the canonical `tpot` (per request (e2e - TTFT) / (tokens - 1)).
 """
 
@@ -52,6 +52,20 @@ DEFINITIONS: dict[str, ToolDefinitions] = {
         "distribution weighted by tokens (its `time_per_output_token_ms` is e2e / tokens)",
         chunk_gap="not reported",
         tokens="the server's usage when given, else its own count",
+    ),
+    "inference-perf": ToolDefinitions(
+        tool="inference-perf",
+        name="inference-perf",
+        output_tok_s="`output_tokens_per_sec` = output tokens of the successful requests / the "
+        "stage's span",
+        duration="the stage's span: from the first request's start to the last request's end",
+        ttft="first output token's arrival - request start (streamed requests only)",
+        tpot="`time_per_output_token` = (last token - first token) / (output tokens - 1) per "
+        "request",
+        chunk_gap="not reported (its `inter_token_latency` is per token: the tokens of one "
+        "chunk get a gap of 0, the chunk's gap falls on its first token)",
+        tokens="its client re-tokenizes the streamed text unless the report config's "
+        "`use_server_output_tokens` is set",
     ),
     "aiperf": ToolDefinitions(
         tool="aiperf",

@@ -22,17 +22,25 @@ def show_comparisons(fits: Sequence[CurveFit]) -> None:
     st.subheader("Compare the clients")
     st.caption(WHY_THEY_DIFFER)
     for comparison in comparisons:
+        unshared = comparison.no_shared_load_text()
+        if unshared:
+            st.info(plain(unshared))
         st.plotly_chart(charts.client_comparison_figure(comparison))
         st.dataframe(comparison_rows(comparison), hide_index=True)
         st.markdown("\n".join(definition_lines(comparison)))
 
 
 def comparison_rows(comparison: ClientComparison) -> list[dict[str, object]]:
-    """One row per tool and concurrency: each value (2 decimals) beside its ratio to the
-    reference tool (3 decimals)."""
+    """One row per tool and load (a concurrency or a request rate): each value (2 decimals)
+    beside its ratio to the reference tool at the same load (3 decimals)."""
     rows: list[dict[str, object]] = []
     for row in comparison.rows():
-        cells: dict[str, object] = {"concurrency": row.concurrency, "tool": row.client or row.tool}
+        rate = row.kind != "concurrency"
+        cells: dict[str, object] = {
+            "concurrency": None if rate else row.concurrency,
+            "request rate (req/s)": row.concurrency if rate else None,
+            "tool": row.client or row.tool,
+        }
         for column, value, ratio in zip(HEADINGS, row.values, row.ratios, strict=True):
             cells[column] = None if value is None else round(value, 2)
             cells[f"{column} / {comparison.reference}"] = None if ratio is None else round(ratio, 3)
