@@ -125,7 +125,7 @@ def _copies(group: list[Member]) -> dict[str, str]:
     """The members of one run folder and tool that repeat a kept one, each with its note."""
     read = [m for m in group if m.imported is not None and m.imported.runs]
     if not read:
-        return {}
+        return _refused_copies(group)
     by_load: dict[tuple[tuple[str, float], ...], list[Member]] = {}
     for member in read:
         by_load.setdefault(_loads(member), []).append(member)
@@ -143,6 +143,25 @@ def _copies(group: list[Member]) -> dict[str, str]:
             f"skipped: another export of the run kept from {PurePosixPath(twin.name).name}"
         )
     return out
+
+
+def _refused_copies(group: list[Member]) -> dict[str, str]:
+    """No export of the run could be read: the most faithful one says why; the others are
+    copies of it (one refusal per run, not one per export)."""
+    failed = [m for m in group if m.error is not None]
+    if len(failed) < 2:
+        return {}
+    first = min(failed, key=lambda m: (_rank(m), len(PurePosixPath(m.name).parts), m.name))
+    twin = PurePosixPath(first.name).name
+    return {
+        m.name: f"skipped: another export of the run, refused as {twin} is (see its line)"
+        for m in failed
+        if m is not first
+    }
+
+
+def _rank(member: Member) -> int:
+    return _FORMAT_RANK.get(_format(member) or "", 2)
 
 
 def _loads(member: Member) -> tuple[tuple[str, float], ...]:

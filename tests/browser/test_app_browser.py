@@ -4,6 +4,7 @@ XLSX download holds the plan the page shows."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from tests.browser.app_server import ROOT, RunningApp
 from tests.browser.pages import (
     PAGE_TIMEOUT_MS,
     app_idle,
+    choose,
     column_headers,
     data_frame,
     dollars,
@@ -31,6 +33,7 @@ from ui.serve import WARM
 pytestmark = pytest.mark.browser
 
 C8 = ROOT / "tests" / "fixtures" / "vllm-cpu-real" / "c8.json"
+AIPERF_C4 = ROOT / "tests" / "fixtures" / "aiperf" / "real-0.13.0" / "c4"
 COST_METRIC = "Monthly cost ("  # "Monthly cost (90% sure)"
 TTFT_P99 = "TTFT p99 (ms)"
 # The demo data's answer at the default SLA (TTFT p99 <= 1000 ms), and at a tight 150 ms.
@@ -86,7 +89,7 @@ def test_plan_page_shows_recommendation_and_options(app: RunningApp, page: Page)
 
 def test_runs_page_imports_an_uploaded_result_file(app: RunningApp, page: Page) -> None:
     open_page(page, app.url, "runs")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(C8)
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(C8)
     expect(page.get_by_text(C8.name).first).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     # c8.json names no GPU or TP: stored only when asked to be, and then said to be unplannable.
     page.get_by_text("Store runs the planner cannot use").click()
@@ -104,6 +107,38 @@ def test_runs_page_imports_an_uploaded_result_file(app: RunningApp, page: Page) 
     assert detected, rows
     assert int(run_id) >= 1
     assert int(levels) == 1, rows
+
+
+def test_runs_page_imports_a_results_folder_as_one_run(
+    app: RunningApp, page: Page, tmp_path: Path
+) -> None:
+    folder = shutil.copytree(AIPERF_C4, tmp_path / "aiperf-c4")
+    open_page(page, app.url, "runs")
+    page.get_by_test_id("stFileUploaderDropzoneInput").nth(1).set_input_files(folder)
+    # The uploader lists each file by its path in the folder.
+    expect(page.get_by_text("aiperf-c4/stdout.txt")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    # Without the engine (AIPerf never names it) the run is refused once, its exports with it.
+    page.get_by_role("textbox", name="Model (as served)").fill("tiny-random-llama")
+    page.get_by_text("Store runs the planner cannot use").click()
+    page.get_by_role("button", name="Import", exact=True).click()
+    outcomes = data_frame(page, "status")
+    expect(outcomes).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    rows = grid_rows(outcomes)
+    refused = [(row[0], row[2]) for row in rows if row[2] == "rejected"]
+    assert refused == [("aiperf-c4/profile_export_aiperf.json", "rejected")], rows
+    assert "engine" in rows[0][5], rows
+    choose(page, "fact_Engine", "vllm")
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(data_frame(page, "status")).to_contain_text("stored", timeout=PAGE_TIMEOUT_MS)
+    expect(outcomes).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    app_idle(page)
+    rows = grid_rows(outcomes)
+    assert [(row[0], row[2]) for row in rows] == [
+        ("aiperf-c4/profile_export_aiperf.json", "stored"),
+        ("aiperf-c4/", "skipped"),
+    ], rows
+    assert "the warm-up phase (2)" in rows[1][5], rows
 
 
 def test_tight_ttft_target_changes_the_recommendation(app: RunningApp, page: Page) -> None:

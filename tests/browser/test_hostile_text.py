@@ -52,7 +52,7 @@ def test_a_scenario_value_that_is_markdown_is_shown_as_written(
     # A valid scenario plus one unknown key: the error quotes the key's value.
     text = SCENARIO.read_text(encoding="utf-8") + f"surprise: '{hostile}'\n"
     open_page(page, app.url, "plan")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
         {"name": "hostile.yaml", "mimeType": "application/yaml", "buffer": text.encode()}
     )
     error = page.get_by_test_id("stMain").get_by_test_id("stAlertContentError").first

@@ -1,5 +1,6 @@
 """Interop: the peer tools' current releases run for real against the real vLLM CPU server, and
-every result file each writes imports with the tool's own printed numbers.
+every result file each writes imports with the tool's own printed numbers; the folder each run
+leaves, imported whole as `capplan import FOLDER` does, is one stored run with those numbers.
 
 It lives beside the probe's real-engine tests to share their one session server (a second
 vLLM CPU server would spin on the same two cores). The tools come from
@@ -22,7 +23,7 @@ from measurements.run_file import Level
 from tests.integration.conftest import ServerKeeper, unavailable
 from tests.interop import compare, peer_tools
 from tests.stores import Stores
-from workflows.ingest import IngestOptions, Upload, ingest
+from workflows.ingest import IngestOptions, IngestStatus, Upload, ingest, read_uploads
 
 pytestmark = [pytest.mark.vllm, pytest.mark.sqlite_only]
 LEVELS = (peer_tools.Load("concurrency", 4, 20), peer_tools.Load("rate", 4, 20))
@@ -67,9 +68,27 @@ def _problems(engine: Engine, done: peer_tools.Recorded) -> list[str]:
     return problems
 
 
+def _folder_problems(stores: Stores, done: peer_tools.Recorded) -> list[str]:
+    """What is wrong with the run folder imported whole: one run, the tool's numbers, its load."""
+    engine = make_engine(stores.migrated(f"peer-folder-{done.tool}-{done.load.name}"))
+    try:
+        options = IngestOptions(DeploymentOverrides.model_validate(FACTS), atomic=True)
+        outcomes = ingest(engine, read_uploads([done.out_dir]), options)
+        stored = [o for o in outcomes if o.status is IngestStatus.STORED]
+        if len(stored) != 1 or stored[0].run_id is None:
+            return [f"folder: {len(stored)} runs stored ({[o.file for o in stored]})"]
+        (level,) = run_reads.get_run(engine, stored[0].run_id).run.levels
+    finally:
+        engine.dispose()
+    problems = [f"folder: {m}" for m in compare.mismatches(done.tool, done.printed, level)]
+    if (level.load_kind.value, level.load_value) != (done.load.kind, done.load.value):
+        problems.append(f"folder: load {level.load_kind.value} {level.load_value:g}")
+    return problems
+
+
 @pytest.mark.parametrize("tool", peer_tools.TOOLS)
 def test_the_tool_runs_for_real_and_capplan_stores_its_own_numbers(
-    tool: str, vllm_keeper: ServerKeeper, engine: Engine, tmp_path: Path
+    tool: str, vllm_keeper: ServerKeeper, engine: Engine, stores: Stores, tmp_path: Path
 ) -> None:
     why = peer_tools.missing(tool)
     if why is not None:
@@ -85,3 +104,4 @@ def test_the_tool_runs_for_real_and_capplan_stores_its_own_numbers(
         stderr = (out / "stderr.txt").read_text(errors="replace")
         assert done.returncode == 0, f"{done.command}\n{stdout[-2000:]}\n{stderr[-2000:]}"
         assert _problems(engine, done) == [], load.name
+        assert _folder_problems(stores, done) == [], load.name

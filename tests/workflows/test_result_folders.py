@@ -9,12 +9,14 @@ import io
 import shutil
 import zipfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from db import run_reads
 from db.engine import Engine, make_engine
+from errors import InputError
 from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
 from tests.stores import Stores
@@ -153,3 +155,19 @@ def test_a_file_over_the_limit_in_a_folder_is_skipped_with_a_line(
     outcomes = ingest(engine, uploads, OPTIONS)
     said = _said(outcomes, "guidellm-c1/server.log")
     assert said == "skipped: 2,048 bytes, over the 1,024 byte limit"
+
+
+def test_a_run_no_export_can_be_read_of_is_refused_once(engine: Engine, tmp_path: Path) -> None:
+    folder = shutil.copytree(AIPERF / "c1", tmp_path / "aiperf-c1")
+    no_engine = IngestOptions(DeploymentOverrides(model="m", gpu="H100-SXM-80GB", tp=1))
+    outcomes = ingest(engine, read_uploads([folder]), no_engine)
+    (refused,) = [o for o in outcomes if o.status is IngestStatus.REJECTED]
+    assert refused.files == ("aiperf-c1/profile_export_aiperf.json",)
+    assert "field 'engine'" in refused.message
+    copy = _said(outcomes, "aiperf-c1/profile_export_aiperf.csv")
+    assert copy == (
+        "skipped: another export of the run, refused as profile_export_aiperf.json is "
+        "(see its line)"
+    )
+    with pytest.raises(InputError, match=r"aiperf-c1/profile_export_aiperf\.json: field 'engine'"):
+        ingest(engine, read_uploads([folder]), replace(no_engine, atomic=True))
