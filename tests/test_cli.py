@@ -450,8 +450,11 @@ def test_a_zip_of_a_results_folder_imports_as_one_sweep(db: str, tmp_path: Path)
     assert row["levels"] == 2 and row["file"] == files
 
 
-def test_a_result_folders_side_files_are_skipped_with_a_line_each(db: str, tmp_path: Path) -> None:
-    """Issue 24 item 3: AIPerf's started_at.txt made the whole zip fail (exit 2)."""
+def test_a_result_folders_side_files_are_skipped_with_a_line_a_folder(
+    db: str, tmp_path: Path
+) -> None:
+    """Issue 24 item 3: AIPerf's started_at.txt made the whole zip fail (exit 2); the files left
+    out are one line per folder (item 7)."""
     archive = tmp_path / "artifacts.zip"
     with zipfile.ZipFile(archive, "w") as bundle:
         bundle.write(C8, "run/c8.json")
@@ -461,8 +464,9 @@ def test_a_result_folders_side_files_are_skipped_with_a_line_each(db: str, tmp_p
     assert result.exit_code == 0, result.output
     lines = " ".join(result.stdout.split())
     assert "artifacts.zip/run/c8.json: vLLM bench serve" in lines
-    assert "artifacts.zip/run/started_at.txt: skipped: not a result file capplan reads" in lines
-    assert "artifacts.zip/run/logs/aiperf.log: skipped" in lines
+    side = "1 file left out: not results (logs, manifests, configs) (1)"
+    assert f"artifacts.zip/run/: {side}" in lines
+    assert f"artifacts.zip/run/logs/: {side}" in lines
     assert len(_runs(db)) == 1
     only_side = tmp_path / "side.zip"
     with zipfile.ZipFile(only_side, "w") as bundle:
