@@ -2,8 +2,9 @@
 
 Read from the tools' own source (vLLM 0.32 `vllm/benchmarks/serve.py`, guidellm 0.8.1
 `guidellm/benchmark/schemas/metrics.py` and `schemas/base/statistics.py`, AIPerf 0.13
-`aiperf/metrics/types/`, inference-perf 0.7 `inference_perf/reportgen/base.py`) and shared/reference/benchmark-formats.md section 0.1. capplan stores
-each tool's decode metric under the canonical `tpot` (per request (e2e - TTFT) / (tokens - 1)).
+`aiperf/metrics/types/`, inference-perf 0.7 `inference_perf/reportgen/base.py`) and
+shared/reference/benchmark-formats.md section 0.1. capplan stores each tool's decode metric under
+the canonical `tpot` (per request (e2e - TTFT) / (tokens - 1)).
 """
 
 from __future__ import annotations

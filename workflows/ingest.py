@@ -212,11 +212,15 @@ def _read_batch(
         if upload.skip:
             refused.append(_outcome_line(upload.name, IngestStatus.SKIPPED, upload.skip))
             continue
+        if grouped and not upload.data.strip():  # a tool's empty stderr.txt, a placeholder
+            refused.append(_outcome_line(upload.name, IngestStatus.SKIPPED, "skipped: empty"))
+            continue
         try:
             members.append(Member(upload.name, _import(upload, options), None, None))
         except CapplanError as exc:
-            if grouped and isinstance(exc, UnknownFormatError):
-                # A result folder holds logs, manifests and timestamps beside its results.
+            if grouped and (isinstance(exc, UnknownFormatError) or _side_file(upload.name)):
+                # A result folder holds logs, manifests and timestamps beside its results (a
+                # log that opens with "[" is no broken JSON result).
                 refused.append(_skipped(upload, exc))
                 continue
             if not grouped and options.atomic:
@@ -224,6 +228,14 @@ def _read_batch(
             found = sniff_format(upload.name, upload.data) if grouped else None
             members.append(Member(upload.name, None, exc, found))
     return members
+
+
+# What a result file is named as (a broken one of these in a folder is refused, never skipped).
+_RESULT_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
+
+
+def _side_file(name: str) -> bool:
+    return not name.lower().endswith(_RESULT_SUFFIXES)
 
 
 def _outcome_line(name: str, status: IngestStatus, message: str) -> FileOutcome:
@@ -263,9 +275,10 @@ def _refused(upload: Upload, exc: CapplanError) -> FileOutcome:
     return FileOutcome((upload.name,), IngestStatus.REJECTED, message=str(exc))
 
 
-def _skipped(upload: Upload, exc: UnknownFormatError) -> FileOutcome:
-    generic = "not a format capplan can import" in exc.message
-    why = "not a result file capplan reads" if generic else exc.message
+def _skipped(upload: Upload, exc: CapplanError) -> FileOutcome:
+    why = "not a result file capplan reads"
+    if isinstance(exc, UnknownFormatError) and "not a format capplan can" not in exc.message:
+        why = exc.message
     return FileOutcome((upload.name,), IngestStatus.SKIPPED, message=f"skipped: {why}")
 
 

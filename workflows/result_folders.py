@@ -303,4 +303,6 @@ def _kind(why: str) -> str:
         return "other exports of the run kept"
     if "not a result" in why:
         return "not results (logs, manifests, configs)"
+    if why == "skipped: empty":
+        return "empty files"
     return why.removeprefix("skipped: ")

@@ -121,6 +121,9 @@ def test_nested_folders_of_several_tools_import_in_one_go(engine: Engine, tmp_pa
     shutil.copytree(GUIDELLM / "rate2", results / "guidellm" / "rate2")
     shutil.copytree(INFERENCE_PERF / "c1", results / "inference-perf" / "c1")
     (results / ".DS_Store").write_bytes(b"\0\0")
+    (results / "aiperf" / "c4" / "stderr.txt").write_bytes(b"")  # as the recorder leaves it
+    log = b"[2026-12-04 02:27:46] INFO inference-perf started\n"  # opens like JSON, is none
+    (results / "inference-perf" / "c1" / "stderr.txt").write_bytes(log)
     outcomes = ingest(engine, read_uploads([results]), OPTIONS)
     stored = _stored(outcomes)
     assert sorted(o.file for o in stored) == [
@@ -129,6 +132,10 @@ def test_nested_folders_of_several_tools_import_in_one_go(engine: Engine, tmp_pa
         "results/inference-perf/c1/stage_0_lifecycle_metrics.json",
     ]
     assert not any(".DS_Store" in o.file for o in outcomes)
+    skipped = {o.file: o.message for o in outcomes if o.status is IngestStatus.SKIPPED}
+    log_line = skipped["results/inference-perf/c1/stderr.txt"]
+    assert log_line == "skipped: not a result file capplan reads"
+    assert skipped["results/aiperf/c4/stderr.txt"] == "skipped: empty"
     assert all(o.status is not IngestStatus.REJECTED for o in outcomes)
 
 
