@@ -21,7 +21,10 @@ def targets() -> dict[str, object]:
     values = {t.field: _sla_input(st.sidebar, t) for t in main}
     set_count = sum(st.session_state.get(f"plan_sla_{t.field}") is not None for t in others)
     label = "Targets at other statistics (p50, p90, mean)"
-    more = st.sidebar.expander(f"{label}: {set_count} set" if set_count else label)
+    # Keyed: it stays open while its count changes (a new label would be a new, closed one).
+    more = st.sidebar.expander(
+        f"{label}: {set_count} set" if set_count else label, key="plan_sla_more"
+    )
     values |= {t.field: _sla_input(more, t) for t in others}
     return {field: value for field, value in values.items() if value is not None}
 

@@ -205,3 +205,18 @@ def test_pdf_report_download_reads_as_the_shown_plan(
     assert f"of {DEFAULT_GPU}" in flat and "vLLM TP2" in flat, flat[:400]
     assert f"${shown_cost:,.0f}" in flat
     assert "Assumptions" in flat and "Runs behind the plan" in flat
+
+
+def test_a_target_at_another_statistic_keeps_its_expander_open(app: RunningApp, page: Page) -> None:
+    open_page(page, app.url, "plan")
+    recommendation(page)
+    page.get_by_text("Targets at other statistics").click()
+    field = page.get_by_role("spinbutton", name="TTFT p90 (ms)", exact=True)
+    field.fill("900")
+    field.press("Enter")
+    expect(page.get_by_text("Targets at other statistics (p50, p90, mean): 1 set")).to_be_visible(
+        timeout=PAGE_TIMEOUT_MS
+    )
+    app_idle(page)
+    expect(field).to_be_visible()  # still open: the count in its label did not close it
+    expect(field).to_have_value("900.00")
