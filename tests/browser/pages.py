@@ -5,6 +5,7 @@ read the recommendation, download a file. Every wait is on something visible, ne
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
@@ -128,6 +129,24 @@ def choose(page: Page, key: str, option: str) -> None:
                 raise
     page.keyboard.press("Escape")
     app_idle(page)
+
+
+def choose_all(page: Page, key: str, options: Sequence[str]) -> None:
+    """Pick every option in the multiselect created with key=, until each shows as picked: a
+    rerun still running from one pick can reset the widget to the picks it knew of."""
+    for _ in range(CHOOSE_ATTEMPTS):
+        missing = [
+            option
+            for option in options
+            if keyed(page, key).get_by_role("button", name=f"Remove {option}", exact=True).count()
+            == 0
+        ]
+        if not missing:
+            return
+        for option in missing:
+            choose(page, key, option)
+    picked = keyed(page, key).inner_text()
+    raise AssertionError(f"{key}: could not pick {list(options)} (shows {picked!r})")
 
 
 def type_into(page: Page, key: str, text: str) -> None:

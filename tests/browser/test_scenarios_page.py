@@ -16,6 +16,7 @@ from tests.browser.pages import (
     PAGE_TIMEOUT_MS,
     app_idle,
     choose,
+    choose_all,
     data_frame,
     grid_rows,
     keyed,
@@ -61,8 +62,7 @@ def _tighten_clone_on_plan_page(page: Page, app: RunningApp) -> None:
 
 def _compare(page: Page) -> dict[str, float]:
     """Pick both scenarios to compare; check the diff and chart; give each one's $/month."""
-    choose(page, "compare_names", BASE)
-    choose(page, "compare_names", CLONE)
+    choose_all(page, "compare_names", [BASE, CLONE])
     diff = data_frame(page, "Input")
     expect(diff).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     app_idle(page)
