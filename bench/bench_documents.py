@@ -29,7 +29,7 @@ from db.engine import make_engine, upgrade  # noqa: E402
 from db.seed import ensure_demo_data  # noqa: E402
 from planner.inputs.scenario import load_scenario  # noqa: E402
 from reports.formats import render_report  # noqa: E402
-from workflows import planning  # noqa: E402
+from workflows.session import PlanningSession  # noqa: E402
 
 BRIEF = ROOT / "docs" / "scenarios" / "finance-brief-chat.yaml"
 FORMATS = ("pdf", "xlsx", "html", "json", "csv")
@@ -62,24 +62,19 @@ def main() -> None:
     scenario = load_scenario(BRIEF)
     results: dict[str, dict[str, float]] = {}
 
-    def plan_all() -> tuple[object, ...]:
-        planned = planning.plan_scenario(engine, scenario)
-        ranges, swings = planning.ranges_and_swings(
-            planned.plan, planned.curves, planned.prices, None, True
-        )
-        return planned, ranges, swings
+    def plan_all() -> PlanningSession:
+        session = PlanningSession.from_store(engine, scenario)
+        session.report(with_sensitivity=True)  # the plan, its ranges, what-if and sensitivity
+        return session
 
     results["plan + ranges + sensitivity"] = summary(timed(plan_all, args.repeats))
-    planned = planning.plan_scenario(engine, scenario)
-    ranges, swings = planning.ranges_and_swings(
-        planned.plan, planned.curves, planned.prices, None, True
-    )
+    session = plan_all()
 
     def report() -> object:
-        return planning.report_of(engine, planned.plan, ranges, swings)
+        return session.report(with_sensitivity=True)
 
     results["report model"] = summary(timed(report, args.repeats))
-    model = planning.report_of(engine, planned.plan, ranges, swings)
+    model = report()
     for fmt in FORMATS:
         # What the app's button does: the report model, then the document.
         results[f"{fmt} (app: model + document)"] = summary(

@@ -119,9 +119,18 @@ def app_cmd(
         str,
         typer.Option(
             help="Interface to listen on: 127.0.0.1 for this machine only, 0.0.0.0 to serve a "
-            "team (put it behind TLS and sign-in, as the README's security section says)."
+            "team (put it behind TLS and sign-in, as docs/SECURITY.md says)."
         ),
     ] = "127.0.0.1",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A host name browsers reach the app at (a proxy's public name); repeat for "
+            "more. localhost, 127.0.0.1, ::1, --address and, with 0.0.0.0, this machine's names "
+            "are always allowed; a page at any other name is refused (DNS rebinding).",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Start the web app (Streamlit); a new store gets the demo data on first start."""
@@ -134,6 +143,7 @@ def app_cmd(
     loaded = guard(lambda: ensure_demo_data(engine))
     if loaded is not None:
         out.print(loaded.message(), markup=False, highlight=False)
+    hosts = allowed_hosts(address, allowed_host or [])
     command = [
         sys.executable,
         "-m",
@@ -144,16 +154,47 @@ def app_cmd(
         str(port),
         "--server.address",
         address,
-        "--server.headless",
-        "true",
         "--server.maxUploadSize",
         str(MAX_IMPORT_BYTES // (1024 * 1024)),
-        "--browser.gatherUsageStats",
-        "false",
+        *DOORS,
+        *(arg for host in hosts for arg in ("--server.allowedHosts", host)),
     ]
-    shown = "localhost" if address in {"127.0.0.1", "0.0.0.0"} else address
+    shown = "localhost" if address in WILDCARDS or address == "127.0.0.1" else address
     out.print(f"capplan on http://{shown}:{port} (store: {redact(url)})", markup=False)
+    out.print(f"allowed host names: {', '.join(hosts)}", markup=False, highlight=False)
     raise typer.Exit(subprocess.call(command, env=_app_env(url)))
+
+
+# Streamlit settings `capplan app` always passes (docs/SECURITY.md, "The app's doors"): no
+# cross-origin WebSocket or upload, XSRF tokens on uploads, no traceback (server paths) and no
+# developer menu or Deploy button shown to visitors, no usage statistics sent.
+DOORS = (
+    "--server.headless",
+    "true",
+    "--server.enableCORS",
+    "true",
+    "--server.enableXsrfProtection",
+    "true",
+    "--client.showErrorDetails",
+    "none",
+    "--client.toolbarMode",
+    "minimal",  # "viewer" still shows the Deploy button
+    "--browser.gatherUsageStats",
+    "false",
+)
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def allowed_hosts(address: str, extra: list[str]) -> list[str]:
+    """The Host names the app's WebSocket accepts (Streamlit's server.allowedHosts): this
+    machine's loopback names, the address it listens on (with 0.0.0.0: the machine's own
+    names) and the --allowed-host names, each once."""
+    import socket  # noqa: PLC0415
+
+    own = [socket.gethostname(), socket.getfqdn()] if address in WILDCARDS else [address]
+    names = [*LOCAL_HOSTS, *own, *(name.strip() for name in extra)]
+    return list(dict.fromkeys(name.lower() for name in names if name))
 
 
 def _app_env(url: str) -> dict[str, str]:

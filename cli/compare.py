@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cli.common import fail, guard, out, print_json
-from cli.tables import readable
 from errors import InputError
 
 if TYPE_CHECKING:
@@ -38,6 +37,8 @@ def print_comparisons(
     if not comparisons:
         out.print("No deployment and workload was measured by two or more tools.", markup=False)
         return
+    from reports.terminal_tables import readable  # noqa: PLC0415
+
     for comparison in comparisons:
         title = f"{comparison.title()} · ratios to {comparison.reference}"
         out.print(title, markup=False, highlight=False)  # a line of its own: never folded

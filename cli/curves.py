@@ -18,7 +18,6 @@ from cli.common import (
     print_json,
     within,
 )
-from cli.tables import readable
 from errors import InputError
 from workflows.limits import RUN_ID
 
@@ -34,11 +33,11 @@ if TYPE_CHECKING:  # the store, the fitting code and rich's tables load when a c
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
     from db import run_reads  # noqa: PLC0415
-    from workflows.planning import built_curves, load_curves  # noqa: PLC0415
+    from workflows.planning import load_curves, run_curves  # noqa: PLC0415
 
     if run_id is not None:
         guard(lambda: run_reads.get_run(engine, run_id, with_samples=False))
-        return built_curves(guard(lambda: run_reads.load_runs(engine, [run_id])))
+        return guard(lambda: run_curves(engine, [run_id]))
     # Every run, a chunk at a time: only the curves are kept, not the RunFiles.
     return guard(lambda: load_curves(engine))
 
@@ -85,6 +84,8 @@ def fit_cmd(
                 _fmt(summary.get("loo_mape_pct")),
                 _fmt(summary.get("r_squared"), 3),
             )
+    from reports.terminal_tables import readable  # noqa: PLC0415
+
     out.print(readable(table, out, ("curve",)))  # the run id names the curve too
 
 
@@ -119,24 +120,18 @@ def predict_cmd(
 ) -> None:
     """Predict output tok/s, TTFT p50/p99 and TPOT (with bands) at the given concurrencies,
     with the curve's provenance and where each value sits against the physical ceilings."""
-    from planner.engine.fill import fill_unknowns, model_for  # noqa: PLC0415
-    from planner.fitting.fit import fit_curve  # noqa: PLC0415
-    from planner.fitting.predict import predict  # noqa: PLC0415
-    from planner.physics.roofline import check_curve  # noqa: PLC0415
     from reports.present import physics_to_dict  # noqa: PLC0415
+    from workflows.predict import predict_levels  # noqa: PLC0415
 
     values = guard(lambda: parse_concurrencies(concurrency))
     engine = open_engine(db)
     curves = _curves(engine, run)
     if not curves:
         fail(InputError("run has no concurrency levels to fit", field="--run", value=run))
-    curve = curves[0] if project_to is None else _projected(curves[0], project_to)
-    fit = fit_curve(curve)
-    measured = None if project_to is None else curves[0]
-    predictions, filled = fill_unknowns(predict(fit, values), curve, model_for(curve, measured))
-    physics = check_curve(curve)
-    rows = _prediction_rows(curve, predictions, physics)
-    flags = list(dict.fromkeys((*curve.flags, *fit.flags, *physics.flags, *filled)))
+    found = guard(lambda: predict_levels(curves, values, project_to))
+    curve, physics = found.curve, found.physics
+    rows = _prediction_rows(curve, list(found.predictions), physics)
+    flags = list(found.flags)
     if as_json:
         print_json(
             {
@@ -150,6 +145,8 @@ def predict_cmd(
         )
         return
     out.print(f"{curve.label_text()} · {curve.provenance}", markup=False, highlight=False)
+    from reports.terminal_tables import readable  # noqa: PLC0415
+
     out.print(readable(_predictions_table(rows), out, ("% of ceiling", "TTFT p50 ms")))
     for line in [*physics.notes, *flags]:
         out.print(f"- {line}", markup=False, highlight=False)
@@ -202,13 +199,3 @@ def _predictions_table(rows: list[JsonDict]) -> Table:
             str(row["range"]),
         )
     return table
-
-
-def _projected(curve: LoadCurve, gpu: str) -> LoadCurve:
-    from planner.curves.load import canonical_gpu  # noqa: PLC0415
-    from planner.physics.projection import project_curve  # noqa: PLC0415
-
-    projected = project_curve(curve, canonical_gpu(gpu))
-    if isinstance(projected, str):
-        fail(InputError(projected, field="--project-to", value=gpu))
-    return projected

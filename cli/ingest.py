@@ -20,7 +20,6 @@ from cli.common import (
     print_json,
     within,
 )
-from cli.tables import readable
 from errors import InputError
 from measurements.kinds import Provenance
 from workflows.limits import CONCURRENCY, GPU_COUNT, PAGE_RUNS, PARALLEL, REQUEST_RATE, SKIP_RUNS
@@ -265,6 +264,8 @@ def runs_cmd(
         stored = guard(lambda: run_reads.load_runs(engine, list(counts)))
         print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
         return
+    from reports.terminal_tables import readable  # noqa: PLC0415
+
     out.print(readable(_runs_table(page.summaries), out, RUNS_DROP_ORDER))
     out.print(_page_line(page, offset), markup=False)
 

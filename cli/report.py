@@ -3,7 +3,6 @@ for audit (PDF, XLSX, HTML, CSV or JSON)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -26,13 +25,6 @@ from reports.formats import REPORT_FORMATS
 from workflows.limits import RUN_ID, SAMPLES
 
 if TYPE_CHECKING:  # the planner, the store and the renderers load when a command runs
-    from collections.abc import Iterable
-
-    from db.engine import Engine
-    from db.run_reads import StoredRun
-    from hardware.prices import PriceEntry
-    from planner.analysis.capacity import Plan
-    from planner.inputs.scenario import Scenario
     from workflows.outputs import OutputRule
 
 
@@ -65,18 +57,6 @@ ReportSensitivityOption = Annotated[
 ]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _ReportBasis:
-    """What a report is made from: a scenario planned now, or a plan record re-made."""
-
-    scenario: Scenario
-    prices: list[PriceEntry]
-    stored: Iterable[StoredRun]
-    plan: Plan | None = None  # a re-made record's plan; None: plan the scenario now
-    title: str | None = None
-    matches: bool | None = None  # whether the re-made plan matches its record
-
-
 @app.command("report")
 def report_cmd(
     fmt: ReportFormatOption,
@@ -96,29 +76,25 @@ def report_cmd(
     _check_report_args(fmt, scenario_path, record)
     _check_report_out(out_path, fmt, scenario_path, db, force)
     multipliers = guard(lambda: parse_what_if(what_if))  # the report's what-if rows
-    from planner.analysis.capacity import make_plan  # noqa: PLC0415
-    from reports.formats import render_report  # noqa: PLC0415
-    from workflows import planning  # noqa: PLC0415
+    from workflows.session import PlanningSession  # noqa: PLC0415
 
     engine = open_engine(db)
+    matches: bool | None = None
     if record is not None:
-        basis = _recorded_basis(engine, record)
+        from workflows import history  # noqa: PLC0415
+
+        regenerated = guard(lambda: history.regenerate(engine, record))
+        matches = regenerated.matches
+        made = guard(lambda: PlanningSession.from_record(engine, regenerated, samples=samples))
     else:
         assert scenario_path is not None
-        basis = _scenario_basis(engine, scenario_path)
-    scenario, prices = basis.scenario, basis.prices
-    # One pass (the runs are read a chunk at a time): the curves and each run's report line.
-    curves, metas = guard(lambda: planning.curves_and_metas(basis.stored))
-    draws = planning.draws_for(samples)
-    made = basis.plan or guard(lambda: make_plan(scenario, curves, prices, draws=draws))
-    plan = dataclasses.replace(made, scenario=with_multipliers(made.scenario, multipliers))
-    ranges, swings = guard(
-        lambda: planning.ranges_and_swings(plan, curves, prices, samples, with_sensitivity)
-    )
-    report = planning.report_of(engine, plan, ranges, swings, metas)
-    if basis.title is not None:
-        report = dataclasses.replace(report, title=basis.title)
-    content = guard(lambda: render_report(report, fmt))
+        from planner.inputs.scenario import load_scenario  # noqa: PLC0415
+
+        scenario = guard(lambda: load_scenario(scenario_path))
+        made = guard(lambda: PlanningSession.from_store(engine, scenario, samples=samples))
+    session = made.renamed(with_multipliers(made.scenario, multipliers))
+    plan = guard(lambda: session.plan)
+    content = guard(lambda: session.report_bytes(fmt, with_sensitivity=with_sensitivity))
     _write_report(out_path, content, fmt, scenario_path, db)
     choice = plan.recommendation.choice
     summary = {
@@ -128,40 +104,14 @@ def report_cmd(
         "recommended": choice.title() if choice else None,
         "monthly_cost_usd": choice.total_monthly_cost_usd if choice else None,
         "record": record,
-        "matches_record": basis.matches,
+        "matches_record": matches,
     }
     if as_json:
         print_json(summary)
         return
     from reports.names import option_name  # noqa: PLC0415
 
-    _print_report_line(summary, option_name(choice.key) if choice else None, basis.matches)
-
-
-def _recorded_basis(engine: Engine, record: int) -> _ReportBasis:
-    """A plan record re-made from its own scenario, runs and prices, titled as such."""
-    from db import run_reads  # noqa: PLC0415
-    from workflows import history  # noqa: PLC0415
-
-    regenerated = guard(lambda: history.regenerate(engine, record))
-    rec = regenerated.record
-    stored = guard(lambda: run_reads.load_runs(engine, rec.basis_run_ids))
-    title = (
-        f"Capacity plan: {rec.scenario_name} (plan record {rec.record_id} of "
-        f"{rec.created_at:%Y-%m-%d %H:%M} UTC, re-made)"
-    )
-    scenario, plan = regenerated.plan.scenario, regenerated.plan
-    return _ReportBasis(scenario, list(rec.prices_used), stored, plan, title, regenerated.matches)
-
-
-def _scenario_basis(engine: Engine, scenario_path: Path) -> _ReportBasis:
-    """A scenario file to plan now over the stored prices and its model's runs."""
-    from planner.inputs.scenario import load_scenario  # noqa: PLC0415
-    from workflows import planning  # noqa: PLC0415
-
-    scenario = guard(lambda: load_scenario(scenario_path))
-    prices = guard(lambda: planning.price_catalog(engine))
-    return _ReportBasis(scenario, prices, planning.scenario_runs(engine, scenario))
+    _print_report_line(summary, option_name(choice.key) if choice else None, matches)
 
 
 def _check_report_args(fmt: str, scenario_path: Path | None, record: int | None) -> None:

@@ -13,8 +13,11 @@ transaction on SQLite (WAL keeps its snapshot and never blocks writers).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +31,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from db.engine import BEGIN_OPTION, make_engine, redact
 from db.models import Base
 from errors import InputError, StoreError
+from measurements.atomic_write import atomic_stream
 
 __all__ = [
     "CHUNK_ROWS",
@@ -106,7 +110,6 @@ def backup(url: str, path: Path) -> BackupSummary:
             "the backup would replace the live store it backs up", file=str(path), field="out"
         )
     engine = make_engine(url)
-    partial = path.with_name(path.name + ".partial")
     rows: dict[str, int] = {}
     try:
         with engine.connect() as plain:
@@ -116,7 +119,7 @@ def backup(url: str, path: Path) -> BackupSummary:
                 raise StoreError(
                     f"database {redact(url)} has no capplan schema: nothing to back up"
                 )
-            with gzip.open(partial, "wt", encoding="utf-8", newline="\n") as out:
+            with _gzip_text(path) as out:
                 tables = store_tables(connection)
                 high = {t.name: _high_water(connection, t) for t in tables}
                 _line(
@@ -134,16 +137,24 @@ def backup(url: str, path: Path) -> BackupSummary:
                     rows[table.name] = _dump_table(connection, table, out)
                 _line(out, {"end": True, "rows": rows})
             connection.rollback()  # read only: nothing to commit
-        partial.replace(path)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
         raise InputError(f"cannot write the backup: {exc.strerror}", file=str(path)) from exc
     except DBAPIError as exc:
-        partial.unlink(missing_ok=True)
         raise StoreError(f"database {redact(url)} refused the backup: {exc.orig}") from exc
     finally:
         engine.dispose()
     return BackupSummary(path, revision, rows)
+
+
+@contextlib.contextmanager
+def _gzip_text(path: Path) -> Iterator[IO[str]]:
+    """Gzip'd text to an exclusive temp file renamed over `path` once whole (atomic_stream)."""
+    with (
+        atomic_stream(path) as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb") as packed,
+        io.TextIOWrapper(packed, encoding="utf-8", newline="\n") as out,
+    ):
+        yield out
 
 
 def _same_path(path: Path, other: Path) -> bool:

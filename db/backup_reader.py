@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import String, Table
 
 from db.backup import FORMAT, FORMAT_VERSION, store_tables
-from db.backup_rows import why_row_refused
+from db.backup_rows import clean_names, why_row_refused
 from db.models import UTCDateTime
 from errors import InputError
 from measurements.bounded import load_json
@@ -169,7 +169,7 @@ def _decode_row(
                 why = f"is not a date and time ({exc})"
         if why is not None:
             raise _refused(path, number, table, row, (name, why))
-    refusal = why_row_refused(table, row)
+    refusal = why_row_refused(table, row) or clean_names(table, row)
     if refusal is not None:
         column, why = refusal
         raise _refused(path, number, table, row, (column, f"{_preview(row.get(column))} {why}"))

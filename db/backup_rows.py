@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Table
 
 from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
+from measurements.entry_names import clean_name, engine_name, gpu_name
 from measurements.run_file import (
     Capabilities,
     Deployment,
@@ -42,6 +43,21 @@ def why_row_refused(table: Table, row: Row) -> Refusal:
             return name, why
     check = _MODEL_CHECKS.get(table.name)
     return check(row) if check is not None else None
+
+
+def clean_names(table: Table, row: dict[str, object]) -> Refusal:
+    """Put the row's GPU, model and engine names as the store writes them (entry_names:
+    NFKC, no invisible characters); the first that only looks like a catalog GPU or a known
+    engine is refused (column, why)."""
+    for column, clean in _NAME_COLUMNS.get(table.name, {}).items():
+        value = row.get(column)
+        if not isinstance(value, str):
+            continue
+        try:
+            row[column] = clean(value)
+        except ValueError as exc:
+            return column, f"is refused: {exc}"
+    return None
 
 
 def _why_type_refused(kind: object, value: object) -> str | None:
@@ -163,6 +179,11 @@ def _check_plan_record(row: Row) -> Refusal:
     return None
 
 
+_NAME_COLUMNS: dict[str, dict[str, Callable[[str], str]]] = {
+    "deployments": {"engine": engine_name, "model": clean_name, "gpu": gpu_name},
+    "prices": {"gpu": gpu_name},
+    "model_configs": {"name": clean_name},
+}
 _MODEL_CHECKS: dict[str, Callable[[Row], Refusal]] = {
     "deployments": _check_deployment,
     "runs": _check_run,

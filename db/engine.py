@@ -27,6 +27,7 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, NoSuchModuleErr
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from db.access import sqlite_access_hint as _sqlite_access_hint
 from errors import InputError, StoreError
 
 # Engine is re-exported so cli/ui can annotate with db.engine.Engine without importing sqlalchemy.
@@ -37,7 +38,6 @@ __all__ = [
     "Engine",
     "alembic_config",
     "busy_timeout_ms",
-    "check_store_writable",
     "current_revision",
     "downgrade",
     "ensure_schema",
@@ -64,6 +64,11 @@ DEFAULT_BUSY_TIMEOUT_MS = 5000
 # insert or delete, serialization failures (40001) and deadlocks (40P01) on Postgres.
 _RETRY_SQLSTATES = frozenset({"23505", "23503", "40001", "40P01"})
 WRITE_ATTEMPTS = 6  # in a row without another writer committing
+# ... and, on a SQLite file, this long without one: a busy machine can take seconds to commit
+# one large import, longer than a few short busy timeouts (CI saw 1 of 10 queued writers give
+# up after six 250 ms tries, and 1 of 10 after 15 s while both cores were busy with tests). A
+# lock no one commits under is still given up after this long.
+SQLITE_STALL_S = 60.0
 # However long the queue of committing writers ahead, a write gives up after this long.
 WRITE_DEADLINE_S = 600.0
 # Postgres advisory-lock key held while migrating ("capplan" in ASCII, as a bigint).
@@ -214,6 +219,7 @@ def write_transaction(
     """
     deadline = time.monotonic() + WRITE_DEADLINE_S
     failures, marker = 0, _commit_marker(engine)
+    stalled_since = time.monotonic()
     while True:
         try:
             with session_scope(engine) as session:
@@ -224,11 +230,17 @@ def write_transaction(
                 raise
             # A SQLite writer queued behind others that keep committing is waiting its turn,
             # not locked out: its count starts again, so the wait scales with the queue. Only
-            # one lock held without a commit for every attempt (or the deadline) gives up.
+            # one lock held without a commit for every attempt and SQLITE_STALL_S (or the
+            # deadline) gives up.
             seen = _commit_marker(engine)
-            failures = 1 if seen != marker else failures + 1
+            now = time.monotonic()
+            if seen != marker:
+                failures, stalled_since = 1, now
+            else:
+                failures += 1
             marker = seen
-            if failures >= attempts or time.monotonic() > deadline:
+            stall_floor = SQLITE_STALL_S if seen is not None else 0.0
+            if (failures >= attempts and now - stalled_since >= stall_floor) or now > deadline:
                 raise
             # Exponential backoff with jitter so racing writers do not collide again in step.
             time.sleep(random.uniform(0.5, 1.0) * 0.05 * 2 ** (failures - 1))
@@ -272,45 +284,6 @@ def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
         )
     url = redact(engine.url.render_as_string(hide_password=False))
     return StoreError(f"database {url} refused the operation: {detail}{hint}")
-
-
-def check_store_writable(url: str) -> None:
-    """Refuse, before any work, a SQLite store this user cannot write (the file or its folder):
-    StoreError with the same hint a refused write gets. A server database is checked by its
-    first write."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
-        raise StoreError(f"not a database URL: {redact(url)!r} ({exc})") from exc
-    if parsed.get_backend_name() != "sqlite":
-        return
-    hint = _sqlite_access_hint(parsed.database)
-    if hint:
-        raise StoreError(f"database {redact(url)} cannot be written by this user{hint}")
-
-
-def _sqlite_access_hint(database: str | None) -> str:
-    """Why this user cannot open or write a SQLite file, read off the file and its folder."""
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return ""
-    path = Path(database)
-    user = f"user {os.getuid()}" if hasattr(os, "getuid") else "this user"
-    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
-        return (
-            f"; the file {path} is read-only to {user}. SQLite writes its store even to read "
-            "it (WAL): ask its owner for write access, or copy the file (and its -wal file, if "
-            "any) into a folder you can write and use that copy"
-        )
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # make_engine creates the missing folders inside this one
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return (
-            f"; the folder {folder} cannot be written by {user}, and SQLite keeps its "
-            "-wal and -shm files beside the store (even to read it): use a store in a folder "
-            "you can write"
-        )
-    return ""
 
 
 def alembic_config(url: str | None = None) -> Config:

@@ -117,6 +117,10 @@ class Run(Base):
     cold_start_s: Mapped[float | None] = mapped_column(Float)
     engine_build_s: Mapped[float | None] = mapped_column(Float)
     vram_idle_gb: Mapped[float | None] = mapped_column(Float)
+    # The engine's start-up KV-cache report (RunFile.startup; migration 0005).
+    kv_cache_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    max_concurrency: Mapped[float | None] = mapped_column(Float)
+    max_concurrency_at_tokens: Mapped[int | None] = mapped_column(BigInteger)
     capabilities: Mapped[JsonDict] = mapped_column(JSON)
 
 

@@ -180,6 +180,9 @@ def _run_row(run: RunFile, sha: str, deployment_id: int) -> Run:
         cold_start_s=run.startup.cold_start_s,
         engine_build_s=run.startup.engine_build_s,
         vram_idle_gb=run.startup.vram_idle_gb,
+        kv_cache_tokens=run.startup.kv_cache_tokens,
+        max_concurrency=run.startup.max_concurrency,
+        max_concurrency_at_tokens=run.startup.max_concurrency_at_tokens,
         capabilities=run.capabilities.model_dump(mode="json"),
     )
 

@@ -85,14 +85,23 @@ def list_runs(
     """Stored runs with level and sample counts, oldest first: all of them, or a page
     (limit/offset) of those the filters keep."""
     with session_scope(engine, write=False) as session:
-        return _select_summaries(session, filters, limit, offset)
+        return _select_summaries(session, filters, _Window(limit, offset))
 
 
-def run_page(engine: Engine, filters: RunFilter | None, limit: int, offset: int = 0) -> RunPage:
-    """One page of the runs the filters keep, with how many they keep in all (one snapshot)."""
+def run_page(
+    engine: Engine,
+    filters: RunFilter | None,
+    limit: int,
+    offset: int = 0,
+    *,
+    newest_first: bool = False,
+) -> RunPage:
+    """One page of the runs the filters keep, with how many they keep in all (one snapshot);
+    oldest first, or newest first (the Runs page: a run just imported is on its first page)."""
+    window = _Window(limit, offset, newest_first)
     with session_scope(engine, write=False) as session:
         total = session.scalar(_filtered(select(func.count(Run.id)), filters)) or 0
-        return RunPage(total, tuple(_select_summaries(session, filters, limit, offset)))
+        return RunPage(total, tuple(_select_summaries(session, filters, window)))
 
 
 def run_filter_choices(engine: Engine) -> RunChoices:
@@ -132,8 +141,17 @@ def _filtered(query: _Query, filters: RunFilter | None) -> _Query:
     return query
 
 
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """Which runs of the filtered list to read: a page (limit None: all) in id order."""
+
+    limit: int | None
+    offset: int = 0
+    newest_first: bool = False
+
+
 def _select_summaries(
-    session: Session, filters: RunFilter | None, limit: int | None, offset: int
+    session: Session, filters: RunFilter | None, window: _Window
 ) -> list[RunSummary]:
     # One statement: the page of run ids first, then the counts for those runs only, so a page
     # of 250 never walks the samples index of every run (10M rows at scale).
@@ -148,10 +166,12 @@ def _select_summaries(
         .scalar_subquery()
     )
     query = _filtered(select(Run, DeploymentRow, levels, samples), filters)
-    if limit is not None:
-        page = _filtered(select(Run.id), filters).order_by(Run.id).limit(limit).offset(offset)
+    order = Run.id.desc() if window.newest_first else Run.id
+    if window.limit is not None:
+        page = _filtered(select(Run.id), filters).order_by(order)
+        page = page.limit(window.limit).offset(window.offset)
         query = query.where(Run.id.in_(page.scalar_subquery()))
-    rows = session.execute(query.order_by(Run.id)).all()
+    rows = session.execute(query.order_by(order)).all()
     return [
         _summary(run, deployment, n_levels, n_samples)
         for run, deployment, n_levels, n_samples in rows
@@ -198,12 +218,14 @@ def model_names(engine: Engine) -> list[str]:
 
 
 def curve_workloads(engine: Engine) -> list[tuple[str, int | None, int | None]]:
-    """Distinct (model, ISL, OSL) of stored runs with at least one concurrency level: what the
-    Curves page offers without building a curve. (A run whose every concurrency level is left
-    out of its curve, e.g. all failed, still counts here.)"""
+    """Distinct (model, ISL, OSL) of stored runs with at least one concurrency or request-rate
+    level: what the Curves page offers (a rate level drawn by its offered rate) without building
+    a curve. (A run whose every such level is left out of its curve, e.g. all failed, still
+    counts here.)"""
+    kinds = (LoadKind.CONCURRENCY.value, LoadKind.RATE.value)
     has_level = (
         select(LoadLevel.id)
-        .where(LoadLevel.run_id == Run.id, LoadLevel.load_kind == LoadKind.CONCURRENCY.value)
+        .where(LoadLevel.run_id == Run.id, LoadLevel.load_kind.in_(kinds))
         .exists()
     )
     query = (

@@ -37,7 +37,8 @@ class ScenarioRecord:
 
 @dataclass(frozen=True, slots=True)
 class PlanSummary:
-    """What a plan answered: the chosen option, its monthly cost and nodes, and why."""
+    """What a plan answered: the chosen option (over budget: the cheapest meeting the SLA, its
+    title saying so), its monthly cost and nodes, and why."""
 
     choice_title: str | None
     total_monthly_cost_usd: float | None

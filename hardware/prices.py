@@ -20,7 +20,7 @@ from errors import InputError
 from hardware.gpus import gpu_catalog
 
 DEFAULT_CATALOG = Path(__file__).with_name("data") / "gpu_prices.csv"
-# The DESIGN example prices (Nebius on-demand: H100 $2.95, H200 $3.50 per GPU-hour) are the
+# The design notes' example prices (Nebius on-demand: H100 $2.95, H200 $3.50 per GPU-hour) are the
 # defaults when a catalog has no is_default column: one quoted provider keeps plans comparable.
 DEFAULT_PROVIDER = "Nebius"
 DEFAULT_PRICING_TYPE = "on_demand"

@@ -1,4 +1,4 @@
-"""The canonical aggregate math shared by the probe and the importers (DESIGN.md "Canonical
+"""The canonical aggregate math shared by the probe and the importers (the design notes, "Canonical
 metrics"): linear-interpolation percentiles, TPOT, per-token gaps, the steady-state window and
 what happened inside it. Pure functions over plain numbers; no I/O, no clock."""
 

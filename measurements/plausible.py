@@ -1,6 +1,7 @@
 """The invariants every stored level holds, whichever door it came through (an importer, the
 probe, a restore): a level's statistics of one metric in order (min <= p50 <= ... <= p99 <= max,
-the mean between min and max), no more requests completed than were sent, and loads and token
+the mean between min and max), no more requests completed than were sent (at most
+MAX_COMPLETED_PER_LEVEL when the sent count is unknown), and loads and token
 counts within physical bounds. RunFile's Level checks them, so a file or row that breaks one is
 refused with the level and the numbers named, before anything is stored.
 """
@@ -24,6 +25,9 @@ MAX_TOKENS_PER_REQUEST = 2**24  # 16.8 M: beyond any model's context window
 MAX_TOK_S = 1e9  # tokens/s: a thousand times the largest fleet's
 MAX_LATENCY_MS = 1e9  # 11.6 days for one request, one token or one gap
 MAX_SPAN_S = 1e7  # a send time 116 days from its level's start
+# Requests completed in one level whose sent count is unknown (else completed <= sent bounds
+# it): 10 M, a thousand requests/s for almost three hours, far beyond any benchmark's level.
+MAX_COMPLETED_PER_LEVEL = 10**7
 
 
 def metric_problem(name: str, value: float) -> str | None:
@@ -84,6 +88,11 @@ def _count_problems(level: Level) -> Iterable[str]:
     sent, completed, failed = level.requests_sent, level.completed, level.failed
     if sent is not None and completed is not None and completed > sent:
         yield f"{completed} requests completed but only {sent} were sent"
+    if sent is None and completed is not None and completed > MAX_COMPLETED_PER_LEVEL:
+        yield (
+            f"completed {completed:,} with no requests_sent is beyond the "
+            f"{MAX_COMPLETED_PER_LEVEL:,} requests one level may hold"
+        )
     if (
         sent is not None
         and completed is not None

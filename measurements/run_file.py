@@ -22,7 +22,9 @@ from pydantic import (
 )
 
 from errors import InputError, SchemaVersionError
+from measurements.atomic_write import write_atomic
 from measurements.bounded import load_json
+from measurements.entry_names import engine_name, gpu_name, model_name
 
 # The enums live in measurements.kinds (no pydantic) and are re-exported here, where callers
 # have always imported them (the `as` form is what mypy --strict reads as a re-export).
@@ -95,7 +97,7 @@ class Deployment(_Model):
     @field_validator("engine")
     @classmethod
     def _engine_lower(cls, value: str) -> str:
-        value = value.strip().lower()
+        value = engine_name(value)  # NFKC, no invisible characters; no look-alike of a known one
         if not value:
             raise ValueError("engine must not be empty")
         return value
@@ -103,9 +105,15 @@ class Deployment(_Model):
     @field_validator("model")
     @classmethod
     def _model_not_empty(cls, value: str) -> str:
-        if not value.strip():
+        value = model_name(value)  # a path served from is named by its model id (issue 32)
+        if not value:
             raise ValueError("model must not be empty")
-        return value.strip()
+        return value
+
+    @field_validator("gpu")
+    @classmethod
+    def _gpu_named(cls, value: str | None) -> str | None:
+        return None if value is None else gpu_name(value)
 
 
 class Workload(_Model):
@@ -143,6 +151,23 @@ class Startup(_Model):
     )
     vram_idle_gb: Annotated[Number, Field(ge=0)] | None = Field(
         None, description="GPU memory in use with the model loaded and idle, GB"
+    )
+    kv_cache_tokens: Annotated[Count, Field(gt=0)] | None = Field(
+        None,
+        description=(
+            "KV-cache tokens the engine reported at start-up for one replica (vLLM 'GPU KV cache "
+            "size: N tokens', TensorRT-LLM 'max tokens in paged KV cache (N)')"
+        ),
+    )
+    max_concurrency: Annotated[Number, Field(gt=0)] | None = Field(
+        None,
+        description=(
+            "Requests of max_concurrency_at_tokens tokens the engine said fit in its KV cache "
+            "(vLLM 'Maximum concurrency for M tokens per request: X.XXx': X)"
+        ),
+    )
+    max_concurrency_at_tokens: Annotated[Count, Field(gt=0)] | None = Field(
+        None, description="Tokens per request behind max_concurrency (vLLM's M: max_model_len)"
     )
 
 
@@ -354,10 +379,9 @@ def run_file_from_dict(raw: object, name: str = "<run file>") -> RunFile:
 
 
 def write_run_file(run: RunFile, path: Path) -> None:
-    """Write a RunFile atomically (temp file + rename), so a crash never leaves half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(run.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
+    """Write a RunFile atomically (an exclusive temp file + rename), so a crash never leaves half
+    a file and a link planted beside it is never written through."""
+    write_atomic(path, run.model_dump_json(indent=2).encode("utf-8"))
 
 
 def input_error_from_validation(exc: ValidationError, name: str) -> InputError:

@@ -17,7 +17,14 @@ from planner.inputs.sla_targets import BARE_STATISTIC, STATISTICS
 from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
 from planner.sizing.sla import target_text
 from reports.flag_text import flag_gist, group_flags
-from reports.names import engine_name, engine_tp, gpu_name, option_name, short_option_names, tp_text
+from reports.names import (
+    engine_name,
+    gpu_name,
+    option_name,
+    serving_name,
+    short_option_names,
+    tp_text,
+)
 from reports.what_if_view import amount_text
 
 # A pick that changes in at least this share of resamples is called unstable in the headline.
@@ -88,9 +95,7 @@ def _brief(plan: Plan, ranges: PlanRanges | None) -> Brief:
 def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
     nodes = f"{choice.nodes} {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     replicas = f"{choice.replicas} replica{'s' if choice.replicas != 1 else ''}"
-    what = engine_tp(choice.engine, choice.tp) + (
-        f" {choice.key.layout}" if choice.key.layout else ""
-    )
+    what = serving_name(choice.key, (o.key for o in plan.options))
     cost = f"{usd(choice.total_monthly_cost_usd)}/month"
     confidence = sizing_confidence(plan)
     sure = f", sized to meet the SLA with {confidence:.0%} confidence" if confidence else ""
@@ -301,6 +306,14 @@ def _nothing_brief(plan: Plan) -> Brief:
     bullets = rejected_lines(plan.options)
     if rec.binding_text:
         bullets.insert(0, rec.binding_text)
+    precision = plan.scenario.precision
+    if plan.precision_note and precision:
+        return Brief(
+            f"SLA not met at {precision.upper()}: no option at this precision meets every SLA "
+            f"target at any fleet size. {plan.precision_note}",
+            tuple(bullets),
+            sound=False,
+        )
     return Brief(
         "SLA not met: no option meets every SLA target at any fleet size.",
         tuple(bullets),

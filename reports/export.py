@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from planner.analysis.capacity import Plan
 from planner.analysis.sensitivity import SensitivityRow
@@ -22,6 +24,9 @@ from planner.sizing.options import Option, RejectedOption, SizedOption
 from reports.brief import tie_sentence
 from reports.cells import csv_cell
 from reports.names import option_name
+
+if TYPE_CHECKING:
+    from planner.analysis.what_if import WhatIfRow
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 Cell = str | float | int | None
@@ -263,9 +268,11 @@ def plan_to_xlsx(
     plan: Plan,
     ranges: PlanRanges | None = None,
     swings: list[SensitivityRow] | None = None,
+    what_if: Sequence[WhatIfRow] | None = None,
 ) -> bytes:
     """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers),
-    plus cost ranges and sensitivity when given."""
+    plus cost ranges and sensitivity when given and the what-if rows (made from the plan when
+    not given)."""
     # openpyxl only when a workbook is asked for: plan_to_dict/plan_to_csv stay light.
     from openpyxl import Workbook  # type: ignore[import-untyped]  # noqa: PLC0415
 
@@ -295,7 +302,7 @@ def plan_to_xlsx(
     extra = (
         ("ranges", range_rows(ranges) if ranges else []),
         ("sensitivity", sensitivity_rows(swings) if swings else []),
-        ("what_if", what_if_sheet(what_if_demand(plan))),
+        ("what_if", what_if_sheet(what_if if what_if is not None else what_if_demand(plan))),
     )
     for title, table in extra:
         if table:

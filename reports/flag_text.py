@@ -81,11 +81,14 @@ def group_flags(flags: Sequence[str]) -> list[str]:
     ]
 
 
+TWIN_MARK = "(same architecture)"
 _GIST_END = re.compile(r": | \(")
 
 
 def flag_gist(flag: str) -> str:
     """A flag up to its first explanation ('...ceiling of 48.2 tok/s (1 x H100...)' loses the
     parenthesis), for a one-line list."""
+    if flag.endswith(TWIN_MARK):  # the twin's name and why its data counts are the gist
+        return flag
     cut = _GIST_END.search(flag)
     return flag[: cut.start()] if cut and cut.start() > 10 else flag

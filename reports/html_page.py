@@ -6,7 +6,6 @@ runs and the scenario to reproduce it. reports.pdf prints this page.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 
 import plotly.io as pio
@@ -19,17 +18,17 @@ from reports.lead_table import OPTION_LEAD_COLUMNS, options_lead_table
 from reports.measurement import measurement_section
 from reports.model import Report
 from reports.names import gpu_name
-from reports.page_one import page_one, source_flags
+from reports.page_one import page_one, site_of, source_flags
 from reports.render import Table, report_tables
 from reports.xlsx_layout import header_with_unit
 
 
 def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str] = ()) -> str:
-    """One self-contained HTML page: plotly JS inlined (interactive) or the given SVG charts."""
-    parts = [_head(report), _summary_html(report)]
-    parts += measurement_section(report.plan.measurement_plan)
+    """One self-contained HTML page: plotly JS inlined (interactive) or the given SVG charts.
+    Page 1 is what finance signs; the rest are appendices, the command lines last."""
+    parts = [_head(report), _summary_html(report), _details_html(report)]
     options = _table_html(*_options_brief(report), "options") + _rejected_html(report)
-    parts.append(_section("Options", options, page_break=True))
+    parts.append(_section("Appendix B: Options", options, page_break=True))
     if interactive:
         charts = [
             f"<h3>{_e(caption)}</h3>"
@@ -38,10 +37,10 @@ def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str]
         ]
     else:
         charts = [f'<div class="chart">{svg}</div>' for svg in svgs]
-    parts.append(_section("Charts", "".join(charts), page_break=True))
+    parts.append(_section("Appendix C: Charts", "".join(charts), page_break=True))
     tables = report_tables(report)
     for title, key in (
-        ("Assumptions", "inputs"),
+        ("Appendix D: Assumptions", "inputs"),
         ("Cost ranges (P10 / P50 / P90)", "ranges"),
         ("Sensitivity", "sensitivity"),
     ):
@@ -49,6 +48,7 @@ def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str]
             parts.append(_section(title, _table_html(*tables[key]), page_break=key == "inputs"))
     parts.append(_section("Data flags, by source", _flags_html(report)))
     parts.append(_section("Runs behind the plan", _table_html(*_runs_table(tables["runs"]))))
+    parts += measurement_section(report.plan.measurement_plan, title="Appendix E: What to measure")
     parts.append(_section("Reproduce", f"<pre>{_e(report.scenario_yaml)}</pre>"))
     return "\n".join([*parts, "</body></html>"])
 
@@ -66,7 +66,10 @@ table.options { table-layout: auto; }
 table.options td { white-space: nowrap; }
 table.options td:last-child { white-space: normal; min-width: 30mm; }
 .nowrap { white-space: nowrap; }
-.big { font-size: 16pt; font-weight: bold; }
+.big { font-size: 13pt; font-weight: bold; margin: 4px 0; }
+p.price { font-size: 9pt; margin: 2px 0 4px 0; }
+h2 { font-size: 13pt; margin: 10px 0 4px 0; }
+h3 { font-size: 10pt; }
 .break { page-break-before: always; }
 .chart svg { width: 100%; height: auto; }
 section.summary { font-size: 8.5pt; }
@@ -89,26 +92,39 @@ def _head(report: Report) -> str:
 
 
 def _summary_html(report: Report) -> str:
-    """Page 1: what to buy, the money, the budget verdict, how sure, what it rests on, what it
-    leaves out and the prices."""
+    """Page 1: what to buy at what price (source, date, warnings), the money, the budget
+    verdict, how sure, every stale or mixed quote, and what the cost leaves out."""
     one = page_one(report)
     body = f'<p class="big">{_e(one.buy)}</p>'
+    body += "".join(f'<p class="price">{_e(line)}</p>' for line in one.buy_price)
     body += _table_html(["", ""], [list(row) for row in one.money], "money")
+    body += "<h3>How sure</h3>" + _list([*one.sureness, one.basis[0]])
+    if one.price_summary:
+        body += "<h3>Price warnings</h3>" + _list(one.price_summary)
     if one.what_if:
         body += "<h3>What if demand grows</h3>"
         body += _table_html(list(one.what_if[0]), [list(r) for r in one.what_if[1:]], "what-if")
-        body += f"<p>{_e(one.what_if_note)}</p>" if one.what_if_note else ""
-    body += "<h3>Why this option</h3>" if report.plan.recommendation.choice else ""
-    body += _list(one.bullets)
-    body += "<h3>How sure</h3>" + _list(one.sureness)
-    body += "<h3>What the numbers rest on</h3>" + _list(one.basis)
     body += f"<h3>What the cost leaves out</h3><p>{_e(one.left_out)}</p>"
+    body += "<p>Appendix A says why this option, what the numbers rest on and every price; "
+    body += "the options, charts, assumptions, runs and what to measure follow.</p>"
+    return _section("Summary", body, css="summary")
+
+
+def _details_html(report: Report) -> str:
+    """Appendix A: why this option, how the range is measured, what the data is, every price
+    with its flags, and the plan's warnings."""
+    one = page_one(report)
+    body = "<h3>Why this option</h3>" if report.plan.recommendation.choice else ""
+    body += _list(one.bullets)
+    if one.what_if_note:
+        body += f"<h3>What if demand grows</h3><p>{_e(one.what_if_note)}</p>"
+    body += "<h3>What the numbers rest on</h3>" + _list(one.basis)
     body += "<h3>Prices</h3>" + _table_html(*_price_table(report))
     body += _list(one.price_flags)
     warnings = group_warnings(report.warnings)
     if warnings:
         body += "<h3>Warnings</h3>" + _list(warnings)
-    return _section("Summary", body, css="summary")
+    return _section("Appendix A: Details", body, page_break=True, css="summary")
 
 
 def _price_table(report: Report) -> Table:
@@ -122,17 +138,11 @@ def _price_table(report: Report) -> Table:
             p.gpus_per_quote,
             p.as_of,
             "-" if p.age_months is None else f"{p.age_months} months",
-            _site(p.reference),
+            site_of(p.reference),
         ]
         for p in report.prices
     ]
     return header, rows
-
-
-def _site(reference: str) -> str:
-    """A quote's source cut to its site ('www.opslyft.com'); the full text is in the XLSX."""
-    match = re.search(r"https?://([^/\s]+)", reference)
-    return match[1] if match else reference[:40]
 
 
 def _list(lines: Sequence[str]) -> str:

@@ -8,7 +8,8 @@ import html
 from planner.analysis.measurement_plan import MeasurementPlan, Sweep
 from reports.names import engine_name, gpu_name
 
-_PRE = 'style="white-space: pre-wrap; overflow-wrap: anywhere; font-size: 7pt"'
+_PRE = 'style="white-space: pre-wrap; overflow-wrap: anywhere; font-size: 5.5pt; margin: 2px 0"'
+_HEAD = 'style="font-size: 8pt; margin: 6px 0 2px 0"'
 
 
 def sweep_title(sweep: Sweep) -> str:
@@ -55,8 +56,9 @@ def measurement_text(plan: MeasurementPlan) -> list[str]:
     return lines
 
 
-def measurement_section(plan: MeasurementPlan | None) -> list[str]:
-    """The report's "What to measure" section (none when nothing is missing)."""
+def measurement_section(plan: MeasurementPlan | None, title: str = "What to measure") -> list[str]:
+    """The report's "What to measure" section (none when nothing is missing): the gaps, then
+    the command lines small, as an appendix to copy from."""
     if plan is None:
         return []
     gaps = "".join(
@@ -68,11 +70,12 @@ def measurement_section(plan: MeasurementPlan | None) -> list[str]:
     notes = "".join(f"<p>{_e(note)}</p>" for note in plan.notes)
     estimate = f"<p>{_e(plan.estimate)}</p>" if plan.estimate else ""
     body = (
-        f"<p><strong>{_e(plan.headline)}</strong></p>{estimate}<ul>{gaps}</ul>"
-        f"<h3>With capplan probe</h3><pre {_PRE}>{_e(probes)}\n{_e(plan.import_command)}</pre>"
-        f"<h3>With vllm bench serve or AIPerf</h3><pre {_PRE}>{_e(clients)}</pre>{notes}"
+        f"<p>{_e(plan.headline)}</p>{estimate}<ul>{gaps}</ul>"
+        f"<h4 {_HEAD}>With capplan probe</h4><pre {_PRE}>{_e(probes)}\n"
+        f"{_e(plan.import_command)}</pre>"
+        f"<h4 {_HEAD}>With vllm bench serve or AIPerf</h4><pre {_PRE}>{_e(clients)}</pre>{notes}"
     )
-    return [f"<section><h2>What to measure</h2>{body}</section>"]
+    return [f'<section class="break"><h2>{_e(title)}</h2>{body}</section>']
 
 
 def _e(text: str) -> str:

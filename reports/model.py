@@ -178,8 +178,10 @@ def build_report(
     swings: Sequence[SensitivityRow] | None,
     runs: Sequence[RunMeta],
     generated_at: datetime,
+    what_if: Sequence[WhatIfRow] | None = None,
 ) -> Report:
-    """The report model of a plan: re-plans the demand from 25% to 200% for the cost chart."""
+    """The report model of a plan: re-plans the demand from 25% to 200% for the cost chart; the
+    what-if rows are the ones given (made from the plan when not given)."""
     table = options_table(plan)
     columns = tuple(table[0]) if table else ()
     run_ids = tuple(sorted({o.curve.run_id for o in plan.options if o.curve.run_id is not None}))
@@ -203,7 +205,7 @@ def build_report(
         plan=plan,
         ranges=ranges,
         swings=None if swings is None else tuple(swings),
-        what_if=what_if_demand(plan),
+        what_if=tuple(what_if) if what_if is not None else what_if_demand(plan),
     )
 
 

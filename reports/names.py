@@ -5,6 +5,8 @@ shell that shows a name to a person asks here, so each has one spelling in one p
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from planner.curves.load import LoadCurve
 from planner.curves.spelling import (
     ENGINE_NAMES,
@@ -38,6 +40,16 @@ def option_name(key: OptionKey, *, precision: bool = True) -> str:
     layout = f" {key.layout}" if key.layout else ""
     text = f"{engine_tp(key.engine, key.tp)}{layout} on {gpu_name(key.gpu)}"
     return f"{text} ({precision_name(key.precision)})" if precision else text
+
+
+def serving_name(key: OptionKey, others: Iterable[OptionKey] = ()) -> str:
+    """'TensorRT-LLM TP2' (with its layout): what serves, the GPU left out; with the precision
+    when another of `others` differs only in precision (one name would name both)."""
+    text = engine_tp(key.engine, key.tp) + (f" {key.layout}" if key.layout else "")
+    same = (key.engine, key.tp, key.gpu, key.layout)
+    if any((o.engine, o.tp, o.gpu, o.layout) == same and o != key for o in others):
+        text += f" ({precision_name(key.precision)})"
+    return text
 
 
 def short_option_names(keys: list[OptionKey]) -> list[str]:

@@ -6,11 +6,14 @@ leaves out; the prices with source, kind and age. Pure: a Report in, plain rows 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.analysis.capacity import Plan
 from planner.analysis.recommend import Verdict
 from planner.physics.roofline import check_curve
+from planner.sizing.nodes import node_shape
 from planner.sizing.options import Option, SizedOption
 from reports.brief import (
     and_list,
@@ -30,7 +33,7 @@ from reports.brief import (
 from reports.flag_text import flag_gist, group_flags
 from reports.model import Report
 from reports.names import gpu_name, option_name, precision_name, provenance_word
-from reports.price_rows import mix_flags
+from reports.price_rows import STALE_MONTHS, PriceRow, mix_flags
 from reports.what_if_view import what_if_sentence, what_if_text
 
 MONTHS_PER_YEAR = 12
@@ -63,6 +66,7 @@ class PageOne:
     """Everything page 1 prints, as text and (label, value) rows."""
 
     buy: str
+    buy_price: tuple[str, ...]  # per GPU bought: the price, its source and date, its warnings
     headline: str
     bullets: tuple[str, ...]
     money: tuple[tuple[str, str], ...]
@@ -70,6 +74,7 @@ class PageOne:
     basis: tuple[str, ...]
     left_out: str
     price_flags: tuple[str, ...]
+    price_summary: tuple[str, ...]  # every stale or mixed quote, a line per kind of warning
     what_if: tuple[tuple[str, ...], ...]  # header row first, then one row per multiplier
     what_if_note: str | None
 
@@ -81,6 +86,7 @@ def page_one(report: Report) -> PageOne:
     brief = recommendation_brief(plan)
     return PageOne(
         buy=_buy(report, choice),
+        buy_price=tuple(_buy_price(report, choice)),
         headline=brief.headline,
         bullets=tuple(_why(report, choice)) if choice else brief.bullets,
         money=tuple(_money(report, choice)),
@@ -88,6 +94,7 @@ def page_one(report: Report) -> PageOne:
         basis=tuple(_basis(plan.options, choice)),
         left_out=_left_out(choice),
         price_flags=(*(f for row in report.prices for f in row.flags), *mix_flags(report.prices)),
+        price_summary=tuple(price_summary(report.prices)),
         what_if=_what_if(report),
         what_if_note=what_if_sentence(report.what_if),
     )
@@ -114,10 +121,91 @@ def _buy(report: Report, choice: SizedOption | None) -> str:
         return f"Nothing to buy yet: {_why_nothing(report)}"
     nodes = f"{choice.nodes} x {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     return (
-        f"Buy {nodes} of {gpu_name(choice.gpu)} ({choice.gpus} GPUs in use), serving with "
+        f"Buy {nodes} of {gpu_name(choice.gpu)} ({choice.nodes * node_gpus(report.plan, choice)} "
+        f"GPUs billed, {choice.gpus} in use), serving with "
         f"{option_name(choice.key, precision=False).split(' on ')[0]} "
         f"({precision_name(choice.key.precision)})"
     )
+
+
+def _buy_price(report: Report, choice: SizedOption | None) -> list[str]:
+    """'Priced at $3.50/GPU-hour (on demand): Nebius H200 preset ... (docs.nebius.com), as of
+    2025-10-22; the quote is 13 months old, ...; a 1-GPU quote, while the bill is for 8-GPU
+    nodes' for the GPU bought."""
+    if choice is None:
+        return []
+    lines = []
+    for row in (p for p in report.prices if p.gpu == choice.gpu):
+        if row.origin == "scenario" and not row.kind:
+            lines.append(
+                f"Priced at ${row.usd_per_gpu_hour:,.2f}/GPU-hour, typed in the scenario (no "
+                "catalog quote, so no source or date to check it against)."
+            )
+            continue
+        site = f" ({site_of(row.reference)})" if row.reference else ""
+        notes = []
+        if row.age_months is None:
+            notes.append("the quote has no date: check it is current")
+        elif row.age_months > STALE_MONTHS:
+            notes.append(
+                f"the quote is {row.age_months} months old, older than {STALE_MONTHS} months: "
+                "check the current price"
+            )
+        per_node = node_gpus(report.plan, choice)
+        if row.gpus_per_quote and row.gpus_per_quote != per_node:
+            notes.append(
+                f"a {row.gpus_per_quote}-GPU quote, while the bill is for {choice.node_words}s"
+            )
+        said = "".join(f"; {note}" for note in notes)
+        lines.append(
+            f"Priced at ${row.usd_per_gpu_hour:,.2f}/GPU-hour ({row.kind.replace('_', ' ')}): "
+            f"{row.source.split(' (')[0]}{site}, as of {row.as_of}{said}."
+        )
+    return lines
+
+
+def price_summary(rows: Sequence[PriceRow]) -> list[str]:
+    """Every stale quote and every mix of quote sizes or kinds, one line each kind (page 1 has
+    room for these; the per-pair lines are in the appendix)."""
+    stale = [
+        f"{gpu_name(r.gpu)} {r.age_months} months"
+        for r in rows
+        if r.age_months is not None and r.age_months > STALE_MONTHS
+    ]
+    undated = [gpu_name(r.gpu) for r in rows if r.kind and r.age_months is None]
+    sizes: dict[int, list[str]] = {}
+    for r in rows:
+        if r.gpus_per_quote:
+            sizes.setdefault(r.gpus_per_quote, []).append(gpu_name(r.gpu))
+    kinds = {r.kind for r in rows if r.kind}
+    lines = []
+    if stale:
+        lines.append(
+            f"Quotes older than {STALE_MONTHS} months: {and_list(stale)}; check current prices."
+        )
+    if undated:
+        lines.append(f"Quotes with no date: {and_list(undated)}; check they are current.")
+    if len(sizes) > 1:
+        parts = [f"{and_list(names)} from {n}-GPU" for n, names in sorted(sizes.items())]
+        lines.append(
+            f"Mixed quote sizes: {'; '.join(parts)} instances; node and VM prices may not compare."
+        )
+    if len(kinds) > 1:
+        named = and_list(sorted(k.replace("_", " ") for k in kinds))
+        lines.append(f"Mixed quote kinds: {named}; the options do not compare on equal terms.")
+    return lines
+
+
+def site_of(reference: str) -> str:
+    """A quote's source cut to its site ('www.opslyft.com'); the full text is in the XLSX."""
+    match = re.search(r"https?://([^/\s]+)", reference)
+    return match[1] if match else reference[:40]
+
+
+def node_gpus(plan: Plan, option: SizedOption) -> int:
+    """GPUs in one node the option is billed by (the scenario's gpus_per_node, else the GPU's
+    own shape): nodes x this is what the bill counts, `option.gpus` what the replicas use."""
+    return node_shape(plan.scenario.options, option.gpu).gpus
 
 
 def _why_nothing(report: Report) -> str:

@@ -1,4 +1,5 @@
-"""Full-page screenshots of the app's pages for the README: docs/screenshots/<page>.png, 1400 px.
+"""Full-page screenshots of the app's pages for the README and docs/:
+docs/screenshots/<page>.png, 1400 px.
 
 Starts the real app (streamlit run app.py) on a fresh store with the demo data plus the scenarios
 of docs/scenarios/*.yaml, and drives Debian's chromium with Playwright, as tests/browser does; the

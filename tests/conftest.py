@@ -21,7 +21,7 @@ def pytest_report_header() -> str:
 
 
 STORE_FIXTURES = frozenset({"stores", "pg_stores"})
-# The fast lane (`pytest -m "not slow"`, README "Tests") leaves out what takes seconds a test:
+# The fast lane (`pytest -m "not slow"`, docs/testing.md) leaves out what takes seconds a test:
 # the app through AppTest or a browser, real engines and servers, processes racing one store,
 # fresh interpreters, the CLI end to end, fuzzing, PDF and XLSX rendering. CI runs everything.
 SLOW_FOLDERS = ("ui", "browser", "integration")

@@ -397,6 +397,7 @@ def test_probe_sweeps_a_server_writes_the_run_file_and_stores_it(db: str, tmp_pa
         "16",
         "--concurrency",
         "1,2,4",
+        "--no-stop-at-saturation",  # every level, however a busy machine slows the server
         "--requests-per-level",
         "12",
         "--gpu",

@@ -1,4 +1,4 @@
-"""The arrows of DESIGN.md's layout, enforced on every module's imports."""
+"""The arrows of the layout (docs/architecture.md), enforced on every module's imports."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _owner(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
-# The arrows (README, "Architecture"): errors <- measurements <- planner <- reports <- workflows
+# The arrows (docs/architecture.md): errors <- measurements <- planner <- reports <- workflows
 # <- cli / ui <- app, with db beside planner (rows <-> RunFiles, scenarios, plan records; it plans
 # nothing). Drawing, writing files and serving stay out of the pure planner.
 RENDERING = {"plotly", "openpyxl", "weasyprint", "matplotlib", "pandas"}

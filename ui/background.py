@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
@@ -20,11 +20,8 @@ from typing import TypeVar
 import streamlit as st
 
 from errors import CapplanError
-from planner.analysis.capacity import Plan
-from planner.analysis.sensitivity import SensitivityRow, sensitivity
-from planner.analysis.uncertainty import PlanRanges, ranges_of
-from planner.curves.load import LoadCurve
-from planner.inputs.prices import PriceEntry
+from planner.analysis.sensitivity import SensitivityRow
+from planner.analysis.uncertainty import PlanRanges
 from planner.inputs.scenario import Scenario, scenario_to_yaml
 from planner.inputs.what_if_spec import WhatIfSpec
 
@@ -43,7 +40,7 @@ class Later:
     """The ranges and (when asked for) the sensitivity rows of one plan's inputs, computed or on
     their way; `swings` is None when the sensitivity was not asked for."""
 
-    ranges: Future[PlanRanges]
+    ranges: Future[PlanRanges | None]
     swings: Future[list[SensitivityRow]] | None = None
 
     def done(self) -> bool:
@@ -52,7 +49,7 @@ class Later:
 
     def results(
         self,
-    ) -> tuple[PlanRanges | CapplanError, list[SensitivityRow] | CapplanError | None]:
+    ) -> tuple[PlanRanges | CapplanError | None, list[SensitivityRow] | CapplanError | None]:
         """The results, waiting for them; a CapplanError raised by either is returned, not
         raised (anything else is a bug and propagates); None for a sensitivity not asked for."""
         if self.swings is None:
@@ -134,22 +131,20 @@ def ranges_and_sensitivity(
     url: str,
     version: int,
     *,
-    curves: Callable[[], Sequence[LoadCurve]],
-    prices: Callable[[], Sequence[PriceEntry]],
-    plan: Callable[[], Plan],
+    ranges: Callable[[], PlanRanges | None],
+    swings: Callable[[], list[SensitivityRow]],
     with_sensitivity: bool,
 ) -> Later:
-    """The ranges (read from the plan's own error samples: quick) and, asked for, the
-    sensitivity (a re-plan per input moved) of this scenario's plan over the store at this
-    version, started on the worker unless they are kept or on their way (curves, prices and the
-    plan are read here, on the script thread, only when they must be computed)."""
+    """The ranges (read from the plan's own error samples: quick; None when no data backs any
+    option) and, asked for, the sensitivity (a re-plan per input moved) of this scenario's plan
+    over the store at this version, started on the worker unless they are kept or on their way
+    (the planning session computes each once: workflows.session)."""
 
     def start(pool: ThreadPoolExecutor, kept: Later | None) -> Later:
-        ranges = kept.ranges if kept is not None else pool.submit(ranges_of, plan())
+        found = kept.ranges if kept is not None else pool.submit(ranges)
         if not with_sensitivity:
-            return Later(ranges=ranges)
-        chosen, catalog = list(curves()), list(prices())
-        return Later(ranges=ranges, swings=pool.submit(sensitivity, scenario, chosen, catalog))
+            return Later(ranges=found)
+        return Later(ranges=found, swings=pool.submit(swings))
 
     key = (unnamed(scenario), url, str(version))
     return _jobs().later(key, start, with_sensitivity)

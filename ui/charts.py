@@ -140,6 +140,9 @@ COST_RANGE_TITLE = (
 )
 
 
+LOG_SPREAD = 10.0  # costs further apart than this share a log axis
+
+
 def cost_range_figure(ranges: PlanRanges) -> go.Figure:
     """Monthly cost per option over the resampled plans: the P50 as a dot with a P10-P90 bar,
     and the cost the plan itself states as a diamond."""
@@ -191,6 +194,10 @@ def cost_range_figure(ranges: PlanRanges) -> go.Figure:
     )
     figure.update_yaxes(autorange="reversed")
     figure.update_layout(legend={"orientation": "h", "y": -0.25})
+    drawn = [x for x in (*p10, *p90, *(x for x, _ in shown)) if x > 0]
+    if drawn and max(drawn) > LOG_SPREAD * min(drawn):
+        # One costly option would squeeze the rest into a corner: equal ratios, equal widths.
+        figure.update_xaxes(type="log", title_text="$ per month (log scale)")
     return figures.escaped_labels(figure)
 
 

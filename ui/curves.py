@@ -6,7 +6,7 @@ import streamlit as st
 
 from planner.curves.workload_groups import TOLERANCE_TEXT
 from planner.physics.roofline import check_curve
-from ui import charts, clients, tables
+from ui import charts, clients, curve_gaps, tables
 from ui import resources as res
 from ui.text import plain
 
@@ -24,7 +24,9 @@ st.caption(
 keys = res.curve_workloads(url, version)
 models = tables.model_name_choices(model for model, _, _ in keys)
 if not models:
-    st.info("No stored run has concurrency levels yet: upload results on the Runs page.")
+    st.info(
+        "No stored run has concurrency or request-rate levels yet: upload results on the Runs page."
+    )
     st.stop()
 left, right = st.columns(2)
 model = left.selectbox(
@@ -59,11 +61,23 @@ members = tables.workload_members(keys, model, workload)
 if len(members) > 1 and workload != tables.NOT_STATED:
     exact = ", ".join(f"{isl}/{osl}" for isl, osl in members)
     st.caption(f"Workload {workload} holds runs measured at {exact}: {TOLERANCE_TEXT}.")
-st.plotly_chart(charts.throughput_figure(shown))
-ttft, speed = st.columns(2)
-ttft.plotly_chart(charts.ttft_figure(shown))
-speed.plotly_chart(charts.stream_speed_figure(shown))
+drawn = curve_gaps.concurrency_fits(shown)
+if drawn:
+    st.plotly_chart(charts.throughput_figure(drawn))
+    ttft, speed = st.columns(2)
+    ttft.plotly_chart(charts.ttft_figure(drawn))
+    speed.plotly_chart(charts.stream_speed_figure(drawn))
+for note in curve_gaps.unfitted_notes(drawn):
+    st.info(plain(note))
+if by_rate := curve_gaps.rate_fits(shown):
+    st.subheader("By offered request rate")
+    st.caption(curve_gaps.RATE_NOTE)
+    rate_tok, rate_ttft = st.columns(2)
+    rate_tok.plotly_chart(curve_gaps.rate_throughput_figure(by_rate))
+    rate_ttft.plotly_chart(curve_gaps.rate_ttft_figure(by_rate))
 clients.show_comparisons(shown)
+if not drawn:  # request-rate levels only: no fit and no concurrency point to check
+    st.stop()
 st.subheader("Fit quality")
 st.caption("Held-out MAPE: mean error predicting each measured point from the others, in %.")
 st.dataframe(tables.fit_quality_rows(shown), hide_index=True)
@@ -74,9 +88,12 @@ st.caption(
     "beat its bandwidth and FLOPS. A point above a ceiling means the source misstates the GPUs, "
     "precision or model (or ran speculative decoding)."
 )
-checks = [(fit, check_curve(fit.curve)) for fit in shown]
+checks = [(fit, check_curve(fit.curve)) for fit in drawn]
 st.dataframe(tables.physics_rows(checks), hide_index=True)
-st.plotly_chart(charts.ceiling_share_figure(checks))
+if len(missing := curve_gaps.no_ceiling_notes(checks)) < len(checks):
+    st.plotly_chart(charts.ceiling_share_figure(checks))
+for note in missing:
+    st.caption(plain(note))
 with st.expander("Flags and assumptions behind these curves"):
     for fit, check in checks:
         for flag in dict.fromkeys((*fit.curve.flags, *fit.flags, *check.flags, *check.notes)):

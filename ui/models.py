@@ -11,6 +11,7 @@ import streamlit as st
 from planner.physics.catalog import entries, is_model_config_name
 from planner.physics.config_layers import ConfigError
 from ui import resources as res
+from ui import upload_budget
 from ui.text import plain
 from workflows.models import add_config, remove_model, sync_catalog
 
@@ -78,7 +79,7 @@ files = [*(picked or []), *(f for f in folder or [] if is_model_config_name(f.na
 if submitted:
     if not files:
         st.warning("Choose a config.json first.")
-    for upload in files:
+    for upload in upload_budget.within_budget(files):
         try:
             config = json.loads(upload.getvalue().decode("utf-8"))
             if not isinstance(config, dict):

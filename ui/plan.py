@@ -13,16 +13,16 @@ from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
 from planner.inputs.scenario import Scenario, scenario_from_dict, scenario_to_yaml
 from reports.brief import pick_holds_sentence
-from reports.export import options_table, plan_to_csv, plan_to_xlsx, range_rows
-from ui import charts, measurement, plan_answer, plan_form, plan_state, plan_what_if
+from reports.export import options_table
+from ui import charts, measurement, plan_answer, plan_form, plan_state, plan_what_if, upload_budget
 from ui import resources as res
 from ui.background import Later
 from ui.text import plain
-from workflows.planning import plan_json
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 POLL_S = 1.0  # how often the page looks whether the ranges are in (each look costs the worker)
 SENSITIVITY_ON = "plan_sensitivity_on"  # asked for once, the sensitivity follows every change
+EXPORTS = "plan_exports"  # (plan key, files): the export bytes of the plan on the page
 
 
 def _load_saved(url: str, name: str) -> None:
@@ -62,6 +62,8 @@ def _scenario_file(url: str) -> None:
     upload = st.file_uploader("Open a scenario file (YAML)", type=["yaml", "yml"], key="plan_yaml")
     if upload is None or st.session_state.get("plan_yaml_done") == upload.file_id:
         return
+    if not upload_budget.within_budget([upload]):
+        return
     st.session_state["plan_yaml_done"] = upload.file_id
     scenario = res.guarded(lambda: res.scenario_from_upload(upload.name, upload.getvalue()))
     if scenario is not None:
@@ -70,10 +72,12 @@ def _scenario_file(url: str) -> None:
         st.rerun()
 
 
-def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
+def _ranges(found: PlanRanges | CapplanError | None) -> PlanRanges | None:
     st.subheader("How sure is this?")
     if isinstance(found, CapplanError):
         st.error(plain(str(found)))
+        return None
+    if found is None:  # no data backs any option: its ranges would say nothing
         return None
     ranges = found
     st.caption(
@@ -85,7 +89,9 @@ def _ranges(found: PlanRanges | CapplanError) -> PlanRanges | None:
     with st.expander("Details: how the samples are drawn"):
         st.caption(plain(ranges.method))
     st.plotly_chart(charts.cost_range_figure(ranges))
-    st.dataframe(range_rows(ranges), hide_index=True)
+    st.dataframe(
+        plan_answer.range_table(ranges), hide_index=True, column_config=plan_answer.RANGE_FORMAT
+    )
     for flag in ranges.flags:
         st.caption(plain(flag))
     return ranges
@@ -132,23 +138,49 @@ def _waiting(later: Later) -> None:
     poll()
 
 
-def _downloads(plan: Plan, scenario: Scenario, later: Later) -> None:
-    """The exports, each built when its button is pressed (waiting for the ranges if need be)."""
+def _downloads(url: str, version: int, scenario: Scenario, later: Later) -> None:
+    """The exports as bytes built now, each under its own key: a button holding a callable
+    defers its file to the click, and a click that reruns the page dropped the other
+    buttons' deferred files (MediaFileStorageError). XLSX and JSON wait for the ranges."""
     stem = scenario.name.replace(" ", "_")
-    yaml_file, xlsx, csv, document = st.columns(4)
-    yaml_file.download_button(
-        "Scenario as YAML", scenario_to_yaml(scenario), f"{stem}.yaml", "application/yaml"
-    )
-    xlsx.download_button(
-        "Plan as XLSX", lambda: plan_to_xlsx(plan, *later.values()), f"{stem}.xlsx", XLSX
-    )
-    csv.download_button("Plan as CSV", lambda: plan_to_csv(plan), f"{stem}.csv", "text/csv")
-    document.download_button(
-        "Plan as JSON",
-        lambda: plan_json(plan, *later.values()),
-        f"{stem}.json",
-        "application/json",
-    )
+    columns = st.columns(4)
+    for column, (label, data, suffix, mime) in zip(
+        columns, _export_files(url, version, scenario, later), strict=True
+    ):
+        if data is None:
+            column.button(label, disabled=True, key=f"plan_download_{suffix}_wait",
+                          help="Ready once the cost ranges below are in.")  # fmt: skip
+            continue
+        column.download_button(
+            label, data, f"{stem}.{suffix}", mime, key=f"plan_download_{suffix}", on_click="ignore"
+        )
+
+
+ExportFile = tuple[str, bytes | None, str, str]  # label, content (None: not ready), suffix, MIME
+
+
+def _export_files(url: str, version: int, scenario: Scenario, later: Later) -> list[ExportFile]:
+    """The four exports, kept for the session while the plan and its ranges stay the same."""
+    done = later.done()
+    key = (scenario_to_yaml(scenario), version, done, later.swings is not None)
+    kept = st.session_state.get(EXPORTS)
+    if kept is not None and kept[0] == key:
+        files: list[ExportFile] = kept[1]
+        return files
+    text = scenario_to_yaml(scenario).encode("utf-8")
+
+    def made(suffix: str) -> bytes:  # the bytes `capplan plan --export` writes
+        return res.plan_file(scenario, url, version, suffix, later)
+
+    files = [
+        ("Scenario as YAML", text, "yaml", "application/yaml"),
+        ("Plan as XLSX", made(".xlsx") if done else None, "xlsx", XLSX),
+        ("Plan as CSV", made(".csv"), "csv", "text/csv"),
+        ("Plan as JSON", made(".json") if done else None, "json",
+         "application/json"),
+    ]  # fmt: skip
+    st.session_state[EXPORTS] = (key, files)
+    return files
 
 
 REPORT_FORMATS = {
@@ -169,8 +201,7 @@ def _report(url: str, version: int, plan: Plan, later: Later) -> None:
     if right.button("Build report", key="plan_report_build"):
         with st.spinner(f"Building the {fmt.upper()} report..."):
             # The report carries what moves the answer: computed now if it was not shown.
-            full = res.later_for(plan.scenario, url, version, with_sensitivity=True)
-            content = res.guarded(lambda: res.report_bytes(plan, *full.values(), url, fmt))
+            content = res.guarded(lambda: res.report_bytes(plan.scenario, url, version, fmt))
         if content is not None:
             st.session_state["plan_report"] = (key, content)
     built = st.session_state.get("plan_report")
@@ -182,16 +213,31 @@ def _report(url: str, version: int, plan: Plan, later: Later) -> None:
             f"{stem}-capacity-report.{fmt}",
             mime,
             key="plan_report_download",
+            on_click="ignore",
         )
 
 
 def _save(url: str, scenario: Scenario) -> None:
-    if st.button(f"Save scenario as {scenario.name!r}", key="plan_save"):
+    if st.button(plain(f"Save scenario as {scenario.name!r}"), key="plan_save"):
         record = res.guarded(lambda: res.save_scenario(url, scenario))
         if record is not None:
             planned = res.guarded(lambda: res.record_plan_now(url, scenario.name))
             kept = " and this plan in its history" if planned is not None else ""
             st.success(plain(f"saved scenario {record.name!r}{kept}"))
+
+
+def _applied(raw: dict[str, object]) -> Scenario | None:
+    """The scenario the inputs give, kept for the session and the link; inputs it refuses are
+    said in plain words and not applied: the last valid scenario is planned instead."""
+    try:
+        scenario = scenario_from_dict(raw, "plan inputs")
+    except CapplanError as exc:
+        kept = st.session_state.get(plan_state.KEPT)
+        still = " The plan below is still the one for the last valid inputs." if kept else ""
+        st.error(plain(f"Not applied: {plan_form.problem_words(exc)}.{still}"))
+        return kept if isinstance(kept, Scenario) else None
+    plan_state.keep(scenario)
+    return scenario
 
 
 url = res.open_store()
@@ -208,10 +254,9 @@ raw = plan_form.draw_inputs(
     lambda model: res.model_curves(url, version, model),
     res.price_catalog(url, version),
 )
-scenario = res.guarded(lambda: scenario_from_dict(raw, "plan inputs"))
+scenario = _applied(raw)
 if scenario is None:
     st.stop()
-plan_state.keep(scenario)
 plan = _planned(url, version, scenario)
 if plan is None:
     st.stop()
@@ -235,7 +280,7 @@ else:
     # Filled once the resampled ranges below are in: a cost tie the resampling splits, or a
     # pick that changes often.
     tie_slot = st.empty()
-    plan_what_if.draw(res.what_if_for(plan, url, version))
+    plan_what_if.draw(res.session_for(plan.scenario, url, version).what_if())
     st.subheader("Options")
     st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
     plan_answer.options(plan)
@@ -255,6 +300,6 @@ else:
     else:
         _waiting(later)
 st.subheader("Take it away")
-_downloads(plan, scenario, later)
+_downloads(url, version, scenario, later)
 _report(url, version, plan, later)
 _save(url, scenario)

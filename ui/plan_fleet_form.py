@@ -8,6 +8,7 @@ import streamlit as st
 
 from planner.inputs.hourly import HOURS_PER_DAY
 from planner.inputs.scenario import OptionsSpec, Scenario
+from ui.text import plain
 from workflows.limits import highest
 
 FLAT = "flat (peak-to-average ratio only)"
@@ -67,7 +68,7 @@ def _weights(text: str) -> tuple[float, ...]:
     try:
         weights = tuple(float(part) for part in parts)
     except ValueError:
-        st.sidebar.error(f"hourly weights must be numbers, got {text!r}")
+        st.sidebar.error(plain(f"hourly weights must be numbers, got {text!r}"))
         return ()
     if len(weights) != HOURS_PER_DAY:
         st.sidebar.error(f"give {HOURS_PER_DAY} hourly weights, got {len(weights)}")

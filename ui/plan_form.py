@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from errors import CapplanError, InputError, preview
 from hardware.gpus import gpu_catalog
 from planner.curves.load import LoadCurve, canonical_engine, canonical_gpu, canonical_model
 from planner.inputs.prices import PriceEntry
@@ -20,15 +21,19 @@ from planner.inputs.scenario import (
     WorkloadSpec,
 )
 from planner.inputs.sla_targets import SLA_TARGETS
+from planner.physics.identity import same_or_twin
 from reports.names import engine_name, gpu_name
-from ui import plan_fleet_form, plan_prices, plan_sla_form, plan_what_if
+from ui import plan_fleet_form, plan_model_form, plan_prices, plan_sla_form, plan_what_if
+from ui.input_labels import input_label
+from ui.plan_model_form import ANY_PRECISION, DEFAULT_MODEL, PRECISION_OWNER
+
+__all__ = ["DEFAULT_MODEL", "apply_scenario", "draw_inputs", "problem_words", "widget_state"]
 from ui.plan_sla_form import OPTIONAL
-from ui.tables import model_name_choices
 from workflows import limits
 
-DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
+# Beyond this a monthly budget rules nothing out (a thousand 8-GPU nodes cost ~$20M a month).
+PLAUSIBLE_USD_PER_MONTH = 1e9
 DEFAULT_ISL = DEFAULT_OSL = 1024  # tokens: the page's first workload
-ANY_PRECISION = "any"
 DEMAND_LABELS: dict[DemandKind, str] = {
     "peak_requests_per_s": "Peak requests per second (req/s)",
     "peak_concurrent_streams": "Peak concurrent streams (users reading at once)",
@@ -63,7 +68,7 @@ def draw_inputs(
         key="plan_name",
         help="Names the plan in reports and the saved scenario list.",
     )
-    model, precision, curves = _model_and_precision(models_stored, curves_of)
+    model, precision, curves = plan_model_form.model_and_precision(models_stored, curves_of)
     isl = bar.number_input(
         "Prompt length, ISL (tokens)",
         min_value=1,
@@ -99,54 +104,10 @@ def draw_inputs(
     }
 
 
-def _model_and_precision(
-    models_stored: Sequence[str], curves_of: Callable[[str], Sequence[LoadCurve]]
-) -> tuple[str, str, Sequence[LoadCurve]]:
-    """The model and precision pickers; the chosen model's curves come back with them."""
-    bar = st.sidebar
-    models = model_name_choices(models_stored) or [DEFAULT_MODEL]
-    _match_loaded_model(models)
-    model = bar.selectbox(
-        "Model",
-        models,
-        key="plan_model",
-        index=models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0,
-        help="The model to serve; the list holds every model with stored measurements.",
-    )
-    loaded = st.session_state.get("plan_precision")
-    extra = {loaded} if isinstance(loaded, str) and loaded != ANY_PRECISION else set()
-    curves = curves_of(model)
-    precisions = [ANY_PRECISION, *sorted(set(_precisions(curves, model)) | extra)]
-    precision = bar.selectbox(
-        "Precision",
-        precisions,
-        key="plan_precision",
-        index=precisions.index("fp8") if "fp8" in precisions else 0,
-        help="Number format of the weights (fp8 needs half the memory of bf16); 'any' plans "
-        "with every precision measured.",
-    )
-    return model, precision, curves
-
-
-def _match_loaded_model(models: list[str]) -> None:
-    # A loaded scenario may name the model differently ("...-Instruct"); show the option the
-    # planner matches it to.
-    loaded = st.session_state.get("plan_model")
-    if isinstance(loaded, str) and loaded not in models:
-        same = [m for m in models if canonical_model(m) == canonical_model(loaded)]
-        st.session_state["plan_model"] = same[0] if same else models[0]
-
-
 def _with_loaded(key: str, options: set[str]) -> list[str]:
     """Options plus any value a loaded scenario put in the widget's state."""
     loaded = st.session_state.get(key)
     return sorted(options | set(loaded if isinstance(loaded, list) else []))
-
-
-def _precisions(curves: Sequence[LoadCurve], model: str) -> list[str]:
-    wanted = canonical_model(model)
-    found = {c.key.precision for c in curves if canonical_model(c.key.model) == wanted}
-    return sorted(p for p in found if p)
 
 
 def _demand() -> dict[str, object]:
@@ -166,6 +127,11 @@ def _demand() -> dict[str, object]:
         value=DEMAND_DEFAULTS[kind],
         help=DEMAND_HELP[kind],
     )
+    if amount <= 0:
+        bar.error(
+            f"{DEMAND_LABELS[kind].split(' (')[0]} must be more than 0: with no demand there is "
+            "nothing to size. Not applied: the plan shown is for the last valid inputs."
+        )
     ratio = bar.number_input(
         "Peak-to-average ratio (x)",
         min_value=1.0,
@@ -193,7 +159,23 @@ def _budget() -> dict[str, object] | None:
         key="plan_budget",
         help=f"Spend limit for GPUs per month. {OPTIONAL}",
     )
+    if monthly is not None and monthly > PLAUSIBLE_USD_PER_MONTH:
+        st.sidebar.warning(
+            f"${monthly:,.0f}/month is beyond any plausible GPU spend (over "
+            f"${PLAUSIBLE_USD_PER_MONTH:,.0f} a month): every option fits it, so the budget "
+            "rules nothing out."
+        )
     return None if monthly is None else {"monthly_usd": monthly}
+
+
+def problem_words(exc: CapplanError) -> str:
+    """An input the scenario refused, in words: 'Peak requests per second (req/s) must be
+    greater than 0 (you entered 0.0)'."""
+    if not isinstance(exc, InputError):
+        return str(exc)
+    said = exc.message.replace("Input should be", "must be")
+    got = "" if exc.value is None else f" (you entered {preview(exc.value)})"
+    return f"{input_label(exc.field)} {said}{got}" if exc.field else f"{said}{got}"
 
 
 def _candidates_and_pricing(
@@ -201,8 +183,7 @@ def _candidates_and_pricing(
 ) -> dict[str, object]:
     bar = st.sidebar
     bar.subheader("Candidates and prices")
-    wanted = canonical_model(model)
-    mine = [c for c in curves if canonical_model(c.key.model) == wanted]
+    mine = [c for c in curves if same_or_twin(c.key.model, model)]
     engines = _with_loaded("plan_engines", {"vllm", "tensorrt-llm", *(c.key.engine for c in mine)})
     known = gpu_catalog()
     gpus = _with_loaded("plan_gpus", {*known.names(), *(c.key.gpu for c in mine if c.key.gpu)})
@@ -344,6 +325,7 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
         "plan_name": scenario.name,
         "plan_model": scenario.model,
         "plan_precision": scenario.precision or ANY_PRECISION,
+        PRECISION_OWNER: canonical_model(scenario.model),
         "plan_isl": scenario.workload.isl,
         "plan_osl": scenario.workload.osl,
         "plan_demand_kind": demand.kind,

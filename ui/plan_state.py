@@ -17,7 +17,7 @@ import zlib
 import streamlit as st
 
 from errors import CapplanError
-from measurements.bounded import load_yaml
+from measurements.bounded import load_json
 from planner.inputs.scenario import SCENARIO_LIMITS, Scenario, scenario_from_dict
 from ui import plan_form
 
@@ -31,7 +31,8 @@ def encode(scenario: Scenario) -> str:
     """The scenario as a link parameter (the settings that differ from the defaults)."""
     data = scenario.model_dump(mode="json", exclude_defaults=True)
     data["name"], data["model"] = scenario.name, scenario.model
-    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
+    # Characters as themselves: shorter than \u escapes, and an emoji stays one character.
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     packed = zlib.compress(text.encode("utf-8"), 9)
     return base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
 
@@ -51,8 +52,9 @@ def decode(value: str) -> Scenario:
         decoded = text.decode("utf-8")
     except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
         raise CapplanError("the link's scenario is damaged (not one capplan wrote)") from None
-    # JSON is YAML: the scenario file's own bounded loader (depth, size, list and number limits).
-    data = load_yaml(decoded, "the page's link", SCENARIO_LIMITS)
+    # A JSON parser, not YAML's: YAML refuses the \ud83d\ude80 pair an emoji was written as by
+    # links of earlier versions. The scenario file's limits (depth, size, lists, numbers).
+    data = load_json(decoded, "the page's link", SCENARIO_LIMITS)
     return scenario_from_dict(data, "the page's link")
 
 

@@ -3,6 +3,7 @@ the app, with live progress per load level, and store the run like any import.""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,8 +14,10 @@ from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from ui import resources as res
 from ui import upload_form
+from ui.app_secrets import secret_values, sign_in_configured
 from ui.text import plain
-from workflows.probe import ProbeResult, probe_endpoint
+from workflows.probe import ProbeResult, probe_from_app
+from workflows.probe_guard import AppProbePolicy, app_policy
 
 RUNS_DIR = Path("data") / "probe-runs"
 HELP_LEVELS = (
@@ -30,7 +33,8 @@ def _form() -> ProbeRequest | None:
             "Server base URL",
             placeholder="http://10.0.0.5:8000",
             key="probe_base_url",
-            help="A running vLLM or trtllm-serve endpoint (OpenAI-compatible).",
+            help="A running vLLM or trtllm-serve endpoint (OpenAI-compatible), on a host the "
+            "operator allows in CAPPLAN_PROBE_ALLOWED_HOSTS.",
         )
         model = right.text_input(
             "Served model name", key="probe_model", help="The name the server serves the model as."
@@ -50,8 +54,9 @@ def _form() -> ProbeRequest | None:
         api_key_env = left.text_input(
             "API key environment variable (optional)",
             key="probe_api_key_env",
-            help="The NAME of an environment variable of the app's process holding the key; the "
-            "key itself is never typed here, stored or logged.",
+            help="The NAME of an environment variable of the app's process holding the key, "
+            "one the operator lists in CAPPLAN_PROBE_KEY_VARS; the key itself is never typed "
+            "here, stored or logged.",
         )
         endpoint = right.selectbox("Endpoint", ("completions", "chat"), key="probe_endpoint")
         st.markdown("**Deployment facts** (what the server cannot report about itself)")
@@ -109,13 +114,22 @@ def _sweep(url: str, request: ProbeRequest) -> ProbeResult | None:
         table.dataframe(list(rows.values()), hide_index=True)
 
     result = res.guarded(
-        lambda: probe_endpoint(request, open_store=lambda: res.store_engine(url), on_progress=show)
+        lambda: probe_from_app(
+            request, _policy(url), open_store=lambda: res.store_engine(url), on_progress=show
+        )
     )
     if result is None:
         return None
     res.bump_version(url)
     bar.progress(1.0, text="Done" if result.outcome.complete else "Stopped early")
     return result
+
+
+def _policy(url: str) -> AppProbePolicy:
+    """The operator's leash on this page's probes (hosts, key variables, secrets never sent)."""
+    return app_policy(
+        os.environ, sign_in=sign_in_configured(), store_url=url, secrets=secret_values()
+    )
 
 
 def _show(result: ProbeResult) -> None:

@@ -5,7 +5,7 @@ store version that every write bumps, and the write actions (uploads, deletes, p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TypeVar
 
 import streamlit as st
@@ -21,20 +21,17 @@ from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Provenance, input_error_from_validation
-from planner.analysis.capacity import Plan, make_plan
-from planner.analysis.sensitivity import SensitivityRow
-from planner.analysis.uncertainty import PlanRanges
-from planner.analysis.what_if import WhatIfRow, what_if_demand
+from planner.analysis.capacity import Plan
 from planner.curves.load import LoadCurve
 from planner.fitting.fit import CurveFit, fit_curve
 from planner.inputs.prices import PriceEntry, load_catalog_csv
 from planner.inputs.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
-from reports.formats import render_report
 from ui import background
 from ui.tables import curves_for, price_entries_from_rows, workload_members
 from ui.text import plain
 from workflows import history, planning
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
+from workflows.session import PlanningSession
 
 T = TypeVar("T")
 
@@ -97,8 +94,6 @@ def guarded(action: Callable[[], T]) -> T | None:
 
 
 # ---------------------------------------------------------------- cached loaders
-
-
 @st.cache_data(show_spinner=False)
 def run_summaries(url: str, version: int) -> list[RunSummary]:
     """Every stored run with its level and sample counts."""
@@ -109,8 +104,9 @@ def run_summaries(url: str, version: int) -> list[RunSummary]:
 def run_page(
     url: str, version: int, filters: RunFilter, limit: int, offset: int
 ) -> run_lists.RunPage:
-    """One page of the runs the filters keep, with their total (never every run at once)."""
-    return run_lists.run_page(store_engine(url), filters, limit, offset)
+    """One page of the runs the filters keep, newest first, with their total (never every run
+    at once)."""
+    return run_lists.run_page(store_engine(url), filters, limit, offset, newest_first=True)
 
 
 @st.cache_data(show_spinner=False)
@@ -195,60 +191,72 @@ def price_catalog(url: str, version: int) -> list[PriceEntry]:
     return planning.price_catalog(store_engine(url))
 
 
-@st.cache_data(show_spinner="Planning...", hash_funcs={Scenario: background.unnamed})
-def _plan(scenario: Scenario, url: str, version: int) -> Plan:
-    return make_plan(scenario, scenario_curves(scenario, url, version), price_catalog(url, version))
+_KEPT = background.KEPT_INPUTS
+
+
+@st.cache_resource(show_spinner=False, max_entries=_KEPT, hash_funcs={Scenario: background.unnamed})
+def _session(scenario: Scenario, url: str, version: int) -> PlanningSession:
+    """The planning session of these inputs (kept by the scenario without its name and what-if
+    multiples): each stage computed once, shared by the page's script and worker threads."""
+    engine = store_engine(url)
+    return PlanningSession(
+        scenario,
+        curves=lambda: scenario_curves(scenario, url, version),
+        prices=lambda: price_catalog(url, version),
+        runs=lambda run_ids: planning.run_metas(engine, run_ids),
+    )
+
+
+def session_for(scenario: Scenario, url: str, version: int) -> PlanningSession:
+    """The planning session of a scenario over the store (workflows.session), under the
+    scenario's own name and what-if multiples (a rename plans nothing)."""
+    return _session(scenario, url, version).renamed(scenario)
 
 
 def plan_for(scenario: Scenario, url: str, version: int) -> Plan:
-    """The capacity plan for a scenario over the stored curves (those of its model: the same
-    plan as over all) and the price catalog; kept by the scenario without its name, so a
-    rename plans nothing (the plan carries the scenario as given)."""
-    plan = _plan(scenario, url, version)
-    return plan if plan.scenario == scenario else replace(plan, scenario=scenario)
-
-
-@st.cache_data(show_spinner=False, hash_funcs={Scenario: background.unnamed})
-def _what_if(
-    scenario: Scenario, multipliers: tuple[float, ...], url: str, version: int
-) -> tuple[WhatIfRow, ...]:
-    return what_if_demand(_plan(scenario, url, version), multipliers)
-
-
-def what_if_for(plan: Plan, url: str, version: int) -> tuple[WhatIfRow, ...]:
-    """The plan at each of its scenario's demand multiples (kept by the scenario without its
-    name and by the multiples)."""
-    scenario = plan.scenario
-    return _what_if(scenario, scenario.what_if.demand_multipliers, url, version)
+    """The capacity plan for a scenario over the stored curves and the price catalog."""
+    with st.spinner("Planning..."):
+        return session_for(scenario, url, version).plan
 
 
 def later_for(
     scenario: Scenario, url: str, version: int, *, with_sensitivity: bool = False
 ) -> background.Later:
-    """P10/P50/P90 nodes and cost per option from the plan's own error samples
-    (planner.analysis.uncertainty) and, asked for, each input moved 10% down and up
-    (planner.analysis.sensitivity), computed off the script thread."""
+    """The plan's cost ranges and, asked for, its sensitivity, computed off the script thread
+    by the planning session."""
+    session = session_for(scenario, url, version)
     return background.ranges_and_sensitivity(
         scenario,
         url,
         version,
-        curves=lambda: scenario_curves(scenario, url, version),
-        prices=lambda: price_catalog(url, version),
-        plan=lambda: plan_for(scenario, url, version),
+        ranges=lambda: session.ranges,
+        swings=lambda: session.swings,
         with_sensitivity=with_sensitivity,
     )
 
 
-def report_bytes(
-    plan: Plan,
-    ranges: PlanRanges | None,
-    swings: list[SensitivityRow] | None,
-    url: str,
-    fmt: str,
+def plan_file(
+    scenario: Scenario, url: str, version: int, suffix: str, later: background.Later
 ) -> bytes:
-    """The capacity report of a plan in one format (reports.formats.REPORT_FORMATS), listing
-    the runs behind its options."""
-    return render_report(planning.report_of(store_engine(url), plan, ranges, swings), fmt)
+    """The plan as a .json, .csv or .xlsx file (waiting for its ranges and the sensitivity when
+    it was asked for): the bytes `capplan plan --export` writes for the same inputs."""
+    if suffix != ".csv":  # the CSV lists the options only
+        later.values()  # the session now holds what the worker computed
+    session = session_for(scenario, url, version)
+    return session.export(suffix, with_sensitivity=later.swings is not None)
+
+
+def report_bytes(scenario: Scenario, url: str, version: int, fmt: str) -> bytes:
+    """The capacity report of a scenario's plan with its ranges and sensitivity in one format:
+    the bytes `capplan report` writes for the same inputs."""
+    return session_for(scenario, url, version).report_bytes(fmt, with_sensitivity=True)
+
+
+def record_report_bytes(url: str, regenerated: history.Regenerated, fmt: str) -> bytes:
+    """The capacity report of a plan record re-made from its own scenario, runs and prices (no
+    ranges or sensitivity: `capplan report --record ID --samples 0 --no-sensitivity`)."""
+    session = PlanningSession.from_record(store_engine(url), regenerated, samples=0)
+    return session.report_bytes(fmt, with_sensitivity=False)
 
 
 def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
@@ -275,13 +283,14 @@ def import_uploads(
     provenance: Provenance = Provenance.IMPORTED,
     *,
     refuse: bool = False,
+    format_id: str = "auto",
 ) -> list[FileOutcome]:
     """Import (name, bytes) pairs one file at a time (workflows.ingest): a bad file is rejected
     on its own and stores nothing; the good ones are stored, files of one sweep merged. With
     `refuse`, a run the planner could not use (no GPU, TP...) is rejected too."""
     # A folder upload names each file by its path in the folder: those read as a result folder.
     uploads = [Upload(name, data, _folder(name)) for name, data in files]
-    options = IngestOptions(overrides, provenance, refuse_unplannable=refuse)
+    options = IngestOptions(overrides, provenance, format_id, refuse_unplannable=refuse)
     outcomes = ingest(store_engine(url), uploads, options)
     if any(outcome.created for outcome in outcomes):
         bump_version(url)

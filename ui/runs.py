@@ -8,50 +8,8 @@ import streamlit as st
 from db.run_lists import RunFilter, RunSummary
 from measurements.run_file import Origin
 from ui import resources as res
-from ui import tables, upload_form
+from ui import tables, upload
 from ui.text import plain
-
-
-def _upload(url: str) -> None:
-    st.subheader("Upload results")
-    with st.form("upload"):
-        files = st.file_uploader(
-            "Result files (or a .zip of a results folder): vLLM bench serve, trtllm-bench, "
-            "AIPerf, GenAI-Perf, guidellm, llmperf, inference-perf, vLLM nightly table, "
-            "InferenceX, curve CSV, capplan RunFile",
-            accept_multiple_files=True,
-            key="upload_files",
-        )
-        folder = st.file_uploader(
-            "...or a results folder, as the tools leave it (one run per tool run: warm-ups, "
-            "other exports of the run and logs are left out)",
-            accept_multiple_files="directory",
-            key="upload_folder",
-        )
-        facts = upload_form.deployment_facts()
-        provenance = upload_form.provenance()
-        store_anyway = upload_form.store_unplannable()
-        submitted = st.form_submit_button("Import")
-    files = [*(files or []), *(folder or [])]
-    if submitted and not files:
-        st.warning("Choose one or more files first.")
-    elif submitted:
-        overrides = res.guarded(lambda: res.deployment_overrides(facts))
-        if overrides is not None:
-            # Files over the upload limits are refused in place, each naming the limit.
-            pairs = upload_form.within_limits([(f.name, f.getvalue()) for f in files])
-            outcomes = (
-                res.import_uploads(url, pairs, overrides, provenance, refuse=not store_anyway)
-                if pairs
-                else []
-            )
-            st.session_state["upload_outcomes"] = upload_form.upload_rows(outcomes)
-            st.session_state["upload_unplannable"] = upload_form.unplannable_notes(outcomes)
-    for note in st.session_state.get("upload_unplannable", ()):
-        st.warning(plain(note))
-    if st.session_state.get("upload_outcomes"):
-        st.dataframe(st.session_state["upload_outcomes"], hide_index=True)
-
 
 PAGE_SIZES = (100, 250, 1000)
 
@@ -95,7 +53,7 @@ def _runs_table(url: str) -> list[RunSummary]:
     shown = res.run_page(url, res.store_version(url), filters, size, (page - 1) * size)
     first = (page - 1) * size + 1
     count_column.caption(
-        f"runs {first}-{first + len(shown.summaries) - 1} of {shown.total}, oldest first"
+        f"runs {first}-{first + len(shown.summaries) - 1} of {shown.total}, newest first"
         if shown.summaries
         else "no stored run matches these filters"
     )
@@ -143,5 +101,5 @@ url = res.open_store()
 st.title("Runs")
 if flash := st.session_state.pop("runs_flash", None):
     st.success(plain(flash))
-_upload(url)
+upload.section(url)
 _inspect(url, _runs_table(url))

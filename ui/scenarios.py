@@ -128,7 +128,7 @@ def _record_report(url: str, result: Regenerated) -> None:
     """The PDF report of a regenerated record, for audit (built on request: it takes seconds)."""
     if st.button("Build the PDF report of this record", key="record_report_build"):
         with st.spinner("Building the PDF report..."):
-            content = res.guarded(lambda: res.report_bytes(result.plan, None, None, url, "pdf"))
+            content = res.guarded(lambda: res.record_report_bytes(url, result, "pdf"))
         if content is not None:
             st.download_button(
                 f"Download the report of plan record {result.record.record_id}",

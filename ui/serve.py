@@ -3,7 +3,8 @@ heavy imports (scipy, pandas, plotly, the planner, the store layer and Alembic: 
 2-core box), so the server pays them once at start-up and the first page a user opens does not;
 and, once the server runs, the store is opened and the Plan page's first curves are read into the
 shared caches (seconds at 10,000 runs) before anyone asks (bench/bench_plan_session.py,
-"first Plan page"). `capplan app` and the browser tests start it.
+"first Plan page"); the app's doors are closed first (ui/doors.py) and whether sign-in is on is
+said once the server runs. `capplan app` and the browser tests start it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import threading
 import time
 
 from streamlit.web.cli import main
+
+from ui import doors
 
 PRELOADED = ("reports.export", "ui.background", "ui.charts", "ui.plan_form", "ui.resources")
 # Each st.cache_data at import, before the server's runtime exists, logs "No runtime found":
@@ -54,6 +57,8 @@ def warm_up(wait_s: float = 60.0) -> None:
         if time.monotonic() > deadline:
             return
         time.sleep(0.05)
+    # Said here, where Streamlit has read its config: the secrets it finds are the app's own.
+    print(doors.sign_in_line(), flush=True)
     start = time.perf_counter()
     url, model = res.db_url(), plan_form.DEFAULT_MODEL
     try:
@@ -72,6 +77,7 @@ def warm_up(wait_s: float = 60.0) -> None:
 
 
 if __name__ == "__main__":
+    doors.close()
     preload()
     threading.Thread(target=warm_up, name="capplan-warm-up", daemon=True).start()
     sys.exit(main())

@@ -17,6 +17,7 @@ from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
 from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
+from measurements.entry_names import model_name
 from measurements.run_file import Origin, RunFile
 from planner.curves import workload_groups
 from planner.curves.load import LoadCurve, canonical_gpu, canonical_model
@@ -169,9 +170,10 @@ def model_choices(curves: Iterable[LoadCurve]) -> list[str]:
 
 
 def model_name_choices(names: Iterable[str]) -> list[str]:
-    """Stored model names, one per canonical model (the first name of each, sorted)."""
+    """Stored model names, one per canonical model (the first name of each, sorted; a model id
+    before a path it was served from, as runs stored before issue 32 name it)."""
     by_canonical: dict[str, str] = {}
-    for model in sorted(set(names)):
+    for model in sorted(set(names), key=lambda name: (model_name(name) != name, name)):
         by_canonical.setdefault(canonical_model(model), model)
     return sorted(by_canonical.values())
 
@@ -199,7 +201,7 @@ def workload_members(
 
 def curves_for(curves: Iterable[LoadCurve], model: str, workload: str) -> list[LoadCurve]:
     """Curves of this (canonical) model measured at this workload (within rounding of it)."""
-    wanted = canonical_model(model)
+    wanted = canonical_model(model)  # the Curves page shows a model's own runs, no twin's
     mine = [curve for curve in curves if canonical_model(curve.key.model) == wanted]
     members = set(workload_members(_curve_keys(mine), model, workload))
     return [curve for curve in mine if (curve.key.isl, curve.key.osl) in members]

@@ -7,13 +7,14 @@ import io
 import os
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from errors import CapplanError, InputError
 from hardware.gpus import gpu_catalog
-from measurements.importers import MAX_IMPORT_BYTES
+from measurements.importers import MAX_IMPORT_BYTES, NAME_THE_FORMAT
 from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
 from ui.text import plain
@@ -39,11 +40,26 @@ LOAD_HELP = (
     "states no load; a file that states its own keeps it, and its notes say yours was not used. "
     "Without either, such a level is stored but kept out of curve fits."
 )
+FORMAT_LABEL = "File format"
+# Where a web user names a format: the CLI's "pass --format" in a message reads as this instead.
+CHOOSE_THE_FORMAT = f"choose it under '{FORMAT_LABEL}' above and import again"
+NOT_RECOGNISED = "format not recognised"
+NOT_READ = "-"
 COUNTS = (
     ("gpu_count", "GPUs per replica", GPU_COUNT),
     ("tp", "Tensor parallel (TP)", PARALLEL),
     ("pp", "Pipeline parallel (PP)", PARALLEL),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class UploadChoices:
+    """What the upload fields ask besides the files: facts, provenance, format, policy."""
+
+    facts: dict[str, object]
+    provenance: Provenance
+    format_id: str
+    store_unplannable: bool
 
 
 def _pick(column: DeltaGenerator, label: str, options: tuple[str, ...]) -> str:
@@ -210,11 +226,11 @@ def upload_rows(outcomes: Sequence[FileOutcome]) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = [
         {
             "file": outcome.file,
-            "detected": outcome.detected,
+            "detected": outcome.detected or (NOT_RECOGNISED if outcome.unrecognised else NOT_READ),
             "status": str(outcome.status),
             "run_id": outcome.run_id,
             "levels": outcome.levels,
-            "message": outcome.message,
+            "message": outcome.message.replace(NAME_THE_FORMAT, CHOOSE_THE_FORMAT),
         }
         for outcome in outcomes
         if outcome.status is not IngestStatus.SKIPPED
@@ -223,7 +239,7 @@ def upload_rows(outcomes: Sequence[FileOutcome]) -> list[dict[str, object]]:
     rows += [
         {
             "file": f"{left.folder}/",
-            "detected": None,
+            "detected": NOT_READ,
             "status": str(IngestStatus.SKIPPED),
             "run_id": None,
             "levels": 0,

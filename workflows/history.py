@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from db import run_reads, scenarios
+from db import scenarios
 from db.engine import Engine
 from db.scenarios import NewPlanRecord, PlanRecord, PlanSummary, ScenarioRecord
 from errors import ScenarioError
@@ -17,7 +17,7 @@ from planner.analysis.capacity import Plan, make_plan
 from planner.curves.load import LoadCurve
 from planner.fitting.shapes import group_key
 from planner.inputs.scenario import scenario_from_yaml, scenario_to_yaml
-from workflows.planning import built_curves, load_curves, plan_run_ids
+from workflows.planning import load_curves, plan_run_ids, run_curves
 
 __all__ = [
     "Regenerated",
@@ -42,12 +42,20 @@ class Regenerated:
 
 
 def plan_summary(plan: Plan) -> PlanSummary:
-    """The recorded answer of a plan: choice title, total $/month, nodes, recommendation text."""
+    """The recorded answer of a plan: choice title, total $/month, nodes, recommendation text.
+    Over budget, the cheapest option meeting the SLA with its cost and nodes, its title saying
+    it is over the budget; all None only when nothing meets the SLA."""
     choice = plan.recommendation.choice
+    shown = choice or plan.recommendation.over_budget
+    title = shown.title() if shown else None
+    if choice is None and shown is not None:
+        budget = plan.scenario.budget
+        limit = f" ${budget.monthly_usd:,.0f}/month" if budget else ""
+        title = f"over the{limit} budget: cheapest meeting the SLA is {title}"
     return PlanSummary(
-        choice_title=choice.title() if choice else None,
-        total_monthly_cost_usd=choice.total_monthly_cost_usd if choice else None,
-        nodes=choice.nodes if choice else None,
+        choice_title=title,
+        total_monthly_cost_usd=shown.total_monthly_cost_usd if shown else None,
+        nodes=shown.nodes if shown else None,
         recommendation=plan.recommendation.reason,
     )
 
@@ -85,7 +93,7 @@ def regenerate(engine: Engine, record_id: int) -> Regenerated:
     record = scenarios.get_plan_record(engine, record_id)
     scenarios.refuse_missing_runs(engine, record)
     scenario = scenario_from_yaml(record.scenario_yaml, f"plan record {record_id}")
-    curves = built_curves(run_reads.load_runs(engine, record.basis_run_ids))
+    curves = run_curves(engine, record.basis_run_ids)
     plan = make_plan(scenario, curves, record.prices_used)
     plan = replace(plan, catalog_version=record.catalog_version)
     summary = plan_summary(plan)

@@ -20,6 +20,7 @@ from db import repository
 from db.engine import Engine
 from db.repository import SaveResult
 from errors import CapplanError, InputError, UnknownFormatError
+from measurements.engine_log import NO_KV_FACTS, KvLogFacts, kv_facts_beside, with_kv_report
 from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, import_bytes, sniff_format
 from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
@@ -33,6 +34,7 @@ from workflows.result_folders import (
     folder_verdicts,
     read_folder,
     requested_workloads,
+    run_folder,
 )
 
 __all__ = [
@@ -94,6 +96,8 @@ class FileOutcome:
     message: str = ""
     # What the planner needs that the run lacks, each naming the form field and flag to fill.
     unplannable: tuple[str, ...] = ()
+    # No importer recognised the file (UnknownFormatError): there is no detected format to show.
+    unrecognised: bool = False
 
     @property
     def file(self) -> str:
@@ -191,16 +195,31 @@ def _parse(
         members = _read_batch(batch, grouped, options, refused)
         verdicts = folder_verdicts(members) if grouped else [Verdict(m.name, None) for m in members]
         requested = requested_workloads([(u.name, u.data) for u in batch]) if grouped else {}
+        logs = _engine_logs(batch) if grouped else {}
         for member, verdict in zip(members, verdicts, strict=True):
             if verdict.left_out is not None:
                 refused.append(_outcome_line(member.name, IngestStatus.SKIPPED, verdict.left_out))
             elif member.error is not None:
                 if options.atomic:
                     raise member.error
-                refused.append(_outcome_line(member.name, IngestStatus.REJECTED, str(member.error)))
+                refused.append(_rejected(member.name, member.error))
             elif member.imported is not None:
-                parsed.append(as_requested(member.imported, requested))
+                parsed.append(_with_logs(as_requested(member.imported, requested), logs))
     return parsed, refused, order
+
+
+def _engine_logs(batch: list[Upload]) -> dict[str, KvLogFacts]:
+    """The KV-cache report of the engine log in each run folder of a batch (if one states it)."""
+    by_folder: dict[str, list[tuple[str, bytes]]] = {}
+    for upload in batch:
+        by_folder.setdefault(run_folder(upload.name), []).append((upload.name, upload.data))
+    return {folder: kv_facts_beside(files) for folder, files in by_folder.items()}
+
+
+def _with_logs(imported: ImportedFile, logs: dict[str, KvLogFacts]) -> ImportedFile:
+    """The file's runs with the KV-cache report an engine log beside them states."""
+    facts = logs.get(run_folder(imported.name), NO_KV_FACTS)
+    return replace(imported, runs=tuple(with_kv_report(run, facts) for run in imported.runs))
 
 
 def _read_batch(
@@ -259,7 +278,7 @@ def _batches(
             if options.atomic:
                 raise
             order.setdefault(upload.name, len(order))
-            refused.append(_refused(upload, exc))
+            refused.append(_rejected(upload.name, exc))
             continue
         if upload.folder is not None:
             if upload.folder not in folders:
@@ -271,8 +290,9 @@ def _batches(
     return batches
 
 
-def _refused(upload: Upload, exc: CapplanError) -> FileOutcome:
-    return FileOutcome((upload.name,), IngestStatus.REJECTED, message=str(exc))
+def _rejected(name: str, exc: CapplanError) -> FileOutcome:
+    unrecognised = isinstance(exc, UnknownFormatError)
+    return FileOutcome((name,), IngestStatus.REJECTED, message=str(exc), unrecognised=unrecognised)
 
 
 def _skipped(upload: Upload, exc: CapplanError) -> FileOutcome:

@@ -12,6 +12,7 @@ from typing import Any
 from db import model_configs
 from db.engine import Engine
 from errors import InputError
+from measurements.entry_names import clean_name
 from planner.curves.load import canonical_model
 from planner.physics import catalog
 from planner.physics.config import facts_from_config, read_config
@@ -70,7 +71,7 @@ def add_config(
     engine: Engine, config: dict[str, Any], source: str, name: str | None = None
 ) -> AddedModel:
     """Check one config (ConfigError naming what it lacks), store it and make it known."""
-    model = canonical_model(name or catalog.model_name_of(config, source))
+    model = canonical_model(clean_name(name or catalog.model_name_of(config, source)))
     if not model:
         raise ConfigError("no model name: name it", file=source, field="name")
     facts = facts_from_config(config, model, source)

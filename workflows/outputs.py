@@ -1,6 +1,7 @@
 """Output paths that never destroy: every file a command writes (`probe --out`, `report --out`,
 `plan --export`, `db backup --out`) is checked before any work (check_output, or output_for with
-the store's URL), and written atomically (write_output: checked again, temp file + rename).
+the store's URL), and written atomically (write_output: checked again, then
+measurements.atomic_write: an exclusive temp file + rename).
 
 Refused, each as an InputError naming the flag and the path: an extension that is not the
 format's, a folder, a folder that does not exist or cannot be written, the live store (or any
@@ -9,13 +10,13 @@ SQLite database), a file the same command reads, and an existing file unless --f
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from errors import InputError
+from measurements.atomic_write import write_atomic
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -93,21 +94,6 @@ def write_output(
         raise InputError(
             f"cannot write the {rule.what}: {exc.strerror}", field=rule.flag, value=str(path)
         ) from exc
-
-
-def write_atomic(path: Path, content: bytes) -> None:
-    """Write `content` to a temp file beside `path`, then rename it over: a crash or a full
-    disk leaves the old file (or none), never half a file. OSError on failure."""
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-            stream.flush()
-            os.fsync(stream.fileno())
-        Path(temp).replace(path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _same_file(path: Path, other: Path) -> bool:

@@ -9,15 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db import repository
+from db.access import check_store_writable
 from db.backup import store_files
-from db.engine import Engine, check_store_writable
+from db.engine import Engine
 from db.repository import SaveResult
 from errors import InputError, StoreError
 from measurements.probe.level_run import ProgressEvent
+from measurements.probe.outbound import Outbound
 from measurements.probe.request import ProbeRequest
 from measurements.probe.session import run_session
 from measurements.probe.sweep import ProbeOutcome
 from workflows.outputs import OutputRule, check_output
+from workflows.probe_guard import AppProbePolicy, guard
 
 OnProgress = Callable[[ProgressEvent], None]
 RUN_FILE = OutputRule(flag="out_path", what="run file", extensions=(".json",))
@@ -39,6 +42,7 @@ def probe_endpoint(
     open_store: Callable[[], Engine] | None = None,
     on_progress: OnProgress | None = None,
     store_url: str | None = None,
+    outbound: Outbound | None = None,
 ) -> ProbeResult:
     """Run the session the request asks for, then store the run when open_store is given.
 
@@ -48,13 +52,13 @@ def probe_endpoint(
     where the run is kept); a SQLite file this user cannot write is refused before the sweep.
     InputError (a bad request, a server that is not there) comes before the first measured
     request; a server that dies mid-sweep gives an incomplete outcome, the levels measured so
-    far kept.
+    far kept. `outbound` (the app, workflows.probe_guard) limits where requests go.
     """
     protected = store_files(store_url) if store_url is not None else ()
     check_output(request.out_path, RUN_FILE, force=request.force, protected=protected)
     if open_store is not None and store_url is not None:
         check_store_writable(store_url)  # a read-only SQLite file is said before the sweep
-    outcome = asyncio.run(run_session(request, on_progress))
+    outcome = asyncio.run(run_session(request, on_progress, outbound))
     stored = None
     if open_store is not None:
         try:
@@ -65,3 +69,18 @@ def probe_endpoint(
                 f"`capplan import {request.out_path}`"
             ) from exc
     return ProbeResult(outcome=outcome, out_path=request.out_path, stored=stored)
+
+
+def probe_from_app(
+    request: ProbeRequest,
+    policy: AppProbePolicy,
+    *,
+    open_store: Callable[[], Engine],
+    on_progress: OnProgress | None = None,
+) -> ProbeResult:
+    """The Probe page's sweep: the request checked against the app's policy first (host, key
+    variable), then run with requests going to the checked addresses only, and stored."""
+    outbound = guard(request, policy)
+    return probe_endpoint(
+        request, open_store=open_store, on_progress=on_progress, outbound=outbound
+    )

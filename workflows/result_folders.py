@@ -7,11 +7,14 @@ per-request files), phase copies (AIPerf's phases/warmup and phases/profiling) a
 with its warm-up plotted as a result. Here, per run folder and tool:
 
 - a warm-up phase (a `warmup` folder) is left out, noted with its size;
-- exports of one measurement (the same stated loads, or no stated load beside one that states
-  it) are one run: the most faithful export is kept (the tool's own aggregate with its load,
-  shallowest first), the others are noted as copies of it, including an export that could not
-  be read alone for want of a fact its sibling states (AIPerf's CSV names no model);
-- exports at different stated loads are levels of one sweep (merged as any sweep is).
+- exports of one measurement (workflows.run_identity: the same deployment, workload, run
+  identity and numbers; or no stated load beside the levels of that tool run) are one run: the
+  most faithful export is kept (the tool's own aggregate with its load, shallowest first), the
+  others are noted as copies of it, including an export that could not be read alone for want
+  of a fact its sibling states (AIPerf's CSV names no model);
+- files that differ in any of these are runs of their own (`vllm bench serve --result-dir`
+  keeps every model's and day's result side by side); at different stated loads they are
+  levels of one sweep (merged as any sweep is).
 
 The workload a run was asked for, where the folder states it (inference-perf's config.yaml),
 replaces the one the client counted (its output-length mean differs from stage to stage, and it
@@ -34,6 +37,14 @@ from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, inference_per
 from measurements.importers.archive import MAX_ARCHIVE_MEMBERS, MAX_ARCHIVE_TOTAL_BYTES
 from measurements.kinds import LoadKind
 from measurements.run_file import RunFile, Workload
+from workflows.run_identity import (
+    RunPrint,
+    fingerprint,
+    models,
+    same_measurement,
+    same_run,
+    started,
+)
 
 # Exports one tool writes for one run, by the format that read them.
 _TOOL_OF_FORMAT = {
@@ -56,6 +67,9 @@ _FORMAT_RANK = {
     "vllm-bench": 0, "aiperf-sweep": 1, "perf-csv": 2, "guidellm-csv": 2,
     "aiperf-records": 3, "genai-perf-raw": 3, "trtllm-requests": 3,
 }  # fmt: skip
+# Tools that write one file a run, each run's beside the others' (`vllm bench serve
+# --result-dir`): a second file of theirs in one folder is another run, never another export.
+_ONE_FILE_A_RUN = frozenset({"vllm-bench"})
 _WARMUP = re.compile(r"^warm[-_ ]?up$", re.IGNORECASE)
 _PHASES = "phases"
 _PLANNED_LOADS = (LoadKind.CONCURRENCY, LoadKind.RATE)
@@ -126,28 +140,59 @@ def _copies(group: list[Member]) -> dict[str, str]:
     read = [m for m in group if m.imported is not None and m.imported.runs]
     if not read:
         return _refused_copies(group)
-    by_load: dict[tuple[tuple[str, float], ...], list[Member]] = {}
-    for member in read:
-        by_load.setdefault(_loads(member), []).append(member)
-    stated = {loads: ms for loads, ms in by_load.items() if loads}
-    kept = [min(ms, key=_preference) for ms in (stated or by_load).values()]
-    if not stated:
-        kept = [min(read, key=_preference)]
-    first = min(kept, key=_preference)
+    prints = {m.name: fingerprint(m.imported) for m in read if m.imported is not None}
+    # Kept members by the models and start time they name, so that 2,000 runs in one folder
+    # are compared with the few that could be the same (a file naming no start: with all).
+    kept: dict[tuple[str, ...], dict[str | None, list[Member]]] = {}
     out: dict[str, str] = {}
-    for member in group:
-        if member in kept:
-            continue
-        twin = next((k for k in kept if member.imported and _loads(member) == _loads(k)), first)
-        out[member.name] = (
-            f"skipped: another export of the run kept from {PurePosixPath(twin.name).name}"
-        )
+    for member in sorted(read, key=_preference):
+        by_start = kept.setdefault(models(prints[member.name]), {})
+        start = started(prints[member.name])
+        maybe = [*by_start.get(start, []), *by_start.get(None, [])] if start else _all(by_start)
+        twin = _twin(member, maybe, prints)
+        if twin is None:
+            by_start.setdefault(start, []).append(member)
+        else:
+            out[member.name] = _copy_note(twin)
+    runs = [m for by_start in kept.values() for m in _all(by_start)]
+    first = min(runs, key=_preference)
+    if all(same_run(prints[m.name], prints[first.name]) for m in runs):
+        for member in group:
+            if member.imported is None and _may_export(member, first):
+                out[member.name] = _copy_note(first)
     return out
 
 
+def _all(by_start: dict[str | None, list[Member]]) -> list[Member]:
+    return [member for members in by_start.values() for member in members]
+
+
+def _twin(
+    member: Member, kept: list[Member], prints: dict[str, tuple[RunPrint, ...]]
+) -> Member | None:
+    """The kept member this one repeats: the same measurement, or (stating no load) the same
+    tool run beside the levels it states (a summary of its stages); None: a run of its own."""
+    mine = prints[member.name]
+    twin = next((k for k in kept if same_measurement(mine, prints[k.name])), None)
+    if twin is not None or _loads(member):
+        return twin
+    return next((k for k in kept if _loads(k) and same_run(mine, prints[k.name])), None)
+
+
+def _copy_note(twin: Member) -> str:
+    return f"skipped: another export of the run kept from {PurePosixPath(twin.name).name}"
+
+
+def _may_export(failed: Member, kept: Member) -> bool:
+    """Whether a file that could not be read alone may be another export of a kept (or
+    refused) run: not where its tool writes one file a run and keeps its runs side by side."""
+    one_file = _TOOL_OF_FORMAT.get(_format(failed) or "") in _ONE_FILE_A_RUN
+    return not one_file or PurePosixPath(failed.name).parent != PurePosixPath(kept.name).parent
+
+
 def _refused_copies(group: list[Member]) -> dict[str, str]:
-    """No export of the run could be read: the most faithful one says why; the others are
-    copies of it (one refusal per run, not one per export)."""
+    """No export of the run could be read: the most faithful one says why; the others, in
+    another format or phase folder, are copies of it (one refusal per run, not per export)."""
     failed = [m for m in group if m.error is not None]
     if len(failed) < 2:
         return {}
@@ -156,7 +201,7 @@ def _refused_copies(group: list[Member]) -> dict[str, str]:
     return {
         m.name: f"skipped: another export of the run, refused as {twin} is (see its line)"
         for m in failed
-        if m is not first
+        if m is not first and _may_export(m, first)
     }
 
 

@@ -7,6 +7,7 @@ named) and calls its `parse`; whatever goes wrong surfaces as an InputError nami
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,14 +42,17 @@ from measurements.importers.common import (
     DeploymentOverrides,
     UserLoad,
     content_key,
+    file_digest,
     join_notes,
     user_load,
 )
+from measurements.importers.limits import MAX_IMPORT_BYTES, MAX_ROWS, check_runs, over
 from measurements.run_file import Level, LoadKind, Provenance, RunFile, input_error_from_validation
 
 __all__ = [
     "IMPORTERS",
     "MAX_IMPORT_BYTES",
+    "NAME_THE_FORMAT",
     "DeploymentOverrides",
     "ImportedFile",
     "Importer",
@@ -57,7 +61,7 @@ __all__ = [
     "sniff_format",
 ]
 
-MAX_IMPORT_BYTES = 50 * 1024 * 1024
+_FIRST_CHARACTER = re.compile(r"\S")
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 
 
@@ -81,6 +85,8 @@ class Importer(Protocol):
         """The runs in `doc`; `data` is the raw bytes (for the dedupe key)."""
 
 
+# How the CLI names a format; the Runs page says its own format selector instead (ui/upload.py).
+NAME_THE_FORMAT = "pass --format"
 # Sniff order: the most specific signatures first; the curve CSV is the only text format.
 IMPORTERS: dict[str, Importer] = {
     runfile.FORMAT_ID: runfile,
@@ -153,9 +159,13 @@ def import_bytes(
     importer, detected = _choose(name, doc, format_id)
     try:
         runs = importer.parse(name, doc, data, overrides, provenance)
+        key = content_key(data)  # the digest its runs' keys took: a file is hashed once
     except ValidationError as exc:
         raise input_error_from_validation(exc, name) from exc
-    stamped = tuple(_with_user_load(_stamp(run, name, data), overrides) for run in runs)
+    finally:
+        file_digest.cache_clear()
+    check_runs(name, runs)
+    stamped = tuple(_with_user_load(_stamp(run, name, key), overrides) for run in runs)
     if not stamped:
         raise InputError("the file holds no load levels", file=name)
     return ImportedFile(name=name, format_id=importer.FORMAT_ID, detected=detected, runs=stamped)
@@ -173,9 +183,10 @@ def sniff_format(name: str, data: bytes) -> str | None:
 def decode(name: str, data: bytes) -> object:
     """Bytes -> parsed JSON (object, list, or a list of JSON lines) or, for anything else, text."""
     text = _text(name, data)
-    if not text.strip():
+    first = _FIRST_CHARACTER.search(text)  # no stripped copy of a 50 MiB text
+    if first is None:
         raise InputError("the file is empty", file=name)
-    if text.lstrip()[:1] not in ("{", "["):
+    if first.group() not in ("{", "["):
         return text
     try:
         # A key given twice is refused, not the last one kept. (Nesting is bounded by
@@ -212,7 +223,9 @@ def _starts_with_json_line(text: str) -> bool:
 
 
 def _json_lines(name: str, text: str) -> list[object]:
-    """--append-result files: one JSON document per line."""
+    """--append-result files and per-request records: one JSON document per line (counted
+    before any is parsed, so a file of too many is refused at once)."""
+    over(text.count("\n") + (not text.endswith("\n")), MAX_ROWS, "JSON lines", file=name)
     docs: list[object] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -241,10 +254,10 @@ def _choose(name: str, doc: object, format_id: str) -> tuple[Importer, str]:
             why = explain(doc)
             if why is not None:
                 raise UnknownFormatError(why, file=name)
-        # One short line: the format ids (the README's import table describes each).
+        # One short line: the format ids (docs/formats.md describes each).
         raise UnknownFormatError(
             f"not a format capplan can import (looked for {', '.join(IMPORTERS)}); if it is one "
-            "of these, pass --format to see what does not match",
+            f"of these, {NAME_THE_FORMAT} to see what does not match",
             file=name,
         )
     if format_id not in IMPORTERS:
@@ -259,13 +272,13 @@ def _choose(name: str, doc: object, format_id: str) -> tuple[Importer, str]:
     return importer, detected
 
 
-def _stamp(run: RunFile, name: str, data: bytes) -> RunFile:
+def _stamp(run: RunFile, name: str, key: str) -> RunFile:
     # Importers set the key themselves when a file holds several runs (content_key with a part).
     update: dict[str, object] = {}
     if run.origin_file != name:
         update["origin_file"] = name
     if not run.source_sha256:
-        update["source_sha256"] = content_key(data)
+        update["source_sha256"] = key
     return run.model_copy(update=update) if update else run
 
 

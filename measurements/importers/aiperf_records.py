@@ -13,6 +13,7 @@ from measurements.importers.common import (
     checked_number,
     resolve_deployment,
 )
+from measurements.importers.limits import MAX_SAMPLES, over
 from measurements.importers.sample_level import (
     sample_level,
     sample_run,
@@ -78,6 +79,7 @@ def parse(
     records = _records(doc)
     if records is None:
         raise InputError(f"not an {DESCRIPTION}", file=name)
+    over(len(records), MAX_SAMPLES, "per-request records", file=name)
     readers = [Reader(name, obj, f"line {i + 1}: ") for i, obj in enumerate(records)]
     kept = [reader for reader in readers if _phase(reader) == "profiling"]
     if not kept:

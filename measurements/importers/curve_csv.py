@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from errors import InputError
+from measurements.importers import csv_stream
 from measurements.importers.common import (
     DeploymentOverrides,
     MetricSet,
@@ -24,6 +25,7 @@ from measurements.importers.common import (
     normalise_engine,
     resolve_deployment,
 )
+from measurements.importers.limits import MAX_LEVELS, MAX_LEVELS_PER_RUN, MAX_RUNS, over
 from measurements.run_file import (
     Level,
     LoadKind,
@@ -84,6 +86,10 @@ class _Row:
     line: int
     cells: dict[str, str]
 
+    @property
+    def where(self) -> str:
+        return f"row {self.line}"
+
     def get(self, column: str) -> str:
         return self.cells.get(column, "").strip()
 
@@ -115,9 +121,9 @@ def sniff(name: str, doc: object) -> str | None:
     """Describe a curve CSV (a header with most of the required columns), else None."""
     if not isinstance(doc, str):
         return None
-    try:
-        header = next(csv.reader(_data_lines(doc)[1][:1]), [])
-    except csv.Error:
+    try:  # the header alone: sniffing reads no further
+        header = next(csv_stream.commented_rows(name, doc, []), (0, []))[1]
+    except (csv.Error, InputError):
         return None
     columns = {cell.strip() for cell in header}
     # Half the required columns is enough to say "a curve CSV", so parse can name what is missing.
@@ -135,13 +141,18 @@ def parse(
 ) -> list[RunFile]:
     """One run per group of rows sharing the deployment and workload columns."""
     text = doc if isinstance(doc, str) else ""
-    comments, rows = _rows(name, text)
+    comments: list[str] = []
     groups: dict[tuple[str, ...], dict[tuple[str, ...], list[_Row]]] = {}
-    for row in rows:
+    runs = 0
+    for row in _rows(name, text, comments):
         key = tuple(row.get(c) for c in GROUP_COLUMNS)
         config = tuple(f"{k}={v}" for k, v in serving_config(row.get("notes")).items())
         base = (key[0], normalise_engine(key[1]), *key[2:])
-        groups.setdefault(base, {}).setdefault(config, []).append(row)
+        configs = groups.setdefault(base, {})
+        if config not in configs:
+            runs += 1
+            over(runs, MAX_RUNS, "runs", file=name, field=f"row {row.line}")
+        configs.setdefault(config, []).append(row)
     passes = [
         (_part_key(base, config, number, len(configs)), members, said, len(configs) > 1)
         for base, configs in groups.items()
@@ -179,19 +190,26 @@ def _passes(rows: Sequence[_Row]) -> list[tuple[list[_Row], list[str]]]:
     numbers starts (or joins) the next pass, a repeat (a run of its own, labelled so); a row
     whose numbers repeat an earlier row's at the same load is counted once, with a note."""
     passes: list[tuple[list[_Row], list[str]]] = []
-    seen: dict[tuple[str, str], list[_Row]] = {}
+    seen: dict[tuple[str, str], int] = {}  # rows kept at each load
+    twins: dict[tuple[str, ...], _Row] = {}  # the first row of each load and numbers
     for row in rows:
         load = (row.get("load_type").lower(), _load_text(row))
-        earlier = seen.setdefault(load, [])
-        twin = next((e for e in earlier if _same_numbers(e, row)), None)
-        if twin is not None:
+        twin = twins.setdefault((*load, *_numbers(row)), row)
+        if twin is not row:
             passes[0][1].append(f"row {row.line} repeats row {twin.line}'s numbers: counted once")
             continue
-        if len(earlier) == len(passes):
+        earlier = seen.get(load, 0)
+        if earlier == len(passes):
+            over(earlier + 1, MAX_RUNS, "runs", file=row.file, field=row.where)
             passes.append(([], []))
-        passes[len(earlier)][0].append(row)
-        earlier.append(row)
+        passes[earlier][0].append(row)
+        seen[load] = earlier + 1
+        levels = len(passes[earlier][0])
+        over(levels, MAX_LEVELS_PER_RUN, "load levels in one run", file=row.file, field=row.where)
     return passes
+
+
+_METRIC_COLUMNS = tuple(c for c in OPTIONAL if c != "notes")
 
 
 def _load_text(row: _Row) -> str:
@@ -204,41 +222,28 @@ def _load_text(row: _Row) -> str:
         return text
 
 
-def _same_numbers(one: _Row, other: _Row) -> bool:
-    metrics = [c for c in OPTIONAL if c != "notes"]
-    return all(one.get(c) == other.get(c) for c in metrics)
+def _numbers(row: _Row) -> tuple[str, ...]:
+    return tuple(row.get(c) for c in _METRIC_COLUMNS)
 
 
-def _data_lines(text: str) -> tuple[list[str], list[str], list[int]]:
-    """(comments, non-comment non-blank lines, their 1-based line numbers)."""
-    comments, lines, numbers = [], [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.lstrip().startswith("#"):
-            comments.append(line.lstrip()[1:].strip())
-        elif line.strip():
-            lines.append(line)
-            numbers.append(number)
-    return comments, lines, numbers
-
-
-def _rows(name: str, text: str) -> tuple[list[str], list[_Row]]:
-    comments, lines, numbers = _data_lines(text)
-    reader = csv.reader(lines)
+def _rows(name: str, text: str, comments: list[str]) -> Iterator[_Row]:
+    """The data rows, one at a time (a file is never held as a list of rows); refused at the
+    first row past MAX_LEVELS (each row is one load level)."""
+    reader = csv_stream.commented_rows(name, text, comments)
     try:
-        header = [cell.strip() for cell in next(reader, [])]
+        header = [cell.strip() for cell in next(reader, (0, []))[1]]
         _check_header(name, header)
-        rows = []
-        for cells in reader:
-            line = numbers[reader.line_num - 1]
+        count = 0
+        for count, (line, cells) in enumerate(reader, start=1):
+            over(count, MAX_LEVELS, "data rows (one load level each)", file=name)
             if len(cells) != len(header):
                 message = f"row {line}: has {len(cells)} values, the header has {len(header)}"
                 raise InputError(message, file=name)
-            rows.append(_Row(name, line, dict(zip(header, cells, strict=True))))
+            yield _Row(name, line, dict(zip(header, cells, strict=True)))
     except csv.Error as exc:
         raise InputError(f"not a readable CSV: {exc}", file=name) from exc
-    if not rows:
+    if not count:
         raise InputError("the CSV has a header but no data rows", file=name)
-    return comments, rows
 
 
 def _check_header(name: str, header: Sequence[str]) -> None:

@@ -15,6 +15,7 @@ from measurements.importers.common import (
     checked_number,
     resolve_deployment,
 )
+from measurements.importers.limits import MAX_SAMPLES, over
 from measurements.importers.sample_level import (
     SampleLoad,
     sample_level,
@@ -117,6 +118,7 @@ def _level(exp: Reader, models: set[str]) -> Level:
     raw = exp.obj.get("requests")
     if not isinstance(raw, list) or not raw:
         raise exp.fail("requests", "expected a non-empty list of requests", raw)
+    over(len(raw), MAX_SAMPLES, "requests", file=exp.file, field=exp.field("requests"))
     readers = [_item(exp, f"requests[{j}]", obj) for j, obj in enumerate(raw)]
     spans = [_times(reader) for reader in readers]
     first = min(start for start, _ in spans)

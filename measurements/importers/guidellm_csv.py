@@ -13,10 +13,12 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from errors import InputError
-from measurements.importers import guidellm
+from measurements.importers import csv_stream, guidellm
 from measurements.importers.common import DeploymentOverrides, Reader
+from measurements.importers.limits import MAX_ROWS, over
 from measurements.run_file import Provenance, RunFile
 
 FORMAT_ID = "guidellm-csv"
@@ -126,11 +128,13 @@ def _column(index: int, group: str, name: str, stat: str) -> _Column | None:
     return _Column(index, label, ("metrics", key, "successful", ours), percentiles=False)
 
 
-def _rows(doc: object) -> list[list[str]] | None:
+def _rows(doc: object, head: int = MAX_ROWS + _HEADER_ROWS + 1) -> list[list[str]] | None:
+    """The first `head` non-blank rows, read lazily (None: not readable CSV, or too few)."""
     if not isinstance(doc, str):
         return None
     try:
-        rows = [row for row in csv.reader(doc.splitlines()) if any(c.strip() for c in row)]
+        found = (row for _, row in csv_stream.rows(doc) if any(c.strip() for c in row))
+        rows = list(islice(found, head))
     except csv.Error:
         return None
     return rows if len(rows) > _HEADER_ROWS else None
@@ -148,7 +152,8 @@ def _is_guidellm(rows: Sequence[Sequence[str]]) -> bool:
 
 def sniff(name: str, doc: object) -> str | None:
     """Describe the guidellm CSV when `doc` is one, else None."""
-    rows = _rows(doc)
+    first = _rows(doc, head=_HEADER_ROWS + 1)  # another CSV is not read whole
+    rows = _rows(doc) if first is not None and _is_guidellm(first) else None
     if rows is None or not _is_guidellm(rows):
         return None
     return f"guidellm CSV, {len(rows) - _HEADER_ROWS} benchmarks"
@@ -165,6 +170,7 @@ def parse(
     rows = _rows(doc)
     if rows is None or not _is_guidellm(rows):
         raise InputError(f"not a {DESCRIPTION}", file=name)
+    over(len(rows) - _HEADER_ROWS, MAX_ROWS, "benchmark rows", file=name)
     columns = _columns(rows[:_HEADER_ROWS])
     if not any(c.path == ("config", "strategy", "type_") for c in columns):
         raise InputError(

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
 from measurements.importers.common import Reader, checked_number
+from measurements.importers.limits import MAX_SAMPLES, over
 from measurements.importers.sample_level import SampleLoad, sample_level, sample_workload
 from measurements.run_file import (
     Level,
@@ -29,6 +30,7 @@ def is_per_request(doc: object) -> bool:
 
 def per_request_level(name: str, doc: Sequence[Mapping[str, object]]) -> tuple[Level, Workload]:
     """The records as one level: samples, recomputed metrics, the span as duration."""
+    over(len(doc), MAX_SAMPLES, "per-request records", file=name)
     readers = [Reader(name, obj, f"request {i + 1}: ") for i, obj in enumerate(doc)]
     spans = [_span(reader) for reader in readers]
     first = min(start for start, _ in spans)

@@ -17,6 +17,7 @@ from measurements.importers.common import (
     join_notes,
     resolve_deployment,
 )
+from measurements.importers.limits import MAX_SAMPLES, over
 from measurements.importers.samples import add_distribution, recompute
 from measurements.run_file import (
     Environment,
@@ -231,6 +232,7 @@ def _level(
 
 
 def _individual_level(name: str, doc: Sequence[Mapping[str, object]]) -> Level:
+    over(len(doc), MAX_SAMPLES, "per-request records", file=name)
     samples = tuple(_sample(Reader(name, obj, f"request {i + 1}: ")) for i, obj in enumerate(doc))
     metrics = MetricSet()
     notes = recompute(metrics, samples, None)

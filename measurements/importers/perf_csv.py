@@ -14,10 +14,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 
 from pydantic import ValidationError
 
 from errors import InputError
+from measurements.importers import csv_stream
 from measurements.importers.aiperf import RATES, add_metrics, avg, sequence_workload, unit_of
 from measurements.importers.common import (
     DeploymentOverrides,
@@ -27,6 +29,7 @@ from measurements.importers.common import (
     resolve_deployment,
     user_load,
 )
+from measurements.importers.limits import MAX_ROWS, over
 from measurements.run_file import (
     Environment,
     Level,
@@ -88,15 +91,15 @@ class _Table:
         return "stats" if all(_STAT.fullmatch(c) for c in rest) else "other"
 
 
-def _tables(doc: object) -> list[_Table] | None:
-    """The blank-line-separated tables of a CSV text, or None when it is not readable CSV."""
+def _tables(doc: object, head: int = MAX_ROWS + 1) -> list[_Table] | None:
+    """The blank-line-separated tables of a CSV text's first `head` rows, read lazily, or None
+    when it is not readable CSV."""
     if not isinstance(doc, str):
         return None
     tables: list[_Table] = []
     current: _Table | None = None
-    reader = csv.reader(doc.splitlines())
     try:
-        for row in reader:
+        for line, row in islice(csv_stream.rows(doc), head):
             cells = [c.strip() for c in row]
             if not any(cells):
                 current = None
@@ -104,7 +107,7 @@ def _tables(doc: object) -> list[_Table] | None:
                 current = _Table(cells)
                 tables.append(current)
             else:
-                current.rows.append((reader.line_num, cells))
+                current.rows.append((line, cells))
     except csv.Error:
         return None
     return tables or None
@@ -130,7 +133,8 @@ def _tool(tables: Sequence[_Table]) -> str:
 
 def sniff(name: str, doc: object) -> str | None:
     """Describe the export when `doc` is an AIPerf / GenAI-Perf CSV, else None."""
-    tables = _tables(doc)
+    first = _tables(doc, head=2)  # another CSV (a curve of a million rows) is not read whole
+    tables = _tables(doc) if first is not None and _is_export(first) else None
     if tables is None or not _is_export(tables):
         return None
     stats, values = (sum(len(t.rows) for t in tables if t.kind == k) for k in ("stats", "values"))
@@ -149,6 +153,7 @@ def parse(
     tables = _tables(doc)
     if tables is None or not _is_export(tables):
         raise InputError(f"not an {DESCRIPTION}", file=name)
+    over(sum(len(t.rows) + 1 for t in tables), MAX_ROWS, "rows", file=name)
     tool = _tool(tables)
     objects = _objects(name, tables)
     level = _level(name, objects, overrides, tool)

@@ -1,5 +1,5 @@
 """Recompute a level's aggregates from its per-request samples by capplan's canonical definitions
-(DESIGN.md "Canonical metrics"); the math itself lives in measurements/aggregate.py."""
+(the design notes, "Canonical metrics"); the math itself lives in measurements/aggregate.py."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from measurements.importers.common import (
     Reader,
     resolve_deployment,
 )
+from measurements.importers.limits import MAX_SAMPLES, over
 from measurements.importers.sample_level import (
     sample_level,
     sample_run,
@@ -53,6 +54,7 @@ def parse(
     """The records as one RunFile with one level; the load comes from the user or is achieved."""
     if not isinstance(doc, list) or sniff(name, doc) is None:
         raise InputError(f"not a {DESCRIPTION}", file=name)
+    over(len(doc), MAX_SAMPLES, "per-request records", file=name)
     readers = [Reader(name, obj, f"request {i + 1}: ") for i, obj in enumerate(doc)]
     spans = [_span(reader) for reader in readers]
     first_ns = min(start for start, _ in spans)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from measurements.importers.common import Reader, checked_number
+from measurements.importers.limits import MAX_SAMPLES, over
 from measurements.run_file import RequestSample
 
 # "e2els" is TensorRT-LLM's name (its fork of benchmark_serving.py) for vLLM's "latencies".
@@ -30,8 +31,9 @@ def request_samples(
     if not lists:
         return ()
     size = len(next(iter(lists.values())))
+    key = next(iter(lists))
+    over(size, MAX_SAMPLES, "per-request entries", file=reader.file, field=reader.field(key))
     if sent is not None and size > sent:
-        key = next(iter(lists))
         raise reader.fail(key, f"has {size} entries but num_prompts is {sent}")
     starts = [
         checked_number(reader, f"start_times[{i}]", value, signed=True)

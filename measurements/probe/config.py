@@ -90,6 +90,9 @@ class ProbeConfig(BaseModel):
         None, description="NAME of the environment variable holding the API key (never stored)"
     )
     ignore_eos: bool = Field(True, description="Send ignore_eos so every answer is max_tokens")
+    error_bodies: bool = Field(
+        True, description="Keep the start of a failed answer's body (False: its HTTP status only)"
+    )
     continuous_usage: bool = Field(
         True, description="Ask for usage on every chunk (exact tokens per chunk)"
     )

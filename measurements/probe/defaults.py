@@ -74,7 +74,7 @@ PROBE_DEFAULTS = ProbeDefaults()
 class ProbeLimits:
     """The most one probe session may ask for, far above any real sweep (the largest vLLM
     deployments keep a few thousand streams in flight): a value beyond one is refused, naming the
-    flag, the value and the limit, before any request is sent (README, "The command line")."""
+    flag, the value and the limit, before any request is sent (docs/cli.md, "Ranges")."""
 
     tokens: int = MAX_TOKENS_PER_REQUEST  # --isl, --osl and their stddevs (16.8 M)
     concurrency: int = 10_000  # each closed-loop level, requests in flight

@@ -22,6 +22,7 @@ from types import TracebackType
 import httpx
 
 from errors import CapplanError
+from measurements.atomic_write import fresh_file, open_append
 from measurements.gpu_info import GpuFacts, gpu_facts
 from measurements.probe.launch_spec import (
     LaunchSpec,
@@ -100,7 +101,7 @@ def launch(
 ) -> RunningServer:
     """Build (when asked), start the server, wait for health and one completion; time both."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.write_text("", encoding="utf-8")
+    fresh_file(log_path)  # a link planted at the log's name is replaced, never followed
     build_s = _run_build(spec.build, log_path) if spec.build else None
     before = gpu_probe()
     argv = server_command(spec)
@@ -122,7 +123,7 @@ def launch(
 def _start(
     argv: list[str], env: dict[str, str], log_path: Path
 ) -> tuple[subprocess.Popen[bytes], float]:
-    with log_path.open("ab") as log:
+    with open_append(log_path) as log:
         log.write(f"$ {shlex.join(redact_argv(argv))}\n".encode())
         log.flush()
         try:

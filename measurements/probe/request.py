@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from errors import InputError
+from measurements.entry_names import engine_name, gpu_name
 from measurements.probe.config import ProbeConfig
 from measurements.probe.defaults import PROBE_DEFAULTS as _DEFAULT
 from measurements.probe.defaults import PROBE_LIMITS as _MOST
@@ -166,6 +167,13 @@ class ProbeRequest(BaseModel):
         if not value.strip():
             raise InputError("give the served model name", field="model", value=value)
         return value
+
+    @field_validator("engine", "gpu")
+    @classmethod
+    def _names(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """NFKC, no invisible characters, no look-alike of a catalog GPU or a known engine."""
+        clean = engine_name if info.field_name == "engine" else gpu_name
+        return None if value is None else clean(value)
 
     @field_validator("base_url")
     @classmethod

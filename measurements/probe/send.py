@@ -161,8 +161,8 @@ async def send_into(
                 attempt.status = response.status_code
                 timer.stage("chunk")
                 if response.status_code != 200:
-                    text = await _error_body(response)
-                    attempt.fail(clock(), f"HTTP {response.status_code}: {text}")
+                    text = await _error_body(response) if config.error_bodies else ""
+                    attempt.fail(clock(), f"HTTP {response.status_code}: {text}".rstrip(": "))
                     return
                 await _read_stream(response, attempt, clock, timer)
     except TimeoutError:

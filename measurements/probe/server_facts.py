@@ -44,14 +44,20 @@ async def server_facts(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     timeout_s: float = 10,
+    error_bodies: bool = True,
 ) -> ServerFacts:
-    """Read `/version` and `/v1/models`; an unreachable server raises EngineError."""
+    """Read `/version` and `/v1/models`; an unreachable server raises EngineError quoting the
+    start of a refusal's body (error_bodies=False, the app: its HTTP status only)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = base_url.rstrip("/")
     async with httpx.AsyncClient(
-        base_url=url, headers=headers, timeout=timeout_s, transport=transport
+        base_url=url,
+        headers=headers,
+        timeout=timeout_s,
+        transport=transport,
+        follow_redirects=False,
     ) as client:
-        cards = await _model_cards(client, redact_url(url))  # url only names it in errors
+        cards = await _model_cards(client, redact_url(url), error_bodies)  # url names it
         version = await _version(client)
     base = next((c for c in cards if not c.get("parent")), cards[0] if cards else {})
     max_len = base.get("max_model_len")
@@ -93,7 +99,9 @@ def _json(body: bytes) -> object:
         return None
 
 
-async def _model_cards(client: httpx.AsyncClient, url: str) -> list[dict[str, object]]:
+async def _model_cards(
+    client: httpx.AsyncClient, url: str, error_bodies: bool
+) -> list[dict[str, object]]:
     try:
         status, body = await _get(client, "/v1/models")
     except httpx.HTTPError as exc:
@@ -106,9 +114,8 @@ async def _model_cards(client: httpx.AsyncClient, url: str) -> list[dict[str, ob
     if status != 200:
         hint = " (set the API key's environment variable)" if status == 401 else ""
         text = redact_text(body[:4096].decode("utf-8", "replace"))  # masked whole, then cut
-        raise EngineError(
-            redact_text(f"{url}/v1/models answered HTTP {status}{hint}: {text[:200]!r}")
-        )
+        said = f": {text[:200]!r}" if error_bodies else " (its body is not shown here)"
+        raise EngineError(redact_text(f"{url}/v1/models answered HTTP {status}{hint}{said}"))
     document = _json(body)
     if not isinstance(document, dict):
         raise EngineError(f"{url}/v1/models did not answer an OpenAI model list")

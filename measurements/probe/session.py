@@ -9,15 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from httpx_aiohttp import AiohttpTransport
 from pydantic import BaseModel, ConfigDict, Field
 
 from errors import InputError
+from measurements.engine_log import kv_facts_from_file, with_kv_facts
 from measurements.gpu_info import GpuFacts, gpu_facts, gpu_sku
 from measurements.probe.capabilities import check_capabilities
 from measurements.probe.config import ProbeConfig
 from measurements.probe.engines import RunningServer, attach, launch
 from measurements.probe.launch_spec import LaunchSpec, engine_args
 from measurements.probe.level_run import ProgressEvent
+from measurements.probe.outbound import Outbound
 from measurements.probe.redaction import remember_command_secrets
 from measurements.probe.request import ProbeRequest
 from measurements.probe.server_facts import ServerFacts, server_facts
@@ -82,13 +85,20 @@ def plan_session(request: ProbeRequest) -> SessionPlan:
 
 
 async def run_session(
-    request: ProbeRequest, on_progress: Callable[[ProgressEvent], None] | None = None
+    request: ProbeRequest,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+    outbound: Outbound | None = None,
 ) -> ProbeOutcome:
-    """Launch or attach, gather facts, check capabilities, sweep; always stop what we started."""
+    """Launch or attach, gather facts, check capabilities, sweep; always stop what we started.
+    With `outbound` (the app) every request goes to its checked addresses only and a failed
+    answer is kept as its HTTP status, never its body."""
     plan = plan_session(request)
+    if outbound is not None:
+        probe = plan.probe.model_copy(update={"error_bodies": False})
+        plan = plan.model_copy(update={"probe": probe})
     server = await asyncio.to_thread(_start, plan)
     try:
-        return await _measure(plan, server, on_progress)
+        return await _measure(plan, server, on_progress, outbound)
     finally:
         await asyncio.to_thread(server.stop)
 
@@ -105,10 +115,16 @@ async def _measure(
     plan: SessionPlan,
     server: RunningServer,
     on_progress: Callable[[ProgressEvent], None] | None,
+    outbound: Outbound | None,
 ) -> ProbeOutcome:
     config = plan.probe
     api_key = probe_api_key(config)  # an unset key variable stops before the first request
-    facts = await server_facts(server.base_url, api_key)
+    facts = await server_facts(
+        server.base_url,
+        api_key,
+        transport=_transport(outbound),
+        error_bodies=config.error_bodies,
+    )
     if facts.models and config.model not in facts.models:
         served = ", ".join(name[:80] for name in facts.models[:5])
         more = f" and {len(facts.models) - 5} more" if len(facts.models) > 5 else ""
@@ -118,7 +134,7 @@ async def _measure(
             value=config.model,
         )
     gpus = await asyncio.to_thread(gpu_facts)
-    capabilities = await _capabilities(plan, server.base_url, api_key)
+    capabilities = await _capabilities(plan, server.base_url, api_key, outbound)
     label = "capplan probe"
     if facts.simulated:
         label = f"capplan probe, SIMULATED engine (capplan sim-server, profile {facts.profile})"
@@ -127,23 +143,36 @@ async def _measure(
         label=label,
         deployment=deployment_for(plan, server, facts, gpus),
         environment=environment_for(gpus),
-        startup=Startup(
-            cold_start_s=server.cold_start_s,
-            engine_build_s=server.engine_build_s,
-            vram_idle_gb=server.vram_idle_gb,
+        startup=with_kv_facts(
+            Startup(
+                cold_start_s=server.cold_start_s,
+                engine_build_s=server.engine_build_s,
+                vram_idle_gb=server.vram_idle_gb,
+            ),
+            kv_facts_from_file(server.log_path),
         ),
         capabilities=capabilities,
         out=plan.out,
         on_progress=on_progress,
         notes=facts.notes,
+        outbound=outbound,
     )
 
 
-async def _capabilities(plan: SessionPlan, base_url: str, api_key: str | None) -> Capabilities:
+def _transport(outbound: Outbound | None) -> httpx.AsyncBaseTransport | None:
+    """The app's transport: aiohttp connecting to the checked addresses only (else httpx's)."""
+    return AiohttpTransport(client=outbound.session) if outbound is not None else None
+
+
+async def _capabilities(
+    plan: SessionPlan, base_url: str, api_key: str | None, outbound: Outbound | None
+) -> Capabilities:
     if not plan.check_capabilities:
         return NOT_CHECKED
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    async with httpx.AsyncClient(headers=headers, timeout=60, trust_env=False) as client:
+    async with httpx.AsyncClient(
+        headers=headers, timeout=60, trust_env=False, transport=_transport(outbound)
+    ) as client:
         return await check_capabilities(
             client, base_url, plan.probe.model, lora_adapter=plan.lora_adapter
         )

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from httpx_aiohttp import AiohttpTransport
 from errors import InputError
 from measurements.probe.config import ProbeConfig
 from measurements.probe.level_run import LevelRun, ProgressEvent
+from measurements.probe.outbound import Outbound
 from measurements.probe.prompts import PromptFactory, PromptSpec, load_tokenizer
 from measurements.probe.redaction import (
     redact_args,
@@ -75,12 +77,13 @@ async def run_probe(
     transport: httpx.AsyncBaseTransport | None = None,
     label: str = "capplan probe",
     notes: tuple[str, ...] = (),
+    outbound: Outbound | None = None,
 ) -> ProbeOutcome:
     """Warm up, sweep the levels (stopping at saturation or when the server dies) and write
     the RunFile to `out` after every level; the written file says complete=False until the
-    sweep has ended normally."""
+    sweep has ended normally. `outbound` (the app) connects to its checked addresses only."""
     header = _Header(deployment, environment, startup, capabilities, label)
-    sweep = _Sweep(config, clock, transport, on_progress)
+    sweep = _Sweep(config, clock, transport, on_progress, outbound=outbound)
     sweep.notes.extend(notes)
     return await sweep.run(header, out)
 
@@ -103,9 +106,12 @@ class _Sweep:
         clock: Clock,
         transport: httpx.AsyncBaseTransport | None,
         on_progress: Callable[[ProgressEvent], None] | None,
+        *,
+        outbound: Outbound | None = None,
     ) -> None:
         self.config, self.clock = config, clock
         self.transport, self.on_progress = transport, on_progress
+        self.outbound = outbound
         tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
         self.factory = PromptFactory(config.workload, tokenizer)
         self.prompt_rng = np.random.default_rng(config.workload.seed)
@@ -133,7 +139,8 @@ class _Sweep:
         # CPU per token at 64+ streams (bench/bench_probe_overhead.py), and on a shared box that
         # CPU is taken from the engine being measured. Tests inject an httpx MockTransport.
         # trust_env=False: a proxy from the environment must not sit between probe and server.
-        transport = self.transport or AiohttpTransport(client=_aiohttp_session(pool))
+        sessions = partial(self.outbound.session, pool) if self.outbound else _aiohttp_session(pool)
+        transport = self.transport or AiohttpTransport(client=sessions)
         return httpx.AsyncClient(
             transport=transport, limits=limits, timeout=timeout, trust_env=False
         )

@@ -7,6 +7,7 @@ and priced by one CostModel (planner.sizing.costs) chosen from the scenario, or 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -17,11 +18,13 @@ from planner.analysis.measurement_plan import MeasurementPlan, plan_measurements
 from planner.analysis.recommend import Recommendation, Verdict, recommend
 from planner.curves.load import LoadCurve, canonical_model
 from planner.curves.spelling import engine_name, gpu_name
+from planner.engine.reach_errors import reach_error
 from planner.engine.transfer import TRANSFER_ERROR, Target, physics_only_curve
 from planner.fitting.fit import CurveFit
 from planner.fitting.shapes import shaped_fitter
 from planner.inputs.prices import PriceEntry, catalog_version, scenario_price
 from planner.inputs.scenario import Scenario
+from planner.physics.identity import same_or_twin
 from planner.sizing.costs import CostModel, cost_model_for
 from planner.sizing.draws import Draws
 from planner.sizing.options import Option, SizedOption
@@ -42,6 +45,9 @@ class Plan:
     # What to measure where no sound curve backs an engine x GPU pair (None: every pair has one).
     measurement_plan: MeasurementPlan | None = None
     draws: Draws = field(default_factory=Draws)  # the error samples every option was sized over
+    # When nothing is recommended and the model's curves at other precisions were left out: the
+    # sentence that says so (the binding reason a person acts on first).
+    precision_note: str | None = None
 
 
 def make_plan(
@@ -65,7 +71,9 @@ def make_plan(
         measurements = _with_estimate(
             plan_measurements(scenario, (), curves), scenario, curves, prices
         )
-        raise NoDataError(_no_candidate_message(scenario, curves, warnings), measurements)
+        message = _no_candidate_message(scenario, curves, warnings)
+        note = precision_left_out(scenario, curves)
+        raise NoDataError(f"{note} {message}" if note else message, measurements)
     price_by_gpu = {
         gpu: scenario_price(scenario, prices, gpu) for gpu in sorted({c.gpu for c in candidates})
     }
@@ -99,6 +107,30 @@ def make_plan(
         prices_used=used,
         measurement_plan=measurements,
         draws=drawn,
+        precision_note=None if rec.choice else precision_left_out(scenario, curves),
+    )
+
+
+def precision_left_out(scenario: Scenario, curves: Sequence[LoadCurve]) -> str | None:
+    """'The scenario asks for FP8; 62 curves of this model measured at FP4 were not used...'
+    when a stated precision left the model's own (or its twins') curves out; else None."""
+    if scenario.precision is None:
+        return None
+    other = Counter(
+        curve.key.precision or "not stated"
+        for curve in curves
+        if (curve.key.precision or "") != scenario.precision
+        and (curve.points or curve.rate_points)
+        and same_or_twin(curve.key.model, scenario.model)
+    )
+    if not other:
+        return None
+    listed = ", ".join(
+        f"{count} at {precision.upper()}" for precision, count in other.most_common()
+    )
+    return (
+        f"The scenario asks for {scenario.precision.upper()}: this model's curves measured "
+        f"{listed} were not used. Plan at that precision (or any precision) to use them."
     )
 
 
@@ -164,9 +196,10 @@ def physics_only_estimate(
         return None
     cost = choice.spread.percentiles()["total_monthly_cost_usd"]
     span = "" if cost is None else f" (P10-P90 ${cost.p10:,.0f}-${cost.p90:,.0f})"
+    error = reach_error("another model", TRANSFER_ERROR).text()
     return (
         f"A physics-only estimate, with no sound measurement of these deployments (validated error "
-        f"{TRANSFER_ERROR.text()}): {engine_name(choice.engine)} TP{choice.key.tp} on "
+        f"{error}): {engine_name(choice.engine)} TP{choice.key.tp} on "
         f"{choice.nodes} node(s) of {gpu_name(choice.gpu)}, ${choice.total_monthly_cost_usd:,.0f}"
         f"/month at {choice.spread.confidence:.0%} confidence{span}; measure it to replace the "
         "estimate."
@@ -200,7 +233,7 @@ def _no_candidate_message(
 ) -> str:
     wanted = canonical_model(scenario.model)
     models = sorted({canonical_model(c.key.model) for c in curves})
-    if wanted not in models:
+    if not any(same_or_twin(model, wanted) for model in models):
         known = ", ".join(models[:12]) or "none"
         return (
             f"no measured curve matches model {scenario.model!r} (compared as {wanted!r}); "

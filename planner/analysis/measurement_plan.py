@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from hardware.gpus import gpu_catalog
 from measurements.probe import sweep_commands as cmd
 from measurements.probe.sweep_commands import SweepSpec
-from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.load import LoadCurve
 from planner.curves.spelling import engine_name, gpu_name
 from planner.inputs.scenario import Scenario
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
+from planner.physics.identity import same_or_twin
 from planner.physics.roofline import ceilings
 from planner.physics.workload_adjust import NEAR_MISS_RATIO
 from planner.sizing.nodes import node_shape
@@ -173,7 +174,6 @@ def _nearest_workload(
     scenario: Scenario, engine: str, gpu: str, curves: Sequence[LoadCurve]
 ) -> tuple[int, int] | None:
     """The stated ISL/OSL nearest the scenario's among the pair's curves of its model."""
-    wanted = canonical_model(scenario.model)
     isl, osl = scenario.workload.isl, scenario.workload.osl
     best: tuple[float, int, int] | None = None
     for curve in curves:
@@ -182,7 +182,7 @@ def _nearest_workload(
             continue
         if scenario.precision is not None and (key.precision or "") != scenario.precision:
             continue
-        if canonical_model(key.model) != wanted:
+        if not same_or_twin(key.model, scenario.model):
             continue
         distance = abs(math.log(key.isl / isl)) + abs(math.log(key.osl / osl))
         if best is None or distance < best[0]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hardware.gpus import gpu_catalog
+from measurements.entry_names import model_name
 from measurements.run_file import Level, LoadKind, Origin, RunFile
 from planner.curves.deployment import (
     attention_dp,
@@ -19,6 +20,7 @@ from planner.curves.deployment import (
     launch_command,
     stated_kv_cache_dtype,
 )
+from planner.curves.kv_report import EngineKvReport, engine_kv_report
 
 # The two shipped GPUs' names, for tests and benches; which GPUs exist is hardware's catalog.
 H100 = "H100-SXM-80GB"
@@ -28,8 +30,7 @@ OFFLINE_ONLY = (
     "offline (max-throughput) only: a throughput ceiling for concurrency sweeps of the same "
     "deployment and workload, nothing to plan from by itself"
 )
-# Suffixes that name a checkpoint's tuning or precision, not another model (the run's precision
-# column says the precision).
+# Suffixes naming a checkpoint's tuning or precision, not another model (precision: its own column).
 _MODEL_SUFFIXES = (
     "-instruct", "-chat", "-hf", "-it", "-fp8", "-nvfp4", "-mxfp4", "-fp4", "-bf16", "-fp16",
     "-awq", "-gptq", "-int4", "-int8", "-w8a8", "-w4a16", "-dynamic", "-static", "-pertensor",
@@ -92,8 +93,7 @@ class CurvePoint:
     mean_e2e_ms: float | None = None
 
 
-# The latency statistics a point carries, per metric: statistic -> CurvePoint attribute
-# ("unstated": the source did not say which statistic its number is).
+# Per metric, the latency statistics a point carries -> CurvePoint attribute ("unstated": not said).
 LATENCY_ATTRS: dict[str, dict[str, str]] = {
     "ttft": {s: f"{s}_ttft_ms" for s in ("p50", "p90", "p99", "mean")} | {"unstated": "ttft_ms"},
     "tpot": {s: f"{s}_tpot_ms" for s in ("p50", "p90", "p99", "mean")} | {"unstated": "tpot_ms"},
@@ -113,24 +113,39 @@ class BasisError:
     output_tok_s_pct: float
     ttft_pct: float
     tpot_pct: float
+    # Per metric (output tok/s, TTFT, TPOT): the error 80% of validated answers stayed within, %
+    band80_pct: tuple[float, float, float] | None = None
 
     def slot_pct(self, slot: str) -> float:
         """The error of one fitted series (planner.sizing.draws.SLOTS); e2e follows TPOT and
         TTFT, whichever errs more."""
-        if slot == "throughput":
-            return self.output_tok_s_pct
+        return self._pick(slot, (self.output_tok_s_pct, self.ttft_pct, self.tpot_pct))
+
+    def slot_band80_pct(self, slot: str) -> float | None:
+        """The error 80% of validated answers stayed within for one series (None: not given)."""
+        return None if self.band80_pct is None else self._pick(slot, self.band80_pct)
+
+    @staticmethod
+    def _pick(slot: str, values: tuple[float, float, float]) -> float:
+        tok, ttft, tpot = values
+        if slot in ("throughput", "output_tok_s"):
+            return tok
         if slot.startswith("ttft"):
-            return self.ttft_pct
-        if slot == "tpot":
-            return self.tpot_pct
-        return max(self.ttft_pct, self.tpot_pct)
+            return ttft
+        if slot.startswith("tpot"):
+            return tpot
+        return max(ttft, tpot)
 
     def text(self) -> str:
-        """'output tok/s 8%, TTFT 37%, TPOT 10%'."""
-        return (
+        """'output tok/s 8%, TTFT 37%, TPOT 10%' (MAPE), with the 80% bounds where known."""
+        text = (
             f"output tok/s {self.output_tok_s_pct:g}%, TTFT {self.ttft_pct:g}%, "
             f"TPOT {self.tpot_pct:g}%"
         )
+        if self.band80_pct is None:
+            return text
+        tok, ttft, tpot = self.band80_pct
+        return f"{text}; 80% of answers within {tok:g}% / {ttft:g}% / {tpot:g}%"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +174,12 @@ class LoadCurve:
     # the level's request rate in requests/s. Never read as concurrency points: the serving
     # model (planner.engine) calibrates on them and plans from them.
     rate_points: tuple[CurvePoint, ...] = ()
+    # A projection onto a GPU with at least every resource of a GPU measured for the same
+    # deployment: that measured curve's points, which the projection (and every error draw of
+    # it) never falls behind (planner.curves.floor). Empty: no such bound.
+    floor: tuple[CurvePoint, ...] = ()
+    # The engine's own start-up KV-cache report (RunFile.startup); None: the run has none.
+    engine_kv: EngineKvReport | None = None
 
     def label_text(self) -> str:
         """Short human label, e.g. 'vllm 0.7.3 · H100-SXM-80GB x1 · TP? · 1024/1024'."""
@@ -170,6 +191,10 @@ class LoadCurve:
         osl = str(key.osl) if key.osl else "?"
         return f"{key.engine}{version} · {key.gpu or 'GPU?'}{count} · {tp} · {isl}/{osl}"
 
+    def workload(self) -> tuple[int, int]:
+        """(ISL, OSL), 1 where the source did not state one (for the physics' arithmetic)."""
+        return self.key.isl or 1, self.key.osl or 1
+
     def concurrencies(self) -> tuple[float, ...]:
         """The measured concurrencies, ascending."""
         return tuple(point.concurrency for point in self.points)
@@ -177,9 +202,10 @@ class LoadCurve:
 
 @lru_cache(maxsize=4096)  # a pure function of the name, asked thousands of times a plan
 def canonical_model(name: str) -> str:
-    """Model identity for matching: basename, lower case, spaces and underscores as hyphens,
-    without a bracketed remark (" (nvidia FP8 ckpt)") or -Instruct/-FP8 style suffixes."""
-    base = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", name).strip().rstrip("/").rsplit("/", 1)[-1]
+    """Model identity for matching: a path's model id (entry_names.model_name), basename, lower
+    case, "_"/spaces as hyphens, no bracketed remark (" (nvidia FP8 ckpt)"), -Instruct/-FP8 etc."""
+    base = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", model_name(name)).strip()
+    base = base.rstrip("/").rsplit("/", 1)[-1]
     base = re.sub(r"[\s_]+", "-", base.lower())
     base = re.sub(r"-fp-(\d)", r"-fp\1", base)
     if base.startswith("meta-llama-"):
@@ -248,6 +274,7 @@ def curve_from_run(
         client=_client(run),
         ceiling_output_tok_s=ceiling,
         rate_points=tuple(sorted(rates, key=_load)),
+        engine_kv=engine_kv_report(run.startup),
     )
 
 

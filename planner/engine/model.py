@@ -26,7 +26,7 @@ from planner.engine.calibrate import (
 )
 from planner.engine.spec import EngineSpec, empirical_spec, engine_spec
 from planner.engine.step import Array, StepParams
-from planner.physics.roofline import curve_ceilings
+from planner.physics.roofline import curve_capacity, curve_ceilings
 
 # z of the 10th/90th percentile, and p90's share of the way from the centre to p99 (log space).
 Z80 = 1.2816
@@ -207,7 +207,21 @@ def engine_model(curves: Sequence[LoadCurve], *, empirical: bool = False) -> Eng
         spec = _empirical(curves[0], levels) or spec
     if isinstance(spec, str):
         return spec
+    spec = _with_stated_cache(spec, curves[0])
     return EngineModel(spec, calibrate(spec, levels))
+
+
+def _with_stated_cache(spec: EngineSpec, curve: LoadCurve) -> EngineSpec:
+    """The spec with the cache the engine itself reported at start-up (its KV tokens), where it
+    did: the report beats the memory rule's estimate (planner.physics.memory)."""
+    found = curve_capacity(curve)
+    isl, osl = curve.key.isl, curve.key.osl
+    if found is None or found.source != "stated" or not isl or not osl:
+        return spec
+    estimate = spec.capacity_seqs(isl, osl)
+    if estimate <= 0 or not math.isfinite(estimate) or estimate >= spec.max_seqs:
+        return spec
+    return replace(spec, kv_budget_bytes=spec.kv_budget_bytes * found.streams / estimate)
 
 
 def _empirical(curve: LoadCurve, levels: list[Observation]) -> EngineSpec | None:

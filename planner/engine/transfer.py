@@ -18,6 +18,7 @@ from hardware.gpus import GpuSpec
 from planner.curves.load import BasisError, CurveKey, CurvePoint, LoadCurve, canonical_model
 from planner.engine.calibrate import Calibration
 from planner.engine.model import CONCURRENCY, EngineModel, Query, engine_model, with_spec
+from planner.engine.reach_errors import reach_error
 from planner.engine.spec import EngineSpec, engine_spec
 from planner.engine.step import PRIOR_LOG_SD, PRIOR_MEDIAN, StepParams
 from planner.physics.roofline import ceilings
@@ -162,11 +163,12 @@ def physics_only_curve(
         target.engine, None, target.model, target.precision, target.gpu.gpu, target.tp,
         target.tp, target.isl, target.osl,
     )  # fmt: skip
+    error = reach_error("another model", TRANSFER_ERROR)
     flag = (
         f"PHYSICS-ONLY estimate: no sound measurement of this deployment; the model's config on "
         f"{target.tp} x "
         f"{target.gpu.gpu} with the {borrowed.basis}; p99s from assumed tail ratios; "
-        f"validated error {TRANSFER_ERROR.text()}"
+        f"validated error {error.text()}"
     )
     return LoadCurve(
         key=key,
@@ -178,7 +180,7 @@ def physics_only_curve(
         engine_build_s=None,
         gpus_per_replica=target.tp,
         flags=(flag,),
-        basis_error=TRANSFER_ERROR,
+        basis_error=error,
     )
 
 

@@ -41,7 +41,7 @@ UNIDENTIFIABLE = "no family's parameters are identifiable"
 MAPE_TO_SIGMA = math.sqrt(math.pi / 2)
 # Relative sigma per doubling of c outside the measured range (bench/bench_knee.py, next level up).
 EXTRAPOLATION_REL_PER_DOUBLING = 0.07
-_Z95 = 1.96
+_Z95, Z80 = 1.96, 1.2816  # every band capplan shows is an 80% band (10th to 90th percentile)
 
 
 def shape_factor(pairs: Sequence[tuple[float, float]], x: Array | Sequence[float]) -> Array:
@@ -100,9 +100,9 @@ class FitResult:
         """Where the family is read: x, or the knee's start beyond it."""
         return xs if self.past is None else np.minimum(xs, self.past[0])
 
-    def eval_band(self, x: Array | Sequence[float], z: float = 1.96) -> tuple[Array, Array]:
-        """Lower and upper band: the fit times exp(-+z x rel_spread), the lognormal error the
-        plan draws from (planner.sizing.draws): a band is never negative, never clipped to 0."""
+    def eval_band(self, x: Array | Sequence[float], z: float = Z80) -> tuple[Array, Array]:
+        """The 80% band: the fit times exp(-+z x rel_spread), the lognormal error the plan
+        draws from (planner.sizing.draws); never negative, never clipped to 0."""
         xs = np.asarray(x, dtype=np.float64)
         y = self.eval(xs)
         rel = self.rel_spread(xs)

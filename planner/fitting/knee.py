@@ -1,7 +1,8 @@
 """Latency and throughput past the knee: beyond the streams whose KV cache fits
 (planner.physics.memory) and beyond the measured range, an engine runs no more streams together, so
 throughput and TPOT stay where they are and every extra stream waits its turn: TTFT grows by one
-request's share of the cycle, 1000 x OSL / T ms, per extra stream (a closed loop's queue).
+request's share of the cycle, 1000 x OSL / T ms, per extra stream (a closed loop's queue). Where
+the capacity is uncertain the curve is not bent: `uncertain_wait_ms` widens the band instead.
 """
 
 from __future__ import annotations
@@ -11,19 +12,17 @@ from dataclasses import replace
 import numpy as np
 
 from planner.fitting.fit import CurveFit, FitResult
-from planner.physics.roofline import curve_ceilings
+from planner.physics.memory import KvCapacity
+from planner.physics.roofline import curve_capacity
 
 
 def knee_streams(fit: CurveFit) -> int | None:
-    """Streams whose KV cache fits at the curve's own ISL/OSL, reconciled with its measurements
-    (the measurement wins); None without a workload, model facts or GPU specs."""
-    curve = fit.curve
-    isl, osl = curve.key.isl, curve.key.osl
-    ceil = curve_ceilings(curve)
-    if not isl or not osl or isinstance(ceil, str):
-        return None
-    streams = ceil.capacity(isl, osl, curve.points).streams
-    return streams if streams > 0 else None
+    """Streams past which the KV cache surely queues requests at the curve's own ISL/OSL: the
+    engine's report, else the estimate, raised by levels that ran more (KvCapacity.knee; with
+    the estimate contradicted, only the all-memory bound); None without a workload, model facts
+    or GPU specs, or where nothing bounds the capacity."""
+    capacity = curve_capacity(fit.curve)
+    return None if capacity is None else capacity.knee
 
 
 def past_knee(fit: CurveFit, streams: int | None) -> CurveFit:
@@ -52,6 +51,18 @@ def past_knee(fit: CurveFit, streams: int | None) -> CurveFit:
         e2e_p99=_with_past(fit.e2e_p99, start, wait_ms),
         flags=(*fit.flags, text),
     )
+
+
+def uncertain_wait_ms(fit: CurveFit, capacity: KvCapacity, concurrency: float) -> float:
+    """TTFT a read at `concurrency` would add were the capacity only its `low`: the band's upper
+    edge widens by it where `capacity.side` is 'uncertain' (0 elsewhere: below it nothing
+    queues, above it the knee bends the curve itself)."""
+    osl, measured = fit.curve.key.osl, fit.curve.concurrencies()
+    if capacity.side(concurrency) != "uncertain" or not osl or capacity.low <= 0 or not measured:
+        return 0.0
+    start = float(max(capacity.low, *measured))
+    wait_ms = _wait_per_stream_ms(fit, start, capacity.low, osl)
+    return 0.0 if wait_ms is None else wait_ms * max(concurrency - start, 0.0)
 
 
 def _wait_per_stream_ms(fit: CurveFit, start: float, streams: int, osl: int) -> float | None:

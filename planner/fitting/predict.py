@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from planner.curves.load import CurvePoint
+from planner.curves.load import BasisError, CurvePoint
 from planner.fitting.families import Array
 from planner.fitting.fit import CurveFit, FitResult, series, series_attr
 from planner.fitting.knee import knee_streams, past_knee
@@ -116,3 +116,39 @@ def predict(
 
 def _per_stream(total: float | None, concurrency: float) -> float | None:
     return None if total is None or concurrency <= 0 else total / concurrency
+
+
+_BANDED = (
+    ("output_tok_s", "output_tok_s_lo", "output_tok_s_hi", "throughput"),
+    ("p50_ttft_ms", "p50_ttft_ms_lo", "p50_ttft_ms_hi", "ttft_p50"),
+    ("p99_ttft_ms", "p99_ttft_ms_lo", "p99_ttft_ms_hi", "ttft_p99"),
+    ("tpot_ms", "tpot_ms_lo", "tpot_ms_hi", "tpot"),
+)
+
+
+def with_basis_band(
+    predictions: Sequence[Prediction], error: BasisError | None
+) -> list[Prediction]:
+    """The predictions of a derived curve (projected, adjusted, physics-only) with its reach's
+    validated error in their 80% bands, in quadrature with the fit's own spread."""
+    if error is None:
+        return list(predictions)
+    out = []
+    for p in predictions:
+        changes: dict[str, float | None] = {}
+        for centre, low, high, slot in _BANDED:
+            value = getattr(p, centre)
+            if value is None or value <= 0:
+                continue
+            band = error.slot_band80_pct(slot)
+            derived = math.log1p(band / 100.0) if band is not None else 0.0
+            own = _log_width(value, getattr(p, low), getattr(p, high))
+            width = math.hypot(own, derived)
+            changes[low], changes[high] = value * math.exp(-width), value * math.exp(width)
+        out.append(replace(p, **changes))  # type: ignore[arg-type]
+    return out
+
+
+def _log_width(value: float, low: float | None, high: float | None) -> float:
+    widths = [abs(math.log(v / value)) for v in (low, high) if v is not None and v > 0]
+    return max(widths) if widths else 0.0

@@ -16,6 +16,7 @@ from errors import InputError, ScenarioError
 from hardware.gpus import gpu_catalog
 from hardware.prices import MAX_USD_PER_GPU_HOUR
 from measurements.bounded import Limits, load_yaml
+from measurements.entry_names import clean_name, engine_name, gpu_name
 from measurements.numbers import Count, Number
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from measurements.safe_text import first_control
@@ -155,12 +156,12 @@ class CandidatesSpec(Spec):
     @field_validator("engines")
     @classmethod
     def _engines(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(canonical_engine(engine) for engine in value)
+        return tuple(canonical_engine(engine_name(engine)) for engine in value)
 
     @field_validator("gpus")
     @classmethod
     def _gpus(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(canonical_gpu(gpu) for gpu in value)
+        return tuple(canonical_gpu(gpu_name(gpu)) for gpu in value)
 
     @field_validator("tp")
     @classmethod
@@ -276,7 +277,7 @@ class Scenario(Spec):
         found = first_control(value)
         if found is not None:
             raise ValueError(f"must not contain control characters; found {found}")
-        return value
+        return clean_name(value)  # NFKC, no zero-width characters: prints as it is stored
 
     @field_validator("precision")
     @classmethod
@@ -294,7 +295,7 @@ class Scenario(Spec):
                     f"price for {gpu!r} must be > 0 and at most {MAX_USD_PER_GPU_HOUR:g} USD per "
                     f"GPU-hour, got {price!r}"
                 )
-        return {canonical_gpu(gpu): price for gpu, price in value.items()}
+        return {canonical_gpu(gpu_name(gpu)): price for gpu, price in value.items()}
 
     def on_demand_price(self, gpu: str) -> float | None:
         """The scenario's on-demand USD per GPU-hour for a GPU (None: use the catalog)."""

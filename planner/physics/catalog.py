@@ -47,6 +47,13 @@ class CatalogEntry:
 
 
 _added: dict[str, ModelFacts] = {}
+# Bumped whenever the added configs change, so caches keyed on it (identity) stay true.
+_generation = [0]
+
+
+def generation() -> int:
+    """How many times the added configs have changed (a cache key for derived facts)."""
+    return _generation[0]
 
 
 def model_facts(name: str) -> ModelFacts | None:
@@ -90,11 +97,14 @@ def add_config(config: dict[str, Any], source: str, name: str | None = None) -> 
     model = canonical_model(name or model_name_of(config, source))
     facts = facts_from_config(config, model, source)
     _added[model] = facts
+    _generation[0] += 1
     return facts
 
 
 def forget_added() -> None:
     """Drop every added config (a store switch, tests)."""
+    if _added:
+        _generation[0] += 1
     _added.clear()
 
 

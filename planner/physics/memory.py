@@ -1,7 +1,8 @@
-"""KV-cache capacity: how many streams of a workload fit beside the weights, from the GPU's real
-capacity, the engine's memory rule and the KV dtype the deployment used; and where a measurement
-shows more streams running than the estimate allows, the measurement wins and the estimate is
-flagged as wrong.
+"""KV-cache capacity: how many streams of a workload fit beside the weights. Evidence ranks:
+the engine's own start-up report (its KV-cache tokens over the tokens a stream holds) beats the
+estimate from the GPU's real capacity, the engine's memory rule and the KV dtype; a measured level
+that ran clean above either raises it (the estimate is then flagged as wrong). Where only an
+uncertain figure remains the capacity is a range (KvCapacity.low/high, `side`), not one number.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from planner.curves.kv_report import EngineKvReport
 from planner.curves.load import CurvePoint
 
 if TYPE_CHECKING:
@@ -36,6 +38,17 @@ _STATED_KV = {
 # silicon sample, vLLM 70B FP8 TP1 on H200 at 1024/8192, c=64 (throughput 1.6x that of c=32)
 # waits 2% of the implied delay; at 8192/1024, c=64 (throughput +8%: saturated) 19%.
 _NO_QUEUE_SHARE = 0.05
+# A level ran clean when the curve kept it (failures under its threshold, planner.curves.load)
+# and its TTFT is under this multiple of the level below's: a request that waited for a KV slot
+# waits a share of a whole request time (seconds), which multiplies a prefill-sized TTFT many
+# times over (silicon sample: x9-x13 at the first queued level; x1.1-x2.1 below it).
+CLEAN_TTFT_RATIO = 3.0
+# The most a replica can hold in any configuration: all its memory but the weights, at 1 byte a
+# KV element (fp8, the smallest format engines use), every stream at its mean context.
+BOUND_KV_BYTES = 1.0
+
+Basis = Literal["stated", "estimate", "measured"]
+Side = Literal["below", "uncertain", "above"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,28 +129,83 @@ def reserved_tokens(engine: str | None, isl: int, osl: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class KvCapacity:
-    """Streams whose KV cache fits at a workload, and what the estimate rests on.
+    """Streams whose KV cache fits at a workload, and what the figure rests on.
 
-    `streams` is what caps use: the estimate (its conservative side), unless a measurement ran
-    more streams, which then wins (`measured_streams`, `contradiction` says so in words).
+    `streams` is what caps use: the engine's own report where there is one, else the estimate
+    (its conservative side); a measurement that ran more streams raises either
+    (`measured_streams`, `clean_streams`; `contradiction` says so in words). `low`/`high` bound
+    the capacity (`side` places a concurrency against them) and `knee` is where queueing surely
+    starts (None: nowhere the evidence can place it).
     """
 
     estimate_low: int  # at the larger KV dtype candidate
     estimate_high: int  # at the smaller one (equal when the dtype is known)
     measured_streams: int | None  # most streams a measurement shows running together
-    basis: str
+    basis: str  # the estimate's assumptions in words
     contradiction: str | None
+    stated_streams: int | None = None  # the engine's KV-cache tokens / tokens per stream
+    clean_streams: int | None = None  # top of the levels that ran clean from the lowest up
+    bound_streams: int = 0  # the most any configuration holds (all memory, 1 byte a value)
+    stated_text: str | None = None  # the engine's report in words
 
     @property
     def streams(self) -> int:
-        """Streams per replica to plan with: the measurement where it beats the estimate."""
-        return max(self.estimate_low, self.measured_streams or 0)
+        """Streams per replica to plan with: the engine's report, else the estimate's
+        conservative side, raised by any measurement that ran more."""
+        base = self.stated_streams if self.stated_streams is not None else self.estimate_low
+        return max(base, self.measured_streams or 0, self.clean_streams or 0)
+
+    @property
+    def source(self) -> Basis:
+        """What the capacity rests on: the engine's report, the estimate, or (the estimate
+        contradicted) measurements alone."""
+        if self.stated_streams is not None:
+            return "stated"
+        return "measured" if self.contradiction is not None else "estimate"
+
+    @property
+    def low(self) -> int:
+        """Streams that surely fit (the report, else the measurements or the estimate)."""
+        return self.streams
+
+    @property
+    def high(self) -> int | None:
+        """Streams beyond which none fit: the report; the estimate's larger candidate; with the
+        estimate contradicted, the all-memory bound (None where even that is exceeded)."""
+        if self.source == "stated":
+            return self.streams
+        if self.source == "estimate":
+            return max(self.estimate_high, self.streams)
+        return self.bound_streams if self.bound_streams >= self.streams else None
+
+    @property
+    def knee(self) -> int | None:
+        """Where queueing for a KV slot is taken to start: `high`, past which no evidence lets
+        the streams fit (between `low` and `high` the capacity is unknown: `side` says
+        'uncertain' there, and the band widens instead of the curve bending); None: nowhere."""
+        high = self.high
+        return high if high is not None and high > 0 else None
+
+    def side(self, concurrency: float) -> Side:
+        """Whether `concurrency` streams surely fit ('below'), surely do not ('above'), or
+        fall where the evidence cannot tell ('uncertain')."""
+        return capacity_side(self.low, self.high, concurrency)
 
     def estimate_text(self) -> str:
         """'9 streams' or '9-18 streams'."""
         if self.estimate_low == self.estimate_high:
             return f"{self.estimate_low} streams"
         return f"{self.estimate_low}-{self.estimate_high} streams"
+
+
+def capacity_side(low: int, high: int | None, concurrency: float) -> Side:
+    """'below' when `concurrency` <= low (surely fits), 'above' when > high (surely queues),
+    else 'uncertain' (high None: no upper bound)."""
+    if concurrency <= low:
+        return "below"
+    if high is not None and concurrency > high:
+        return "above"
+    return "uncertain"
 
 
 def estimate_streams(ceil: Ceilings, isl: int, osl: int) -> tuple[int, int]:
@@ -152,10 +220,30 @@ def estimate_streams(ceil: Ceilings, isl: int, osl: int) -> tuple[int, int]:
     return fit(ceil.kv.most_bytes), fit(ceil.kv.least_bytes)
 
 
+def bound_streams(ceil: Ceilings, isl: int, osl: int) -> int:
+    """The most streams any configuration could hold: every byte but the weights for the KV
+    cache, 1 byte a value, each stream at its mean context (0 when the weights leave none)."""
+    room = ceil.memory_bytes - ceil.weight_bytes
+    per_stream = ceil.kv_bytes(mean_context_tokens(isl, osl), BOUND_KV_BYTES)
+    return max(0, math.floor(room / per_stream)) if room > 0 else 0
+
+
+def stated_streams(report: EngineKvReport | None, engine: str | None, isl: int, osl: int) -> int:
+    """Streams the engine's reported cache holds: its tokens over the tokens a stream takes
+    (reserved_tokens); -1 without a report."""
+    tokens = report.tokens if report is not None else None
+    return -1 if tokens is None else math.floor(tokens / reserved_tokens(engine, isl, osl))
+
+
 def kv_capacity(
-    ceil: Ceilings, isl: int, osl: int, points: Sequence[CurvePoint] = ()
+    ceil: Ceilings,
+    isl: int,
+    osl: int,
+    points: Sequence[CurvePoint] = (),
+    report: EngineKvReport | None = None,
 ) -> KvCapacity:
-    """The capacity estimate for a workload, reconciled with measured points of that workload."""
+    """The capacity for a workload: the engine's report or the estimate, reconciled with the
+    measured points of that workload."""
     low, high = estimate_streams(ceil, isl, osl)
     basis = (
         f"{ceil.kv.text}; {memory_rule_text(ceil.engine)} of {ceil.tp} x "
@@ -164,14 +252,55 @@ def kv_capacity(
         f"{reserved_tokens(ceil.engine, isl, osl):g} tokens per stream"
     )
     measured, where = _measured_streams(ceil, osl, points, low)
-    contradiction = None
-    if measured is not None and measured > high:
-        contradiction = (
-            f"the KV-cache estimate is wrong: the measurement at {where} ran at least {measured} "
-            f"streams together, more than the {high} the estimate allows ({basis}); the "
-            "measurement is used"
-        )
-    return KvCapacity(low, high, measured, basis, contradiction)
+    clean = clean_streams(points)
+    stated = stated_streams(report, ceil.engine, isl, osl)
+    return KvCapacity(
+        estimate_low=low,
+        estimate_high=high,
+        measured_streams=measured,
+        basis=basis,
+        contradiction=None
+        if stated >= 0
+        else _contradiction(high, (measured, where), clean, basis),
+        stated_streams=stated if stated >= 0 else None,
+        clean_streams=clean,
+        bound_streams=bound_streams(ceil, isl, osl),
+        stated_text=report.text() if report is not None and stated >= 0 else None,
+    )
+
+
+def _contradiction(
+    high: int, measured: tuple[int | None, str], clean: int | None, basis: str
+) -> str | None:
+    """The estimate's contradiction in words, None when no measurement exceeds it."""
+    found, where = measured
+    if clean is not None and clean > max(high, found or 0):
+        found, where = clean, f"concurrency {clean} (every level up to it ran clean)"
+    if found is None or found <= high:
+        return None
+    return (
+        f"the KV-cache estimate is wrong: the measurement at {where} ran at least {found} "
+        f"streams together, more than the {high} the estimate allows ({basis}); the "
+        "measurement is used"
+    )
+
+
+def clean_streams(points: Sequence[CurvePoint]) -> int | None:
+    """Top concurrency of the levels that ran clean from the lowest up: each kept by the curve
+    (failures under its threshold) with a TTFT under CLEAN_TTFT_RATIO x the level below's (the
+    lowest: any TTFT); None when the lowest level states no TTFT."""
+    top: int | None = None
+    before: float | None = None
+    for point in sorted(points, key=lambda p: p.concurrency):
+        ttft = _ttft_ms(point)
+        if ttft is None or (before is not None and ttft >= CLEAN_TTFT_RATIO * before):
+            break
+        top, before = math.floor(point.concurrency), ttft
+    return top
+
+
+def _ttft_ms(point: CurvePoint) -> float | None:
+    return next((v for v in (point.p50_ttft_ms, point.ttft_ms, point.mean_ttft_ms) if v), None)
 
 
 def _measured_streams(
@@ -198,7 +327,7 @@ def _streams_by_throughput(ceil: Ceilings, point: CurvePoint) -> int:
 def _streams_by_no_queue(point: CurvePoint, low: int, osl: int) -> int:
     """The level's concurrency when its TTFT is far below the wait a cache of `low` streams
     implies ((c / low - 1) x the request time), else 0."""
-    ttft = next((v for v in (point.p50_ttft_ms, point.ttft_ms, point.mean_ttft_ms) if v), None)
+    ttft = _ttft_ms(point)
     tpot = next((v for v in (point.p50_tpot_ms, point.tpot_ms, point.mean_tpot_ms) if v), None)
     if low <= 0 or point.concurrency <= low or ttft is None or tpot is None:
         return 0

@@ -22,7 +22,7 @@ from planner.curves.load import (
     scaled_ceiling,
 )
 from planner.physics.memory import KvCapacity, mean_context_tokens
-from planner.physics.roofline import Ceilings, ceilings, curve_ceilings
+from planner.physics.roofline import Ceilings, ceilings, curve_ceilings, workload_capacity
 
 PROJECTED = "projected"
 # Validated MAPE % of this projection across GPU generations (Hopper <-> Blackwell) or of a
@@ -110,11 +110,12 @@ def _labelled(
         if moe
         else f"between {generation} GPUs (validated between Hopper GPUs only)"
     )
+    error = CROSS_GENERATION_ERROR  # planner.engine.project states the measured one
     flag = (
-        f"projection {why}: validated error {CROSS_GENERATION_ERROR.text()} "
-        "(measured on models held out of the tuning, the larger of two checks)"
+        f"projection {why}: validated error {error.text()} "
+        "(measured on the validation's dev split, planner.engine.reach_errors)"
     )
-    return replace(projected, basis_error=CROSS_GENERATION_ERROR, flags=(*projected.flags, flag))
+    return replace(projected, basis_error=error, flags=(*projected.flags, flag))
 
 
 def _projected(
@@ -164,7 +165,7 @@ def _memory(curve: LoadCurve, source: Ceilings, target: Ceilings) -> _Memory | N
     isl, osl = curve.key.isl, curve.key.osl
     if not isl or not osl:
         return None
-    capacity = source.capacity(isl, osl, curve.points)
+    capacity = workload_capacity(source, curve, isl, osl)  # the engine's report beats estimates
     target_streams = target.streams_for(isl, osl)
     if capacity.estimate_low > 0 and capacity.streams > capacity.estimate_low:
         target_streams = math.floor(target_streams * capacity.streams / capacity.estimate_low)

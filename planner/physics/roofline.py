@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
+from planner.curves.kv_report import EngineKvReport
 from planner.curves.load import CurvePoint, LoadCurve, canonical_engine, canonical_gpu
 from planner.physics.catalog import resolve
 from planner.physics.memory import (
@@ -78,9 +79,16 @@ class Ceilings:
         candidate when unknown)."""
         return estimate_streams(self, isl, osl)[0]
 
-    def capacity(self, isl: int, osl: int, points: tuple[CurvePoint, ...] = ()) -> KvCapacity:
-        """The KV capacity for a workload, reconciled with measured points of it."""
-        return kv_capacity(self, isl, osl, points)
+    def capacity(
+        self,
+        isl: int,
+        osl: int,
+        points: tuple[CurvePoint, ...] = (),
+        report: EngineKvReport | None = None,
+    ) -> KvCapacity:
+        """The KV capacity for a workload: the engine's own report (when given) or the estimate,
+        reconciled with measured points of it."""
+        return kv_capacity(self, isl, osl, points, report)
 
     @property
     def decode_tok_s_single_stream(self) -> float:
@@ -228,6 +236,24 @@ def curve_ceilings(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Ceil
     )  # fmt: skip
 
 
+def curve_capacity(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> KvCapacity | None:
+    """The KV capacity at a curve's own workload from all its evidence (the engine's start-up
+    report, the estimate, the measured levels); None without ISL/OSL or ceilings."""
+    found = curve_ceilings(curve, specs)
+    isl, osl = curve.key.isl, curve.key.osl
+    if isinstance(found, str) or not isl or not osl:
+        return None
+    return found.capacity(isl, osl, curve.points, curve.engine_kv)
+
+
+def workload_capacity(ceil: Ceilings, curve: LoadCurve, isl: int, osl: int) -> KvCapacity:
+    """The KV capacity at any workload on a curve's deployment: the engine's report carries over
+    (its tokens over the workload's tokens per stream); measured levels count only at the curve's
+    own ISL/OSL."""
+    own = (curve.key.isl, curve.key.osl) == (isl, osl)
+    return ceil.capacity(isl, osl, curve.points if own else (), curve.engine_kv)
+
+
 def check_curve(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> PhysicsCheck:
     """Every point of a curve as % of its ceilings, with a flag for each point above one."""
     found = curve_ceilings(curve, specs)
@@ -235,7 +261,7 @@ def check_curve(curve: LoadCurve, specs: list[GpuSpec] | None = None) -> Physics
         return PhysicsCheck(None, (), None, (found,))
     isl, osl = curve.key.isl, curve.key.osl
     points = tuple(_check_point(point, found, isl, osl) for point in curve.points)
-    memory = found.capacity(isl, osl, curve.points) if isl and osl else None
+    memory = found.capacity(isl, osl, curve.points, curve.engine_kv) if isl and osl else None
     streams = memory.streams if memory is not None else None
     return PhysicsCheck(found, points, streams, _memory_notes(curve, found, memory), memory)
 
@@ -307,6 +333,12 @@ def _memory_notes(curve: LoadCurve, ceil: Ceilings, memory: KvCapacity | None) -
         )
     if memory is None:
         return ()
+    if memory.stated_streams is not None:
+        return (
+            f"{memory.stated_text}: {memory.stated_streams} streams of {curve.key.isl}+"
+            f"{curve.key.osl} tokens fit (the estimate said {memory.estimate_text()}); the "
+            "engine's report is used",
+        )
     if memory.contradiction is not None:
         return (memory.contradiction,)
     over = [p.concurrency for p in curve.points if p.concurrency > memory.streams]

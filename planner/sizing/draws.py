@@ -22,7 +22,7 @@ import numpy as np
 from errors import PlanningError
 from planner.curves.load import LoadCurve
 from planner.fitting.families import Array
-from planner.fitting.fit import MAPE_TO_SIGMA
+from planner.fitting.fit import MAPE_TO_SIGMA, Z80
 from planner.physics.projection import PROJECTED
 from planner.physics.workload_adjust import ADJUSTED
 
@@ -31,9 +31,10 @@ from planner.physics.workload_adjust import ADJUSTED
 SAMPLES = 400
 # The fitted series an option draws an error for, in the order of the columns of `normals`.
 SLOTS = ("throughput", "ttft_p50", "ttft_p99", "tpot", "e2e_p99")
-# Validated error of curves the planner derives rather than measures (MAPE %, README): the
-# cross-GPU projection (bench/bench_projection.py, TPOT 5.4-6.1%) and the workload adjustment
-# within its 2x limit (bench/bench_workload_adjust.py, worst bucket 15-16% for tok/s and TPOT).
+# Validated error of curves the planner derives rather than measures (MAPE %,
+# docs/benchmarks.md): the cross-GPU projection (bench/bench_projection.py, TPOT 5.4-6.1%) and
+# the workload adjustment within its 2x limit (bench/bench_workload_adjust.py, worst bucket
+# 15-16% for tok/s and TPOT).
 DERIVED_MAPE_PCT = {PROJECTED: 6.1, ADJUSTED: 16.0}
 METHOD = (
     "each option's fitted curves are drawn {samples} times with errors the size of their "
@@ -83,6 +84,9 @@ def derived_sigma(curve: LoadCurve, slot: str) -> float:
     """Relative sigma of a derived curve's estimate error for one fitted series: its own
     validated error where it carries one, else its provenance's (0 for a measured curve)."""
     if curve.basis_error is not None:
+        band = curve.basis_error.slot_band80_pct(slot)
+        if band is not None:  # the error 80% of validated answers stayed within
+            return math.log1p(band / 100.0) / Z80
         mape: float | None = curve.basis_error.slot_pct(slot)
     else:
         mape = DERIVED_MAPE_PCT.get(curve.provenance)

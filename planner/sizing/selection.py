@@ -13,15 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
+from planner.curves.floor import floored
 from planner.curves.load import OFFLINE_ONLY, LoadCurve, canonical_model
-from planner.engine.curves import reach_ratio, serving_model_curve
+from planner.engine.curves import distance_error, reach_ratio, serving_model_curve
+from planner.engine.project import adjusted_by_model, project_through_model
 from planner.inputs.scenario import Scenario
-from planner.physics.projection import project_curve
-from planner.physics.roofline import Ceilings, check_curve, curve_ceilings
+from planner.physics.dominance import dominates, spec_distance
+from planner.physics.identity import relation, twin_label
+from planner.physics.roofline import Ceilings, check_curve, curve_ceilings, workload_capacity
 from planner.physics.workload_adjust import WorkloadMatch, adjust_curve, match_workload
 
 _PROVENANCE_RANK = {"measured": 0, "imported": 1, "published": 2}
-Rank = tuple[int, float, int, int, int, str]
+Rank = tuple[int, float, int, int, int, int, str]
 Entry = tuple[Rank, LoadCurve, WorkloadMatch]
 GroupKey = tuple[str, str, int | None, str, str]  # engine, GPU, TP, precision, DP/EP layout
 # Below every point-by-point match (0 same ... 3 adjusted): a curve read from the serving model.
@@ -95,7 +98,8 @@ def select_curves(
                 refused[group] = match
             far.setdefault(group, []).append(curve)
             continue
-        groups.setdefault(group, []).append((_rank(curve, match), curve, match))
+        twin = relation(key.model, scenario.model) == "twin"
+        groups.setdefault(group, []).append((_rank(curve, match, twin), curve, match))
     _add_serving_model_curves(scenario, groups, far)
     wanted = set(scenario.candidates.gpus)
     measured = [
@@ -129,10 +133,11 @@ def _add_serving_model_curves(
         groups[group] = [(_rank(built, match), built, match)]
 
 
-def _rank(curve: LoadCurve, match: WorkloadMatch) -> Rank:
+def _rank(curve: LoadCurve, match: WorkloadMatch, twin: bool = False) -> Rank:
     return (
         match.rank,
         match.distance,
+        int(twin),  # the model's own measurements before a twin's at the same workload
         _PROVENANCE_RANK.get(curve.provenance, 3),
         -len(curve.points),
         curve.run_id if curve.run_id is not None else 1 << 62,
@@ -147,13 +152,15 @@ def _projected(
     skipped: Counter[str],
 ) -> tuple[list[Candidate], set[GroupKey]]:
     """Candidates for engine x GPU pairs with no measured curve, projected from the same
-    deployment on another GPU, and the groups they were projected from."""
+    deployment on the measured GPU nearest the wanted one (planner.physics.dominance), never
+    behind a measured GPU it has every resource of; and the groups they were projected from."""
     measured_pairs = {(c.engine, c.gpu) for c in measured}
+    by_name = {spec.gpu: spec for spec in context.specs}
     have: set[GroupKey] = set()
     out = []
     sources: set[GroupKey] = set()
     for gpu in context.scenario.candidates.gpus:
-        for key, entries in sorted(groups.items(), key=_order):
+        for key, entries in _nearest_first(groups, by_name.get(gpu), by_name):
             engine, source_gpu, tp, precision, layout = key
             skip = source_gpu == gpu or (engine, gpu) in measured_pairs
             if skip or (engine, gpu, tp, precision, layout) in have:
@@ -161,16 +168,62 @@ def _projected(
             source = _candidate(context, key, list(entries))
             if source is None:
                 continue
-            projected = project_curve(source.curve, gpu, context.specs)
+            projected = project_through_model(source.curve, gpu, context.specs)
             if isinstance(projected, str):
                 skipped[projected] += 1
                 continue
             have.add((engine, gpu, tp, precision, layout))
             sources.add(key)
+            projected = _floored(context, groups, key, gpu, projected)
             flag = f"projected from {source_gpu} measurements (not measured)"
             candidate = replace(source, gpu=gpu, curve=projected, flags=(*source.flags, flag))
             out.append(_with_memory(context, candidate))
     return out, sources
+
+
+def _nearest_first(
+    groups: dict[GroupKey, list[Entry]], target: GpuSpec | None, by_name: dict[str, GpuSpec]
+) -> list[tuple[GroupKey, list[Entry]]]:
+    """The groups in deployment order, each deployment's GPUs nearest the target first."""
+
+    def distance(key: GroupKey) -> float:
+        source = by_name.get(key[1])
+        if target is None or source is None:
+            return float("inf")
+        return spec_distance(target, source, key[3] or None)
+
+    return sorted(groups.items(), key=lambda item: (_deployment(item[0]), distance(item[0])))
+
+
+def _deployment(key: GroupKey) -> tuple[str, int, str, str]:
+    return key[0], key[2] or 0, key[3], key[4]
+
+
+def _floored(
+    context: _Context,
+    groups: dict[GroupKey, list[Entry]],
+    source: GroupKey,
+    gpu: str,
+    projected: LoadCurve,
+) -> LoadCurve:
+    """The projection floored by the measured curve of the same deployment on the GPU it
+    dominates that is nearest to it (the strongest bound), if any."""
+    by_name = {spec.gpu: spec for spec in context.specs}
+    target, tp = by_name.get(gpu), source[2] or projected.gpus_per_replica or 1
+    if target is None:
+        return projected
+    bounds = [
+        (spec_distance(target, by_name[key[1]], key[3] or None), key)
+        for key in groups
+        if _deployment(key) == _deployment(source)
+        and key[1] in by_name
+        and dominates(target, by_name[key[1]], key[3] or None, tp)
+    ]
+    if not bounds:
+        return projected
+    _, nearest = min(bounds)
+    bound = _candidate(context, nearest, list(groups[nearest]))
+    return projected if bound is None else floored(projected, bound.curve)
 
 
 def _count_unused(
@@ -266,7 +319,7 @@ def _exclusion(scenario: Scenario, curve: LoadCurve) -> str | None:
     key = curve.key
     wanted = scenario.candidates
     rules = (
-        (canonical_model(key.model) != canonical_model(scenario.model), "other model"),
+        (relation(key.model, scenario.model) is None, "other model"),
         (not curve.points and not curve.rate_points, OFFLINE_ONLY),
         (
             scenario.precision is not None and (key.precision or "") != scenario.precision,
@@ -294,6 +347,8 @@ def _candidate(context: _Context, key: GroupKey, entries: list[Entry]) -> Candid
     entries.sort(key=lambda entry: entry[0])
     _, curve, match = entries[0]
     flags = [match.flag] if match.flag else []
+    if relation(curve.key.model, context.scenario.model) == "twin":
+        flags.insert(0, twin_label(curve.key.model))
     if len(entries) > 1:
         flags.append(
             f"chosen from {len(entries)} runs for this engine, GPU, TP and precision: "
@@ -306,7 +361,10 @@ def _candidate(context: _Context, key: GroupKey, entries: list[Entry]) -> Candid
         adjusted = adjust_curve(curve, workload.isl, workload.osl, context.ceilings_of(curve))
         if isinstance(adjusted, str):
             return None
-        candidate = replace(candidate, curve=adjusted)
+        error = distance_error(reach_ratio(curve, workload.isl, workload.osl))
+        moved = adjusted_by_model([curve], curve, workload.isl, workload.osl)
+        points = adjusted.points if isinstance(moved, str) else moved
+        candidate = replace(candidate, curve=replace(adjusted, points=points, basis_error=error))
     return _with_physics(context, candidate, curve)
 
 
@@ -323,7 +381,8 @@ def _with_memory(context: _Context, candidate: Candidate) -> Candidate:
     if isinstance(ceil, str):
         return candidate
     workload = context.scenario.workload
-    return replace(candidate, max_streams_memory=ceil.streams_for(workload.isl, workload.osl))
+    found = workload_capacity(ceil, candidate.curve, workload.isl, workload.osl)
+    return replace(candidate, max_streams_memory=found.streams)
 
 
 def _warnings(scenario: Scenario, skipped: Counter[str], candidates: list[Candidate]) -> list[str]:

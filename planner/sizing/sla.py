@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from planner.curves.floor import bounded, floor_values
 from planner.curves.load import LoadCurve
 from planner.fitting.families import Array
 from planner.fitting.fit import CurveFit, FitResult, series, series_attr
@@ -22,7 +23,13 @@ from planner.physics.projection import PROJECTED
 from planner.physics.workload_adjust import ADJUSTED
 from planner.sizing.draws import SLOTS, derived_sigma
 from planner.sizing.selection import Candidate
-from planner.sizing.sla_series import STAT_ORDER, SeriesChoice, bound_flag, choose_series
+from planner.sizing.sla_series import (
+    STAT_ORDER,
+    SeriesChoice,
+    bound_flag,
+    choose_series,
+    implied_targets,
+)
 
 MEASURED_RANGE = "measured range"
 # Curves that are estimates (cross-GPU projection, workload adjustment), not measurements.
@@ -87,7 +94,15 @@ def sampled_series(
     column = z[:, SLOTS.index(slot)]
     derived = derived_sigma(fit.curve, slot)
     key = _SeriesKey(result, measured, derived, grid.tobytes(), column.tobytes())
-    return _sampled(key)
+    values = _sampled(key)
+    if not fit.curve.floor or attr is None:
+        return values
+    bound = floor_values(fit.curve.floor, attr, grid)
+    if np.isnan(bound).all():
+        return values
+    kept = bounded(values, bound[None, :], attr)
+    kept.flags.writeable = False
+    return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +164,25 @@ def sampled_grid(scenario: Scenario, fit: CurveFit, grid: Array, z: Array) -> Sa
 
 def sla_checks(at: SampledGrid) -> list[SlaCheck]:
     """Every SLA target of the scenario evaluated over the grid in every sample."""
-    scenario = at.scenario
-    return [
+    targets = at.scenario.sla.targets()
+    implied = implied_targets(targets)
+    checks = [
         _check(at, SLA_TARGET_BY_FIELD[name], limit)
-        for name, limit in scenario.sla.targets().items()
+        for name, limit in targets.items()
+        if name not in implied
     ]
+    return [_with_implied(check, implied, targets) for check in checks]
+
+
+def _with_implied(check: SlaCheck, implied: dict[str, str], targets: dict[str, float]) -> SlaCheck:
+    """The check with a note of each target it implies (those are not checked on their own)."""
+    notes = tuple(
+        f"{SLA_TARGET_BY_FIELD[name].text(targets[name])} holds wherever {check.text} does "
+        "(a lower percentile of the same requests)"
+        for name, by in implied.items()
+        if by == check.name
+    )
+    return replace(check, flags=(*check.flags, *notes)) if notes else check
 
 
 def _check(at: SampledGrid, target: SlaTarget, limit: float) -> SlaCheck:
@@ -217,8 +246,12 @@ def _reading(at: SampledGrid, metric: str, wanted: str) -> SeriesChoice | str:
 def _lower_reads_unstated(at: SampledGrid, metric: str, wanted: str) -> bool:
     """Whether a target of `metric` at a lower statistic than `wanted` reads unstated values."""
     rank = STAT_ORDER.index(wanted)
-    for name in at.scenario.sla.targets():
+    targets = at.scenario.sla.targets()
+    implied = implied_targets(targets)
+    for name in targets:
         target = SLA_TARGET_BY_FIELD[name]
+        if name in implied:
+            continue
         if target.metric == metric and target.statistic in STAT_ORDER[:rank]:
             lower = choose_series(at.fit, metric, target.statistic)
             if not isinstance(lower, str) and lower.stat == "unstated":

@@ -7,11 +7,13 @@ the same data. A lower statistic never answers a higher one: a p50 says nothing 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from planner.curves.load import LATENCY_ATTRS, LoadCurve
 from planner.fitting.family_fit import MIN_FIT_POINTS
 from planner.fitting.fit import CurveFit, FitResult, fit_latency, fit_tpot, series, series_attr
+from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
 
 # Per target statistic: the measured statistics that may answer it, most faithful first.
 READS: dict[str, tuple[str, ...]] = {
@@ -29,6 +31,31 @@ _BOUND_WHY = {
     "p90": "the p90 is at most the {stat}",
     "mean": "the mean is below the {stat} unless the slowest requests are extreme",
 }
+
+
+# A percentile never exceeds a higher one of the same requests: a p99 target at a limit no looser
+# than a p50's (or p90's) already holds that target wherever it holds.
+_IMPLIED_BY = {"p50": ("p90", "p99"), "p90": ("p99",)}
+
+
+def implied_targets(targets: Mapping[str, float]) -> dict[str, str]:
+    """Targets another one of the scenario already implies (a TTFT p50 <= 2000 ms beside a TTFT
+    p99 <= 1000 ms): field -> the implying field. They need no series of their own."""
+    out: dict[str, str] = {}
+    for name, limit in targets.items():
+        target = SLA_TARGET_BY_FIELD[name]
+        for other, other_limit in targets.items():
+            tighter = SLA_TARGET_BY_FIELD[other]
+            if (
+                target.upper
+                and tighter.metric == target.metric
+                and tighter.check is target.check
+                and tighter.statistic in _IMPLIED_BY.get(target.statistic, ())
+                and other_limit <= limit
+            ):
+                out[name] = other
+                break
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,7 +81,9 @@ def grid_rows(frame: Locator) -> list[list[str]]:
 def download(page: Page, button: str, folder: Path) -> Path:
     """Press the download button labelled button and save what the browser receives in folder."""
     with page.expect_download(timeout=PAGE_TIMEOUT_MS) as started:
-        page.get_by_role("button", name=button, exact=True).click()
+        # A button that appears once its file is built (the PDF report: seconds, more on a busy
+        # machine) is waited for as long as a page is.
+        page.get_by_role("button", name=button, exact=True).click(timeout=PAGE_TIMEOUT_MS)
     received = started.value
     target = folder / received.suggested_filename
     received.save_as(target)

@@ -37,8 +37,8 @@ AIPERF_C4 = ROOT / "tests" / "fixtures" / "aiperf" / "real-0.13.0" / "c4"
 COST_METRIC = "Monthly cost ("  # "Monthly cost (90% sure)"
 TTFT_P99 = "TTFT p99 (ms)"
 # The demo data's answer at the default SLA (TTFT p99 <= 1000 ms), and at a tight 150 ms.
-DEFAULT_CHOICE = "Run vLLM TP2 on"
-DEFAULT_GPU = "H100 SXM 80GB"
+DEFAULT_CHOICE = "Run TensorRT-LLM TP1 on"  # projected from the measured B200 curve
+DEFAULT_GPU = "GB200 NVL72 186GB"
 TIGHT_TTFT_MS = 150
 
 
@@ -83,7 +83,7 @@ def test_plan_page_shows_recommendation_and_options(app: RunningApp, page: Page)
     option = name.removeprefix("\u2605").strip()
     assert option.startswith(DEFAULT_CHOICE.removeprefix("Run ").removesuffix(" on"))
     assert DEFAULT_GPU in option and meets == "yes", (name, meets)
-    assert f"{nodes} 8-GPU HGX nodes" in text or f"{nodes} 8-GPU HGX node " in text, (nodes, text)
+    assert f"on {nodes} 4-GPU NVL72 compute tray" in text, (nodes, text)  # GB200's unit
     assert round(dollars(row_cost)) == round(cost), (row_cost, cost)
 
 
@@ -107,6 +107,22 @@ def test_runs_page_imports_an_uploaded_result_file(app: RunningApp, page: Page) 
     assert detected, rows
     assert int(run_id) >= 1
     assert int(levels) == 1, rows
+
+
+def test_enter_in_an_upload_field_imports_nothing(app: RunningApp, page: Page) -> None:
+    # Issue 32 item 2: in a form, Enter in a text field submitted the import half-filled.
+    open_page(page, app.url, "runs")
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(C8)
+    expect(page.get_by_text(C8.name).first).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+    model = page.get_by_role("textbox", name="Model (as served)")
+    model.fill("tiny-random-llama")
+    model.press("Enter")
+    page.wait_for_timeout(3000)  # time for a submitted form's run to start and draw
+    app_idle(page)
+    expect(data_frame(page, "status")).to_have_count(0)
+    expect(page.get_by_text("no plan could use it")).to_have_count(0)
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(data_frame(page, "status")).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
 
 def test_runs_page_imports_a_results_folder_as_one_run(
@@ -176,7 +192,7 @@ def test_xlsx_download_holds_the_shown_plan(app: RunningApp, page: Page, tmp_pat
     assert inputs["sla.ttft_p99_ms"] == 1000
     assert inputs["workload.isl"] == 1024
     recommended = str(inputs["recommendation"])
-    assert recommended.lower().startswith("vllm on h100"), recommended
+    assert recommended.lower().startswith("tensorrt-llm on gb200"), recommended
     sheet = book["options"].iter_rows(values_only=True)
     header = list(next(sheet))
     rows = [dict(zip(header, row, strict=True)) for row in sheet]
@@ -186,8 +202,29 @@ def test_xlsx_download_holds_the_shown_plan(app: RunningApp, page: Page, tmp_pat
     total = chosen[0]["total_monthly_cost_usd"]
     assert isinstance(total, float | int), total
     assert round(total) == shown_cost
-    assert chosen[0]["engine"] == "vllm"
-    assert chosen[0]["gpu"] == "H100-SXM-80GB"
+    assert chosen[0]["engine"] == "tensorrt-llm"
+    assert chosen[0]["gpu"] == "GB200-NVL72-186GB"
+
+
+def test_downloads_clicked_one_after_another_each_give_a_file(
+    app: RunningApp, page: Page, tmp_path: Path
+) -> None:
+    # A click that reran the page once dropped the other buttons' deferred files
+    # (MediaFileStorageError: Deferred file ... not found): each export is bytes, kept by key.
+    open_page(page, app.url, "plan")
+    names = [
+        download(page, label, tmp_path).name
+        for label in (
+            "Plan as CSV",
+            "Plan as XLSX",
+            "Plan as JSON",
+            "Scenario as YAML",
+            "Plan as CSV",
+        )
+    ]
+    assert names == ["my-plan.csv", "my-plan.xlsx", "my-plan.json", "my-plan.yaml", "my-plan.csv"]
+    assert all((tmp_path / name).stat().st_size > 0 for name in names)
+    assert "not found" not in app.log.read_text(encoding="utf-8", errors="replace")
 
 
 def test_pdf_report_download_reads_as_the_shown_plan(

@@ -119,9 +119,10 @@ def test_a_finance_brief_at_40_and_80_requests_and_a_tight_budget(
     assert first.startswith("Run "), first
     monthly = dollars(metric_value(page, "Monthly cost ("))
     yearly = dollars(metric_value(page, "Yearly cost ("))
-    assert yearly == 12 * monthly
+    assert abs(yearly - 12 * monthly) <= 6.0  # each shown to the dollar: 12 x a rounded month
     # Demand, requests/s, pick, nodes, GPUs, $/month, $/year, budget, pick changes.
-    assert [dollars(cell) for cell in rows[0][5:7]] == [monthly, yearly], rows[0]
+    table = [dollars(cell) for cell in rows[0][5:7]]
+    assert all(abs(a - b) <= 0.5 for a, b in zip(table, (monthly, yearly), strict=True)), rows[0]
     _shoot(page, "finance-brief-40")
 
     # Away through the menu and back: every input as it was, the same answer.
@@ -176,11 +177,11 @@ def test_a_finance_brief_at_40_and_80_requests_and_a_tight_budget(
 
     # A budget below what meets the SLA: the headline says over budget, by how much, and what
     # the budget buys; never that nothing meets the SLA.
-    type_into(page, "plan_budget", "50000")
+    type_into(page, "plan_budget", "20000")
     _settled(page)
     tight = _eventually(lambda: _headline(page), lambda h: h.startswith("Over budget"))
     assert tight.startswith("Over budget: the cheapest option that meets the SLA"), tight
-    assert re.search(r"more than the \$50,000/month budget", tight), tight
+    assert re.search(r"more than the \$20,000/month budget", tight), tight
     assert "The budget buys enough of it for" in tight or "does not buy one replica" in tight
     assert "Nothing measured soundly" not in tight and "No option meets" not in tight
     _shoot(page, "finance-brief-80-50k")

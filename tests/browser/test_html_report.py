@@ -23,8 +23,8 @@ from tests.browser.pages import (
 
 pytestmark = pytest.mark.browser
 
-DEFAULT_CHOICE = "Run vLLM TP2 on"
-DEFAULT_OPTION = "vLLM TP2 on H100 SXM 80GB"
+DEFAULT_CHOICE = "Run TensorRT-LLM TP1 on"
+DEFAULT_OPTION = "TensorRT-LLM TP1 on GB200 NVL72 186GB"
 HTML_FORMAT = "HTML with interactive charts"
 REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']?(https?:)?//", re.IGNORECASE)
 # plotly.js minified is megabytes; an HTML that only links to a CDN is kilobytes.

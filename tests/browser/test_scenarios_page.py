@@ -104,7 +104,7 @@ def test_save_clone_compare_rename_delete_scenarios(app: RunningApp, page: Page)
     history = grid_rows(frame)
     assert len(history) == 1, history
     record_id, _, choice, usd_per_month, *_ = history[0]
-    assert re.match(r"(vllm|vLLM) .*H100", choice), history
+    assert re.match(r"(tensorrt-llm|TensorRT-LLM) .*GB200", choice), history
     assert round(numbers(usd_per_month)) == round(costs[BASE])
     (record,) = scenarios.plan_history(store, BASE)
     assert record.record_id == int(record_id)

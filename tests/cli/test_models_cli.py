@@ -123,3 +123,42 @@ def test_an_added_config_wins_over_an_alias_and_release_suffixes_resolve(
         _ok(["models", "show", "Qwen3-235B-A22B-Instruct-2507", "--db", db, "--json"])
     )
     assert dated["model"] == "qwen3-235b-a22b"
+
+
+def test_a_config_added_in_one_process_is_read_by_predict_in_another(
+    db: str, tmp_path: Path
+) -> None:
+    # Issue 31: `capplan predict` in a fresh process told the user to add the config they added.
+    import subprocess
+    import sys
+
+    header = (
+        "source,engine,engine_version,model,precision,gpu,gpu_count,tp,isl,osl,load_type,"
+        "concurrency_or_rate,output_tok_s,ttft_ms,tpot_ms"
+    )
+    rows = [
+        f"mine,vllm,0.11.0,acme/Custom-8B,bf16,H100-SXM-80GB,1,1,1024,128,concurrency,{c},"
+        f"{120.0 * c / (1 + c / 64):.1f},{40 + 4 * c},{8 + 0.1 * c:.2f}"
+        for c in (1, 2, 4, 8, 16)
+    ]
+    sweep = tmp_path / "custom.csv"
+    sweep.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    run_id = json.loads(_ok(["import", str(sweep), "--db", db, "--json"]))[0]["run_id"]
+    catalog.forget_added()
+
+    def predict() -> dict[str, object]:
+        args = ["predict", "--run", str(run_id), "--concurrency", "32", "--db", db, "--json"]
+        done = subprocess.run(
+            [sys.executable, "-m", "cli", *args], capture_output=True, text=True, check=True
+        )
+        document: dict[str, object] = json.loads(done.stdout)
+        return document
+
+    before = json.dumps(predict())
+    assert "model facts unknown" in before
+    _ok(["models", "add", str(tmp_path / "config.json"), "--name", "acme/Custom-8B", "--db", db])
+    catalog.forget_added()
+    after = json.dumps(predict())
+    assert "model facts unknown" not in after

@@ -1,5 +1,6 @@
-"""What `capplan runs` prints of a stored name never drives or reorders the terminal: a model
-and an engine version holding ESC and a right-to-left override (U+202E) are shown escaped."""
+"""What `capplan runs` prints of a stored text never drives or reorders the terminal: an engine
+version holding ESC and a right-to-left isolate (U+2066) is shown escaped; a model name holding a
+right-to-left override (U+202E) is stored without it (names are cleaned where they enter)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,10 @@ def test_runs_shows_bidi_and_escape_characters_escaped(tmp_path: Path) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert not any(char in shown.stdout for char in "\u202e\u2066\x1b")
-    assert "evil\\u202egnp.exe" in shown.stdout
+    assert "evilgnp.exe" in shown.stdout and "0.3\\x1b[31mRED\\u2066" in shown.stdout
     listed = runner.invoke(app, ["runs", "--json", "--db", url])
     assert "\u202e" not in listed.stdout  # JSON writes it as the \u202e escape
-    assert json.loads(listed.stdout)[0]["deployment"]["model"] == MODEL  # stored as given
+    assert "\u2066" not in listed.stdout  # JSON writes it as the \u2066 escape
+    stored = json.loads(listed.stdout)[0]["deployment"]
+    assert stored["model"] == "evilgnp.exe"  # a name: the override removed as it entered
+    assert stored["engine_version"] == VERSION  # not a name: stored as given, shown escaped

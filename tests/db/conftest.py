@@ -126,7 +126,14 @@ def full_run(label: str = "full run", source_sha256: str | None = "ab" * 32) -> 
             client="capplan probe",
             client_version="0.1.0",
         ),
-        startup=Startup(cold_start_s=18.25, engine_build_s=840.0, vram_idle_gb=71.5),
+        startup=Startup(
+            cold_start_s=18.25,
+            engine_build_s=840.0,
+            vram_idle_gb=71.5,
+            kv_cache_tokens=1_234_560,
+            max_concurrency=75.35,
+            max_concurrency_at_tokens=16_384,
+        ),
         capabilities=Capabilities(
             structured_output=CapabilityCheck(status="supported", detail="json_schema honoured"),
             tool_calling=CapabilityCheck(status="failed", detail="HTTP 400: tool_choice"),

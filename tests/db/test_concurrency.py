@@ -465,8 +465,10 @@ def held_lock(db_path: Path) -> Iterator[sqlite3.Connection]:
 
 @pytest.fixture
 def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """A 20 ms busy timeout, and the retry back-offs write_transaction sleeps (recorded)."""
+    """A 20 ms busy timeout, no stall floor, and the retry back-offs write_transaction sleeps
+    (recorded, not slept)."""
     monkeypatch.setenv(BUSY_TIMEOUT_ENV, "20")
+    monkeypatch.setattr(db_engine, "SQLITE_STALL_S", 0.0)
     sleeps: list[float] = []
     monkeypatch.setattr(db_engine.time, "sleep", sleeps.append)
     return sleeps
@@ -487,6 +489,35 @@ def test_a_writer_locked_out_past_every_retry_gets_a_store_error_that_says_what_
     assert "busy timeout (20 ms, $CAPPLAN_SQLITE_BUSY_TIMEOUT_MS)" in message
     assert "try again" in message and "Postgres" in message
     assert len(short_busy_timeout) == WRITE_ATTEMPTS - 1
+    held_lock.execute("ROLLBACK")
+    assert row_counts(db_url)["runs"] == 0
+
+
+@pytest.mark.sqlite_only
+def test_a_writer_gives_up_a_lock_no_one_commits_under_only_after_the_stall_floor(
+    db_url: str, held_lock: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow committer on a busy machine is waited for past the tries a short busy timeout
+    allows: the writer keeps trying until no commit has been seen for SQLITE_STALL_S."""
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "20")
+    monkeypatch.setattr(db_engine, "SQLITE_STALL_S", 0.5)
+    real_sleep = db_engine.time.sleep
+    backoffs: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        backoffs.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(db_engine.time, "sleep", sleep)
+    engine = make_engine(db_url)
+    started = time.monotonic()
+    try:
+        with pytest.raises(StoreError, match="database is locked"):
+            repository.save_run(engine, full_run("stalled"))
+    finally:
+        engine.dispose()
+    assert time.monotonic() - started >= 0.5
+    assert len(backoffs) >= WRITE_ATTEMPTS - 1
     held_lock.execute("ROLLBACK")
     assert row_counts(db_url)["runs"] == 0
 

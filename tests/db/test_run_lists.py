@@ -50,6 +50,16 @@ def test_pages_split_the_runs_in_id_order_without_gaps_or_repeats(
     assert run_lists.run_page(engine, None, 10, 30).summaries == ()
 
 
+def test_pages_newest_first_walk_the_runs_from_the_last_imported(
+    engine: Engine, team_runs: list[int]
+) -> None:
+    pages = [run_lists.run_page(engine, None, 10, o, newest_first=True) for o in (0, 10, 20)]
+    assert [run_id for page in pages for run_id in _ids(page.summaries)] == team_runs[::-1]
+    wanted = RunFilter(text="TEAM RUN 1")
+    page = run_lists.run_page(engine, wanted, 3, 0, newest_first=True)
+    assert page.total == 10 and _ids(page.summaries) == team_runs[19:16:-1]
+
+
 def test_a_page_carries_the_same_counts_as_the_full_list(
     engine: Engine, team_runs: list[int]
 ) -> None:

@@ -20,14 +20,13 @@ from db import run_reads
 from db.engine import Engine, make_engine
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Level
-from tests.integration.conftest import ServerKeeper, unavailable
+from tests.integration.conftest import CLIENT_WALL_LIMIT_S, ServerKeeper, unavailable
 from tests.interop import compare, peer_tools
 from tests.stores import Stores
 from workflows.ingest import IngestOptions, IngestStatus, Upload, ingest, read_uploads
 
 pytestmark = [pytest.mark.vllm, pytest.mark.sqlite_only]
 LEVELS = (peer_tools.Load("concurrency", 4, 20), peer_tools.Load("rate", 4, 20))
-TOOL_TIMEOUT_S = 300
 FACTS = {"engine": "vllm", "model": "tiny-random-llama", "gpu": "H100-SXM-80GB", "tp": 1}
 
 
@@ -98,10 +97,12 @@ def test_the_tool_runs_for_real_and_capplan_stores_its_own_numbers(
     for load in LEVELS:
         out = tmp_path / load.name
         done = peer_tools.run(
-            tool, target, load, shape=peer_tools.Shape(), out=out, timeout_s=TOOL_TIMEOUT_S
+            tool, target, load, shape=peer_tools.Shape(), out=out, timeout_s=CLIENT_WALL_LIMIT_S
         )
         stdout = (out / "stdout.txt").read_text(errors="replace")
         stderr = (out / "stderr.txt").read_text(errors="replace")
-        assert done.returncode == 0, f"{done.command}\n{stdout[-2000:]}\n{stderr[-2000:]}"
+        assert done.returncode == 0, (
+            f"{done.command}\n{stdout[-2000:]}\n{stderr[-2000:]}\nearlier crashes: {done.crashes}"
+        )
         assert _problems(engine, done) == [], load.name
         assert _folder_problems(stores, done) == [], load.name

@@ -78,6 +78,8 @@ class Recorded:
     out_dir: Path
     files: list[str] = field(default_factory=list)
     printed: dict[str, float] = field(default_factory=dict)
+    # Earlier attempts the operating system killed with a signal (kept beside out_dir).
+    crashes: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, object]:
         """A JSON-ready record (paths relative to the output folder)."""
@@ -94,6 +96,7 @@ class Recorded:
             "wall_s": round(self.wall_s, 1),
             "files": self.files,
             "printed": self.printed,
+            "crashes": self.crashes,
         }
 
 
@@ -256,10 +259,31 @@ def _inference_perf(target: Target, load: Load, shape: Shape, out: Path) -> list
     return [str(tool_bin("inference-perf")), "--config_file", str(path)]
 
 
+# A tool process killed by a signal (not by our timeout) is run once more: the CI machine once
+# killed `vllm bench serve` with SIGILL before it printed a line (returncode -4), a fault of the
+# machine, not of the tool's files or of capplan. The crashed attempt's output is kept beside.
+SIGNAL_RETRIES = 1
+
+
 def run(
     tool: str, target: Target, load: Load, *, shape: Shape, out: Path, timeout_s: float
 ) -> Recorded:
     """Run `tool` once; stdout and stderr land in `out` beside the tool's own files."""
+    crashes: list[str] = []
+    while True:
+        recorded = _run_once(tool, target, load, shape=shape, out=out, timeout_s=timeout_s)
+        if recorded.returncode >= 0 or len(crashes) >= SIGNAL_RETRIES:
+            recorded.crashes = crashes
+            return recorded
+        kept = out.parent / f"{out.name}.crashed-{len(crashes) + 1}"
+        shutil.rmtree(kept, ignore_errors=True)
+        out.rename(kept)
+        crashes.append(f"{kept} (signal {-recorded.returncode})")
+
+
+def _run_once(
+    tool: str, target: Target, load: Load, *, shape: Shape, out: Path, timeout_s: float
+) -> Recorded:
     argv = command(tool, target, load, shape, out)
     if REALTIME[tool] and _fifo_permitted():
         argv = ["chrt", "-f", RT_PRIORITY, *argv]
@@ -292,6 +316,8 @@ def _tool_env(target: Target, out: Path) -> dict[str, str]:
     home = hf_home(target.tokenizer_dir, out.parent / ".hf-home")
     env |= {"HF_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env |= {"NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
+    # A Python tool killed by a fatal signal prints where it was (SIGILL, SIGSEGV, SIGBUS).
+    env["PYTHONFAULTHANDLER"] = "1"
     return env
 
 

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from planner.curves.kv_report import EngineKvReport
 from planner.curves.load import CurveKey, CurvePoint, LoadCurve, canonical_gpu
 from planner.inputs.scenario import Scenario, scenario_from_dict
 from planner.sizing.options import Option
@@ -142,3 +143,23 @@ def trusted(options: Sequence[Option]) -> list[Option]:
         curve = dataclasses.replace(option.curve, key=key)
         out.append(dataclasses.replace(option, curve=curve, above_ceiling=False))
     return out
+
+
+# vLLM, 70B FP8 on one H200 at 12,000/4,096: 14,048 tokens a stream; the estimate says 14 fit,
+# all the memory at 1 byte a value at most 34.
+ISSUE_31_KEY = CurveKey(
+    "vllm", None, "meta-llama/Llama-3.1-70B", "fp8", "H200-SXM-141GB", 1, 1, 12000, 4096
+)
+
+
+def issue_31_curve(report: EngineKvReport | None = None) -> LoadCurve:
+    """Issue 31 item 5: five levels up to 16 streams, each TTFT well under 3x the one below
+    (all clean), above the 14-stream estimate."""
+    levels = ((1, 1000, 22), (2, 1050, 23), (4, 1150, 25), (8, 1350, 29), (16, 1700, 36))
+    points = tuple(
+        CurvePoint(float(c), output_tok_s=c * 1000.0 / tpot, p50_ttft_ms=ttft, p50_tpot_ms=tpot)
+        for c, ttft, tpot in levels
+    )
+    return LoadCurve(
+        ISSUE_31_KEY, points, None, "measured", None, None, None, 1, (), engine_kv=report
+    )

@@ -11,7 +11,7 @@ from planner.inputs.prices import load_catalog_csv
 from planner.sizing.options import OptionKey, SizedOption
 from reports.brief import recommendation_brief, rejected_lines, tie_sentence, unstable_sentence
 from reports.flag_text import group_flags, group_warnings
-from reports.names import engine_name, gpu_name, option_name, short_option_names
+from reports.names import engine_name, gpu_name, option_name, precision_name, short_option_names
 from tests.planner.builders import scenario, seed_curves, silicon_curves
 
 SILICON = [c for c in silicon_curves() if (c.key.isl, c.key.osl) == (1024, 1024)]
@@ -228,3 +228,21 @@ def test_a_bare_target_cleared_later_is_not_said() -> None:
     cleared = plan.scenario.sla.model_copy(update={"tpot_p99_ms": None, "min_stream_tok_s": 20})
     moved = replace(plan, scenario=plan.scenario.model_copy(update={"sla": cleared}))
     assert not any("without a statistic" in b for b in recommendation_brief(moved).bullets)
+
+
+def test_the_headline_names_the_precision_when_only_it_tells_two_options_apart() -> None:
+    plan = _plan()
+    choice = plan.recommendation.choice
+    assert choice is not None
+    twin_key = replace(choice.key, precision="bf16" if choice.key.precision != "bf16" else "fp8")
+    cost = choice.total_monthly_cost_usd
+    twin = replace(choice, key=twin_key)  # its cost is the margin's business only
+    rec = replace(plan.recommendation, runner_up=twin, margin_usd=cost, margin_pct=50.0)
+    headline = recommendation_brief(
+        replace(plan, options=(*plan.options, twin), recommendation=rec)
+    ).headline
+    first, second = headline.split(". ", 1)
+    assert f"({precision_name(choice.key.precision)})" in first, headline
+    assert f"({precision_name(twin_key.precision)})" in second, headline
+    alone = recommendation_brief(plan).headline.split(". ")[0]
+    assert f"({precision_name(choice.key.precision)})" not in alone  # said only when needed

@@ -14,18 +14,22 @@ import pytest
 from db import run_reads
 from db.engine import make_engine
 from db.prices import list_prices
+from hardware.gpus import gpu_catalog
 from planner.analysis.capacity import make_plan
 from planner.analysis.uncertainty import plan_ranges
 from planner.curves.load import curve_from_run
 from planner.inputs.prices import load_catalog_csv
-from planner.inputs.scenario import BudgetSpec, load_scenario
+from planner.inputs.scenario import BudgetSpec, load_scenario, scenario_from_dict
 from planner.sizing.options import RejectedOption
 from reports.html_page import report_html
 from reports.model import Report, build_report, run_meta
+from reports.names import gpu_name
 from reports.page_one import LEFT_OUT, page_one, source_flags
 from reports.pdf import report_pdf
-from reports.price_rows import age_months, mix_flags, price_rows
+from reports.price_rows import STALE_MONTHS, age_months, mix_flags, price_rows
 from tests.stores import Stores
+from ui.plan_form import DEFAULT_MODEL
+from workflows.session import PlanningSession
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -149,3 +153,75 @@ def test_nothing_to_buy_says_why(report: Report) -> None:
     assert page_one(replace(report, plan=plan)).buy == (
         "Nothing to buy yet: over budget: what meets the SLA costs more than the budget"
     )
+
+
+@pytest.fixture(scope="module")
+def default_report(stores: Stores) -> Report:
+    """The Plan page's first plan (every catalog default GPU, both engines): measurement gaps,
+    four quotes of three sizes, every one older than six months by the report's date."""
+    engine = make_engine(stores.demo("page-one-default"))
+    scenario = scenario_from_dict(
+        {
+            "name": "my-plan",
+            "model": DEFAULT_MODEL,
+            "workload": {"isl": 1024, "osl": 1024},
+            "demand": {"peak_requests_per_s": 10.0},
+            "candidates": {
+                "engines": ["vllm", "tensorrt-llm"],
+                "gpus": list(gpu_catalog().default_names()),
+            },
+        }
+    )
+    session = PlanningSession.from_store(engine, scenario, samples=40)
+    made = session.report(
+        with_sensitivity=False, generated_at=datetime(2026, 12, 5, 12, tzinfo=UTC)
+    )
+    engine.dispose()
+    return made
+
+
+def _pdf_text(report: Report, tmp_path: Path) -> tuple[str, list[str]]:
+    """Page 1's text (spaces collapsed) and every page's."""
+    path = tmp_path / "report.pdf"
+    path.write_bytes(report_pdf(report))
+    text = subprocess.run(
+        ["pdftotext", str(path), "-"], check=True, capture_output=True, text=True
+    ).stdout
+    pages = [re.sub(r"\s+", " ", page) for page in text.split("\f")]
+    return pages[0], pages
+
+
+def test_page_one_names_the_price_it_rests_on_with_source_date_and_warnings(
+    default_report: Report, tmp_path: Path
+) -> None:
+    choice = default_report.plan.recommendation.choice
+    assert choice is not None
+    (row,) = [p for p in default_report.prices if p.gpu == choice.gpu]
+    first, pages = _pdf_text(default_report, tmp_path)
+    assert f"Priced at ${row.usd_per_gpu_hour:,.2f}/GPU-hour" in first, first
+    assert row.source.split(" (")[0] in first and f"as of {row.as_of}" in first
+    assert row.age_months is not None and row.age_months > STALE_MONTHS
+    assert f"the quote is {row.age_months} months old" in first
+    assert f"a {row.gpus_per_quote}-GPU quote" in first  # the bill is for 4-GPU trays
+    # Every stale and mixed quote is said on page 1, in a line each.
+    for price in default_report.prices:
+        assert f"{gpu_name(price.gpu)} {price.age_months} months" in first, price.gpu
+    assert "Mixed quote sizes:" in first and "node and VM prices may not compare" in first
+    assert "What the cost leaves out" in first and "Budget" in first
+    assert "Appendix A says why this option" in first  # page 1's last line: nothing spilled
+    # The rest are appendices; the probe commands a compact one, not pages under a big heading.
+    rest = " ".join(pages[1:])
+    assert "Appendix A" in rest and "What to measure" in rest and "What to measure" not in first
+    commands = [i for i, page in enumerate(pages) if "capplan probe --launch" in page]
+    assert commands and len(commands) <= 1 and commands[0] >= len(pages) - 3, commands
+
+
+def test_page_one_says_a_one_gpu_quote_behind_an_eight_gpu_node(
+    report: Report, tmp_path: Path
+) -> None:
+    choice = report.plan.recommendation.choice
+    assert choice is not None and choice.gpu == "H200-SXM-141GB"
+    first, _ = _pdf_text(report, tmp_path)
+    assert "Priced at $3.50/GPU-hour" in first and "as of 2025-10-22" in first
+    assert "the quote is 13 months old" in first
+    assert "a 1-GPU quote, while the bill is for 8-GPU nodes" in first

@@ -19,7 +19,7 @@ from reports.formats import render_report
 from reports.html_page import report_html
 from tests.stores import Stores
 from tests.user_text import problems
-from workflows import planning
+from workflows.session import PlanningSession
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIEF = ROOT / "docs" / "scenarios" / "finance-brief-chat.yaml"
@@ -55,11 +55,8 @@ def test_no_document_names_a_source_file_or_shows_markdown(demo_url: str, tmp_pa
     engine = make_engine(demo_url)
     for path in _briefs(tmp_path):
         scenario = load_scenario(path)
-        planned = planning.plan_scenario(engine, scenario)
-        ranges, swings = planning.ranges_and_swings(
-            planned.plan, planned.curves, planned.prices, 40, True
-        )
-        report = planning.report_of(engine, planned.plan, ranges, swings)
+        session = PlanningSession.from_store(engine, scenario, samples=40)
+        report = session.report(with_sensitivity=True)
         pdf = tmp_path / f"{path.stem}.pdf"
         pdf.write_bytes(render_report(report, "pdf"))
         texts = {
@@ -69,9 +66,7 @@ def test_no_document_names_a_source_file_or_shows_markdown(demo_url: str, tmp_pa
             "html": report_html(report, interactive=False),
             "xlsx": _workbook_text(render_report(report, "xlsx")),
             "csv": render_report(report, "csv").decode("utf-8"),
-            "plan xlsx": _workbook_text(
-                planning.plan_export(planned.plan, ".xlsx", ranges, swings)
-            ),
+            "plan xlsx": _workbook_text(session.export(".xlsx", with_sensitivity=True)),
         }
         result = runner.invoke(app, ["plan", str(path), "--db", demo_url, "--samples", "40"])
         assert result.exit_code == 0, result.output

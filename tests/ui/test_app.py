@@ -20,6 +20,7 @@ from measurements.demo.runs import demo_runs
 from planner.inputs.prices import catalog_version, load_catalog_csv
 from tests.stores import Stores
 from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S, settled, shown
+from ui.plan_answer import RANGE_COLUMNS
 
 PAGES = {
     "ui/plan.py": "Plan capacity",
@@ -47,7 +48,7 @@ TABLE_COLUMN = {
     "upload_outcomes_table": "status",
     "levels_reported": "requests_sent",
     "options_table": "recommended",
-    "ranges_table": "nodes_p50",
+    "ranges_table": "Nodes P50",
 }
 
 
@@ -139,7 +140,7 @@ def test_runs_page_upload_stores_good_files_and_rejects_bad_ones(store_url: str)
     # The file names no GPU and no TP: the form says them, else the run is refused (item 8).
     at.selectbox(key="fact_GPU").set_value("H100-SXM-80GB")
     at.number_input(key="fact_tp").set_value(1)
-    at.button[0].click().run()  # the form's Import button
+    at.button(key="upload_import").click().run()
     assert not at.exception
     outcomes = _table(at, "upload_outcomes_table")
     by_file = dict(zip(outcomes["file"], outcomes["status"], strict=True))
@@ -148,7 +149,7 @@ def test_runs_page_upload_stores_good_files_and_rejects_bad_ones(store_url: str)
     assert "broken.json" in rejected and "not valid JSON" in rejected
     runs = _table(at, "runs_table")
     assert len(runs) == before + 1
-    assert runs.iloc[-1]["model"] == "tiny-random-llama"  # model_id in the fixture
+    assert runs.iloc[0]["model"] == "tiny-random-llama"  # model_id in the fixture, newest first
 
 
 def test_runs_page_refuses_a_file_over_the_upload_limit_in_place(
@@ -195,7 +196,7 @@ def _recommended(options: pd.DataFrame) -> pd.Series:
 
 
 def test_plan_page_recommends_the_cheapest_option_that_meets_the_sla(store_url: str) -> None:
-    at = _page("ui/plan.py")
+    at = settled(_page("ui/plan.py"))  # the XLSX and JSON exports wait for the ranges
     assert len(at.success) == 1
     options = _table(at, "options_table")
     choice = _recommended(options)
@@ -216,7 +217,9 @@ def test_plan_page_recommends_the_cheapest_option_that_meets_the_sla(store_url: 
 def test_plan_page_shows_cost_ranges_and_what_moves_the_answer(store_url: str) -> None:
     at = settled(_page("ui/plan.py"))
     options = _table(at, "options_table")
-    ranges = _table(at, "ranges_table").set_index("option")
+    # The page heads the columns in words (ui.plan_answer.RANGE_COLUMNS): read them by field.
+    fields = {shown: field for field, shown in RANGE_COLUMNS.items()}
+    ranges = _table(at, "ranges_table").rename(columns=fields).set_index("option")
     choice = _recommended(options)
     sized = ranges.dropna(subset=["nodes_p50"])
     assert (sized["nodes_p10"] <= sized["nodes_p50"]).all()
@@ -290,10 +293,13 @@ def test_plan_page_shows_a_bad_input_in_place(store_url: str) -> None:
     at = _page("ui/plan.py")
     at.number_input(key="plan_demand_peak_requests_per_s").set_value(0.0).run()
     assert not at.exception
-    assert len(at.error) == 1
-    assert "demand.peak_requests_per_s" in shown(at.error[0].value)
-    assert "got 0.0" in shown(at.error[0].value)
-    assert not at.success
+    (beside,) = at.sidebar.error  # under the field, in words
+    assert "must be more than 0" in shown(beside.value)
+    (said,) = at.main.error
+    assert shown(said.value).startswith("Not applied: Peak requests per second (req/s) must be")
+    assert "you entered 0.0" in shown(said.value)
+    assert "demand.peak_requests_per_s" not in shown(said.value)
+    assert at.success  # the last plan stays on the page
 
 
 def test_plan_page_saves_a_scenario_and_loads_it_back(store_url: str) -> None:
@@ -500,7 +506,7 @@ def test_plan_page_leads_with_seven_plain_columns_and_says_the_answer_in_two_sen
     store_url: str,
 ) -> None:
     at = _page("ui/plan.py")
-    (lead,) = [d.value for d in at.dataframe if "Option" in d.value.columns]
+    (lead,) = [d.value for d in at.dataframe if "Meets SLA" in d.value.columns]
     assert list(lead.columns) == [
         "Option",
         "Meets SLA",

@@ -183,3 +183,30 @@ def test_cost_range_chart_says_its_dot_is_the_p50_and_draws_the_planned_cost() -
     assert list(dot.error_x.arrayminus) == [68_912.0 - 51_684.0]
     assert list(planned.x) == [51_684.0] and planned.marker.symbol == "diamond-open"
     assert list(dot.y) == ["vLLM TP2 on H100 SXM 80GB (FP8)"]
+
+
+def _priced(option: OptionRange, key: OptionKey, p50_usd: float) -> OptionRange:
+    costs = Percentiles(0.8 * p50_usd, p50_usd, 1.2 * p50_usd)
+    return replace(option, key=key, point_total_monthly_cost_usd=p50_usd,
+                   total_monthly_cost_usd=costs)  # fmt: skip
+
+
+def test_one_costly_option_does_not_squeeze_the_others_off_the_cost_chart() -> None:
+    key = OptionKey("vllm", "H100-SXM-80GB", 2, "fp8")
+    base = OptionRange(
+        key=key, point_nodes=3, point_gpus=24, point_replicas=12,
+        point_total_monthly_cost_usd=20_000.0, expected_total_monthly_cost_usd=20_000.0,
+        nodes=Percentiles(3, 3, 3), gpus=Percentiles(24, 24, 24),
+        replicas=Percentiles(12, 12, 12), total_monthly_cost_usd=None, sampled=True,
+        feasible_share=1.0, pick_share=1.0, noise_rel=(),
+    )  # fmt: skip
+    options = tuple(
+        _priced(base, OptionKey("vllm", gpu, 2, "fp8"), usd)
+        for gpu, usd in (("H100-SXM-80GB", 20_000.0), ("H200-SXM-141GB", 100_000.0),
+                         ("B200-SXM-180GB", 1_700_000.0))
+    )  # fmt: skip
+    spread = cost_range_figure(PlanRanges(60, 0, 1.0, 0.9, options, key, 0.0, 0.0, "t", ()))
+    assert spread.layout.xaxis.type == "log"
+    assert "log" in spread.layout.xaxis.title.text
+    near = cost_range_figure(PlanRanges(60, 0, 1.0, 0.9, options[:2], key, 0.0, 0.0, "t", ()))
+    assert near.layout.xaxis.type != "log"

@@ -46,3 +46,14 @@ def test_an_added_model_is_listed_and_can_be_removed(store_url: str) -> None:
     assert not at.exception
     assert "support-8b" not in {r["model"] for r in _table(at)}
     catalog.forget_added()
+
+
+def test_a_config_read_from_a_hugging_face_cache_is_listed_by_its_model(store_url: str) -> None:
+    # Its _name_or_path is the snapshot folder the engine loaded (issue 32 item 7), not a hash.
+    config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
+    config["_name_or_path"] = "/data/hf/models--acme--Support-9B/snapshots/0e9e39f2b1c3"
+    add_config(make_engine(store_url), config, "support/config.json")
+    catalog.forget_added()
+    models = {r["model"] for r in _table(_models_page())}
+    assert "support-9b" in models and not [m for m in models if "0e9e39f2" in m], models
+    catalog.forget_added()

@@ -1,6 +1,6 @@
 """The Plan page draws the plan first and its ranges and sensitivity after, without holding it
-up (ui/background.py); a scenario rename plans nothing again. Behaviour only: the times are in
-bench/bench_plan_session.py."""
+up (ui/background.py, over workflows/session.py's stages); a scenario rename plans nothing
+again. Behaviour only: the times are in bench/bench_plan_session.py."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from planner.inputs.scenario import scenario_from_dict
 from tests.ui.conftest import APP, RUN_TIMEOUT_S, settled
 from ui import background
 from ui import resources as res
+from workflows import session
 
 WAITING = "Reading the cost ranges"
 
@@ -29,7 +30,7 @@ def held_ranges(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
         gate.wait(RUN_TIMEOUT_S)
         return ranges_of(plan)
 
-    monkeypatch.setattr(background, "ranges_of", slow)
+    monkeypatch.setattr(session, "ranges_of", slow)
     yield gate
     gate.set()
 
@@ -74,9 +75,9 @@ def test_a_rename_plans_nothing_again(store_url: str, monkeypatch: pytest.Monkey
         plans.append(make_plan(*args, **kwargs))  # type: ignore[arg-type]
         return plans[-1]
 
-    monkeypatch.setattr(res, "make_plan", counted)
-    monkeypatch.setattr(background, "ranges_of", None)  # would fail if called
-    monkeypatch.setattr(background, "sensitivity", None)
+    monkeypatch.setattr(session, "make_plan", counted)
+    monkeypatch.setattr(session, "ranges_of", None)  # would fail if called
+    monkeypatch.setattr(session, "sensitivity", None)
     at.text_input(key="plan_name").set_value("renamed-plan").run()
     assert not at.exception, [e.value for e in at.exception]
     assert plans == []

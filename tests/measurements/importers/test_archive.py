@@ -134,6 +134,25 @@ def test_too_many_members_are_refused() -> None:
     assert caught.value.value == 2001
 
 
+def test_a_zip_r_of_a_folder_of_2000_results_holds_2000_members() -> None:
+    # `zip -r results.zip results/` writes the folder's own entry: 2,001 entries, 2,000 files.
+    folder = zipfile.ZipInfo("results/")
+    files = [(f"results/r{index}.json", b"{}") for index in range(archive.MAX_ARCHIVE_MEMBERS)]
+    members = expand_archive("results.zip", _zip([(folder, b""), *files]))
+    assert len(members) == archive.MAX_ARCHIVE_MEMBERS
+
+
+@pytest.mark.hostile
+def test_too_many_entries_are_refused_even_when_they_are_folders(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(archive, "MAX_ARCHIVE_ENTRIES", 10)
+    folders = [(zipfile.ZipInfo(f"d{index}/"), b"") for index in range(11)]
+    with pytest.raises(InputError, match="at most 10 entries") as caught:
+        expand_archive("dirs.zip", _zip([*folders, ("a.json", b"{}")]))
+    assert caught.value.value == 12
+
+
 @pytest.mark.hostile
 def test_a_total_over_the_archive_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(archive, "MAX_ARCHIVE_TOTAL_BYTES", 1000)

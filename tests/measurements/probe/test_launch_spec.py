@@ -39,7 +39,7 @@ def test_vllm_serve_command_line() -> None:
 
 
 def test_vllm_module_command_line_for_cpu_builds() -> None:
-    # DESIGN.md's CPU recipe: the console script fails on package metadata, the module works.
+    # The design notes' CPU recipe: the console script fails on package metadata, the module works.
     spec = LaunchSpec(
         engine="vllm",
         model="/tmp/tiny",

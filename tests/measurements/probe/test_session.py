@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import socket
 import sys
 from pathlib import Path
@@ -62,6 +63,23 @@ def test_launched_session_times_the_cold_start_and_stops_the_server(tmp_path: Pa
     assert "sim-server" in outcome.run.deployment.launch_command
     with socket.socket() as sock:  # the server is gone: its port is free again
         sock.bind(("127.0.0.1", port))
+
+
+def test_a_launched_servers_kv_cache_report_lands_in_the_start_up_facts(tmp_path: Path) -> None:
+    # The server prints vLLM's start-up line (as a real vLLM CPU server did), then serves.
+    port = free_port()
+    line = "INFO [kv_cache_utils.py:2327] GPU KV cache size: 98,304 tokens"
+    serve = (
+        f"print({line!r}, flush=True); import runpy, sys; "
+        "sys.argv = ['cli', 'sim-server', *sys.argv[1:]]; "
+        "runpy.run_module('cli', run_name='__main__', alter_sys=True)"
+    )
+    argv = [sys.executable, "-c", serve, "--port", str(port), "--profile", "tiny-fast"]
+    command = shlex.join(argv)
+    request = _request(tmp_path, launch_command=command, engine="other", check_capabilities=False)
+    outcome = asyncio.run(run_session(request))
+    assert outcome.complete and outcome.run.startup.kv_cache_tokens == 98_304
+    assert read_run_file(tmp_path / "run.json").startup.kv_cache_tokens == 98_304
 
 
 @pytest.mark.parametrize(

@@ -121,6 +121,19 @@ def test_the_stated_kv_cache_dtype_travels_with_the_curve() -> None:
     assert unstated is not None and unstated.kv_cache_dtype is None
 
 
+def test_the_engines_kv_cache_report_travels_with_the_curve() -> None:
+    level = _level(LoadKind.CONCURRENCY, 4, 300.0)
+    run = _run((level,), tp=1)
+    said = run.model_copy(
+        update={"startup": Startup(max_concurrency=12.5, max_concurrency_at_tokens=8192)}
+    )
+    reported = curve_from_run(said)
+    assert reported is not None and reported.engine_kv is not None
+    assert reported.engine_kv.tokens == 102_400.0  # 12.5 requests of 8,192 tokens
+    plain = curve_from_run(run)
+    assert plain is not None and plain.engine_kv is None
+
+
 @pytest.mark.parametrize(
     ("deployment", "gpus", "flag"),
     [
@@ -158,6 +171,8 @@ def test_curve_key_is_canonical_and_labelled() -> None:
         ("nvidia/Llama-3.1-70B-Instruct-FP8", "llama-3.1-70b"),
         ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"),
         ("/models/Qwen3-32B/", "qwen3-32b"),
+        ("/models/models--openai--gpt-oss-120b/snapshots/b5c939de8f75", "gpt-oss-120b"),
+        ("/data/hf/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f2", "llama-3.1-8b"),
     ],
 )
 def test_canonical_model(name: str, canonical: str) -> None:

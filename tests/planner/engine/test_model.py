@@ -133,7 +133,7 @@ def test_the_brief_nothing_measured_is_read_from_each_deployments_serving_model(
         built = serving_model_curve(members, 1000, 300)
         assert not isinstance(built, str), built
         flag = built.flags[-1]
-        assert "3.4x away, validated error at that distance output tok/s 8.4%" in flag
+        assert f"3.4x away, validated error at that distance {distance_error(3.4).text()}" in flag
         assert (built.key.isl, built.key.osl) == (1000, 300)
         assert built.basis_error == distance_error(3.4)
         assert built.provenance == "adjusted"

@@ -87,10 +87,10 @@ def test_bands_contain_the_truth_and_new_measurements_at_about_the_nominal_rate(
         covered_truth += int(np.sum((lo <= truth) & (truth <= hi)))
         covered_new += int(np.sum((lo <= new) & (new <= hi)))
         total += truth.size
-    # A 95% band: the mean curve is inside at least that often (the band carries the held-out
+    # An 80% band: the mean curve is inside at least that often (the band carries the held-out
     # error too); fresh measurements are inside at roughly the nominal rate.
-    assert covered_truth / total >= 0.95
-    assert 0.88 <= covered_new / total <= 0.995
+    assert covered_truth / total >= 0.80
+    assert 0.70 <= covered_new / total <= 0.97
 
 
 def test_one_or_two_points_give_no_fit_and_predictions_use_the_measured_points() -> None:

@@ -39,7 +39,8 @@ def test_each_latency_prediction_says_which_statistic_it_is() -> None:
 
 def test_a_wide_lower_band_stays_above_zero_and_is_lognormal() -> None:
     # SYNTHETIC noisy step-time series (30% noise): the additive band went below 0 and was
-    # clipped there; the plan draws lognormal errors, so the band is fit x exp(-+1.96 sigma).
+    # clipped there; the plan draws lognormal errors, so the band is fit x exp(-+1.2816 sigma)
+    # (an 80% band).
     rng = np.random.default_rng(3)
     c = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
     t = c / (0.01 + 0.0002 * c) * (1 + 0.3 * rng.standard_normal(c.size))
@@ -49,4 +50,4 @@ def test_a_wide_lower_band_stays_above_zero_and_is_lognormal() -> None:
     lo, hi = fit.eval_band(xs)
     y, rel = fit.eval(xs), fit.rel_spread(xs)
     assert np.all(lo > 0)
-    assert np.allclose(lo, y * np.exp(-1.96 * rel)) and np.allclose(hi, y * np.exp(1.96 * rel))
+    assert np.allclose(lo, y * np.exp(-1.2816 * rel)) and np.allclose(hi, y * np.exp(1.2816 * rel))

@@ -1,4 +1,5 @@
-"""Price catalog: the shipped CSV, its defaults (DESIGN's Nebius prices), ranges set apart."""
+"""Price catalog: the shipped CSV, its defaults (the design notes' Nebius prices), ranges set
+apart."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from planner.inputs.prices import (
 
 def test_shipped_catalog_defaults_are_the_design_example_prices() -> None:
     catalog = load_catalog_csv()
-    # DESIGN.md's scenario example: H100-SXM-80GB 2.95, H200-SXM-141GB 3.50 $/GPU-hour (Nebius).
+    # The design notes' scenario example: H100-SXM-80GB 2.95, H200-SXM-141GB 3.50 $/GPU-hour
+    # (Nebius).
     h100 = default_price(catalog, "H100-SXM-80GB")
     h200 = default_price(catalog, "H200 SXM")
     assert (h100.provider, h100.usd_per_gpu_hour) == ("Nebius", 2.95)

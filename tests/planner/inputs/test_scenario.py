@@ -1,4 +1,5 @@
-"""Scenario YAML: the DESIGN example reads, round-trips, and bad input names file, key and value."""
+"""Scenario YAML: the design notes' example reads, round-trips, and bad input names file, key
+and value."""
 
 from __future__ import annotations
 

@@ -9,10 +9,11 @@ import pytest
 
 from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves.deployment import stated_kv_cache_dtype
+from planner.curves.kv_report import EngineKvReport
 from planner.curves.load import H100, CurveKey, CurvePoint, LoadCurve
-from planner.physics.memory import KvDtype, kv_dtype
-from planner.physics.roofline import Ceilings, ceilings, check_curve
-from tests.planner.builders import silicon_curves
+from planner.physics.memory import CLEAN_TTFT_RATIO, KvDtype, capacity_side, clean_streams, kv_dtype
+from planner.physics.roofline import Ceilings, ceilings, check_curve, workload_capacity
+from tests.planner.builders import issue_31_curve, silicon_curves
 
 SPECS = {spec.gpu: spec for spec in load_gpu_specs()}
 MODEL = "meta-llama/Llama-3.1-70B"
@@ -111,14 +112,19 @@ def _silicon_70b_h200_tp1(isl: int, osl: int) -> LoadCurve:
 
 def test_silicon_levels_that_ran_together_overrule_the_estimate_and_queued_ones_do_not() -> None:
     # 1024/8192: c=64 doubles c=32's throughput with TTFT 5.3 s, where a 38-stream cache would
-    # make requests wait minutes: the estimate is wrong. 8192/1024: c=64 waits 40 s and its
-    # throughput barely grows: it queued, as the 22-stream estimate says.
+    # make requests wait minutes: the estimate is wrong. 8192/1024: c=32 ran clean (TTFT 3.1 s,
+    # x1.4 of c=16's) above the 22-stream estimate, so that is wrong too (issue 31 item 5); c=64
+    # waits 40 s (x12.7) and its throughput barely grows: it queued, and is not counted.
     ran = check_curve(_silicon_70b_h200_tp1(1024, 8192))
     assert ran.memory is not None and ran.memory.estimate_low == 38
     assert ran.max_streams == 64 and ran.memory.contradiction is not None
     queued = check_curve(_silicon_70b_h200_tp1(8192, 1024))
-    assert queued.memory is not None and queued.memory.contradiction is None
-    assert queued.max_streams == queued.memory.estimate_low == 22
+    assert queued.memory is not None and queued.memory.estimate_low == 22
+    assert queued.memory.clean_streams == queued.max_streams == 32
+    assert queued.memory.contradiction is not None and "ran clean" in queued.memory.contradiction
+    # Between 32 and the all-memory bound (56) the capacity is unknown; 64 surely queued.
+    assert (queued.memory.low, queued.memory.high) == (32, 56)
+    assert [queued.memory.side(c) for c in (32, 48, 64)] == ["below", "uncertain", "above"]
 
 
 def test_a_stated_fp8_kv_cache_doubles_the_vllm_estimate() -> None:
@@ -142,3 +148,81 @@ def test_the_stated_kv_dtype_is_read_from_engine_args_or_the_launch_command(
     engine_args: dict[str, str], command: str, dtype: str | None
 ) -> None:
     assert stated_kv_cache_dtype(engine_args, command) == dtype
+
+
+def test_levels_that_ran_clean_above_the_estimate_raise_the_capacity() -> None:
+    check = check_curve(issue_31_curve())
+    assert check.memory is not None and check.memory.estimate_low == 14
+    assert check.memory.clean_streams == 16 and check.max_streams is not None
+    assert check.max_streams >= 16 and check.memory.low >= 16
+    assert (
+        check.memory.contradiction is not None and "estimate is wrong" in check.memory.contradiction
+    )
+    # The estimate is known wrong: only the all-memory bound caps it, so 32 is uncertain.
+    assert check.memory.high == check.memory.knee == 34
+    assert check.memory.side(32) == "uncertain" and check.memory.side(64) == "above"
+
+
+@pytest.mark.parametrize("stated", [8, 30])
+def test_the_engines_own_report_overrides_the_estimate_both_ways(stated: int) -> None:
+    report = EngineKvReport(stated * 14048 + 100)
+    check = check_curve(replace(issue_31_curve(report), points=()))
+    assert check.memory is not None and check.memory.estimate_low == 14
+    assert check.memory.stated_streams == stated == check.max_streams
+    assert (check.memory.low, check.memory.high, check.memory.knee) == (stated, stated, stated)
+    assert check.memory.source == "stated" and check.memory.contradiction is None
+    assert any("engine reported" in note and "used" in note for note in check.notes)
+
+
+def test_a_vllm_concurrency_line_alone_states_the_capacity() -> None:
+    # 2.5 requests of 131,072 tokens: 327,680 tokens, 23 streams of 14,048.
+    report = EngineKvReport(None, max_concurrency=2.5, max_concurrency_at_tokens=131072)
+    check = check_curve(replace(issue_31_curve(report), points=()))
+    assert check.memory is not None and check.memory.stated_streams == 23
+
+
+def test_a_clean_level_above_the_engines_report_still_raises_it() -> None:
+    check = check_curve(issue_31_curve(EngineKvReport(10 * 14048)))
+    assert check.memory is not None and check.memory.stated_streams == 10
+    assert check.max_streams == 16
+
+
+def test_an_estimate_with_an_unknown_kv_dtype_is_a_range_not_a_number() -> None:
+    unknown = _h100_70b_fp8("sglang").capacity(128, 4096)
+    assert (unknown.low, unknown.high, unknown.source) == (8, 17, "estimate")
+    assert [unknown.side(c) for c in (8, 12, 17, 18)] == [
+        "below",
+        "uncertain",
+        "uncertain",
+        "above",
+    ]
+    assert unknown.knee == 17  # queueing only where the estimate surely says so
+    known = _h100_70b_fp8("vllm").capacity(128, 4096)
+    assert (known.low, known.high, known.knee) == (8, 8, 8)
+
+
+def test_a_capacity_with_no_upper_bound_is_uncertain_all_the_way_up() -> None:
+    assert capacity_side(16, None, 1e6) == "uncertain"
+    assert capacity_side(16, None, 16) == "below"
+
+
+def test_a_level_whose_ttft_jumps_ends_the_clean_run() -> None:
+    def point(c: float, ttft: float) -> CurvePoint:
+        return CurvePoint(c, p50_ttft_ms=ttft)
+
+    jump = CLEAN_TTFT_RATIO * 1300.0
+    assert clean_streams((point(8, 1000), point(16, 1300), point(32, jump), point(64, jump))) == 16
+    assert clean_streams((point(8, 1000), CurvePoint(16.0, output_tok_s=5.0))) == 8
+    assert clean_streams((CurvePoint(8.0, output_tok_s=5.0),)) is None
+
+
+def test_the_engines_report_carries_to_other_workloads_and_the_levels_do_not() -> None:
+    curve = issue_31_curve(EngineKvReport(20 * 14048))
+    ceil = ceilings(MODEL, "fp8", SPECS["H200-SXM-141GB"], 1, engine="vllm")
+    assert isinstance(ceil, Ceilings)
+    assert workload_capacity(ceil, curve, 12000, 4096).streams == 20
+    # Half the tokens a stream: twice the streams, from the same reported cache.
+    assert workload_capacity(ceil, curve, 5000, 2048).stated_streams == 46
+    plain = replace(curve, engine_kv=None)
+    assert workload_capacity(ceil, plain, 12000, 4096).clean_streams == 16
+    assert workload_capacity(ceil, plain, 5000, 2048).clean_streams is None

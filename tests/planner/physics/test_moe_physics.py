@@ -12,6 +12,8 @@ from hardware.gpus import gpu_catalog
 from measurements.demo.runs import DATA_DIR
 from measurements.importers import import_path
 from planner.curves.load import CurveKey, CurvePoint, LoadCurve, curve_from_run
+from planner.engine.project import project_through_model
+from planner.engine.reach_errors import reach_error
 from planner.engine.spec import engine_spec
 from planner.physics.projection import CROSS_GENERATION_ERROR, project_curve
 from planner.physics.roofline import Ceilings, ceilings, check_curve
@@ -85,11 +87,13 @@ def test_a_projection_to_blackwell_carries_the_cross_generation_error() -> None:
         if c is not None and c.key.gpu == "H200-SXM-141GB" and c.key.engine == "vllm"
         and "70B" in c.key.model
     )  # fmt: skip
-    to_b200 = project_curve(curve, "B200")
+    to_b200 = project_through_model(curve, "B200")  # the product's projection
     assert not isinstance(to_b200, str)
-    assert to_b200.basis_error == CROSS_GENERATION_ERROR
-    assert any("across GPU generations" in f for f in to_b200.flags)
-    to_h100 = project_curve(curve, "H100")
+    stated = reach_error("across generations", CROSS_GENERATION_ERROR)
+    assert to_b200.basis_error == stated
+    assert any("across GPU generations" in f and stated.text() in f for f in to_b200.flags)
+    assert any("native FP8 on B200" in f for f in to_b200.flags)
+    to_h100 = project_through_model(curve, "H100")
     assert not isinstance(to_h100, str) and to_h100.basis_error is None  # same generation, dense
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from bench.bench_workload_adjust import cross_workload_errors
 from planner.curves.load import LoadCurve
+from planner.engine.curves import distance_error
 from planner.physics.roofline import curve_ceilings
 from planner.physics.workload_adjust import ADJUSTED, adjust_curve, match_workload
 from planner.sizing.selection import select_curves
@@ -127,8 +128,7 @@ def test_far_workload_is_read_from_the_serving_model_saying_it_is_not_validated_
         100,
     )
     flag = next(f for f in only.curve.flags if "serving model" in f)
-    assert "10.2x away, NOT VALIDATED this far; assumed error at that distance" in flag
-    assert "TTFT 50%" in flag
+    assert f"10.2x away, validated error at that distance {distance_error(10.2).text()}" in flag
 
 
 def test_gpu_measured_only_elsewhere_is_projected_and_never_mixed_with_measured() -> None:

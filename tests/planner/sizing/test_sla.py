@@ -86,7 +86,7 @@ def test_an_unstated_ttft_answers_one_target_kind_never_both() -> None:
     fit = _unstated_ttft_fit()
     grid = throughput_grid(fit)
     z = Draws(samples=1).normals("seed")
-    both = scenario(sla={"ttft_p50_ms": 100, "ttft_p99_ms": 100})
+    both = scenario(sla={"ttft_p50_ms": 80, "ttft_p99_ms": 100})  # p50 tighter: not implied
     checks = {c.target.field: c for c in sla_checks(sampled_grid(both, fit, grid, z))}
     assert checks["ttft_p50_ms"].values is not None
     assert any("did not state" in flag for flag in checks["ttft_p50_ms"].flags)
