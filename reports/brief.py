@@ -14,6 +14,7 @@ from planner.analysis.capacity import Plan
 from planner.analysis.recommend import Verdict
 from planner.analysis.uncertainty import TIE_USD, PlanRanges
 from planner.inputs.sla_targets import BARE_STATISTIC, STATISTICS
+from planner.sizing.nodes import node_shape
 from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
 from planner.sizing.sla import target_text
 from reports.flag_text import flag_gist, group_flags
@@ -95,14 +96,24 @@ def _brief(plan: Plan, ranges: PlanRanges | None) -> Brief:
 def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
     nodes = f"{choice.nodes} {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     replicas = f"{choice.replicas} replica{'s' if choice.replicas != 1 else ''}"
+    billed = choice.nodes * node_gpus(plan, choice)
+    # The bill counts whole nodes; the replicas may use fewer of their GPUs.
+    used = (
+        f"{billed} GPUs, "
+        if billed == choice.gpus
+        else f"{billed} GPUs billed, {choice.gpus} used by "
+    )
     what = serving_name(choice.key, (o.key for o in plan.options))
     cost = f"{usd(choice.total_monthly_cost_usd)}/month"
     confidence = sizing_confidence(plan)
     sure = f", sized to meet the SLA with {confidence:.0%} confidence" if confidence else ""
-    return (
-        f"Run {what} on {nodes} of {gpu_name(choice.gpu)} ({choice.gpus} GPUs, {replicas}): "
-        f"{cost}{sure}."
-    )
+    return f"Run {what} on {nodes} of {gpu_name(choice.gpu)} ({used}{replicas}): {cost}{sure}."
+
+
+def node_gpus(plan: Plan, option: SizedOption) -> int:
+    """GPUs in one node the option is billed by (the scenario's gpus_per_node, else the GPU's
+    own shape): nodes x this is what the bill counts, `option.gpus` what the replicas use."""
+    return node_shape(plan.scenario.options, option.gpu).gpus
 
 
 def margin_sentence(plan: Plan) -> str | None:

@@ -10,10 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.analysis.capacity import Plan
 from planner.analysis.recommend import Verdict
 from planner.physics.roofline import check_curve
-from planner.sizing.nodes import node_shape
 from planner.sizing.options import Option, SizedOption
 from reports.brief import (
     and_list,
@@ -21,6 +19,7 @@ from reports.brief import (
     caveat_line,
     expected_cost,
     margin_sentence,
+    node_gpus,
     pick_holds_sentence,
     proper_names,
     range_sentence,
@@ -200,12 +199,6 @@ def site_of(reference: str) -> str:
     """A quote's source cut to its site ('www.opslyft.com'); the full text is in the XLSX."""
     match = re.search(r"https?://([^/\s]+)", reference)
     return match[1] if match else reference[:40]
-
-
-def node_gpus(plan: Plan, option: SizedOption) -> int:
-    """GPUs in one node the option is billed by (the scenario's gpus_per_node, else the GPU's
-    own shape): nodes x this is what the bill counts, `option.gpus` what the replicas use."""
-    return node_shape(plan.scenario.options, option.gpu).gpus
 
 
 def _why_nothing(report: Report) -> str:

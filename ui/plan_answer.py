@@ -13,12 +13,11 @@ from planner.analysis.uncertainty import PlanRanges
 from planner.analysis.what_if import MONTHS_PER_YEAR
 from planner.inputs.scenario import Scenario
 from planner.sizing.sla import target_text
-from reports.brief import recommendation_brief, tie_sentence, unstable_sentence
+from reports.brief import node_gpus, recommendation_brief, tie_sentence, unstable_sentence
 from reports.export import options_table, range_rows
 from reports.flag_text import group_warnings
 from reports.lead_table import options_lead_table
 from reports.names import option_name
-from reports.page_one import node_gpus
 from reports.price_rows import mix_flags, price_rows
 from reports.what_if_view import amount_text
 from ui.text import plain

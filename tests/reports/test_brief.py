@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.uncertainty import OptionRange, Percentiles, PlanRanges
 from planner.inputs.prices import load_catalog_csv
 from planner.sizing.options import OptionKey, SizedOption
-from reports.brief import recommendation_brief, rejected_lines, tie_sentence, unstable_sentence
+from reports.brief import (
+    node_gpus,
+    recommendation_brief,
+    rejected_lines,
+    tie_sentence,
+    unstable_sentence,
+)
 from reports.flag_text import group_flags, group_warnings
 from reports.names import engine_name, gpu_name, option_name, precision_name, short_option_names
 from tests.planner.builders import scenario, seed_curves, silicon_curves
@@ -77,13 +85,30 @@ def test_the_headline_is_at_most_two_sentences_with_whole_counts() -> None:
     assert 1 <= len(sentences) <= 2
     what = option_name(choice.key).split(" on ")[0]
     assert brief.headline.startswith(f"Run {what} on {choice.nodes} 8-GPU HGX node")
-    assert f"({choice.gpus} GPUs, {choice.replicas} replicas)" in brief.headline
+    assert f"{choice.replicas} replicas)" in brief.headline
     confidence = plan.scenario.options.sizing_confidence
     assert f"meet the SLA with {confidence:.0%} confidence" in brief.headline
     expected = f"Expected cost ${choice.expected_monthly_cost_usd:,.0f}/month"
     assert any(b.startswith(expected) for b in brief.bullets)
     assert "tensorrt-llm" not in brief.headline and ".00" not in brief.headline
     assert any(b.startswith("What limits it:") for b in brief.bullets)
+
+
+@pytest.mark.parametrize("peak", [1.0, 5.0, 11.0])
+def test_the_headline_counts_the_gpus_billed_and_those_the_replicas_use(peak: float) -> None:
+    """The bill is for whole nodes: 2 nodes of 8 GPUs are 16 GPUs billed even when 6 replicas of
+    TP2 use 12 of them (the headline once said "12 GPUs" beside a bill for 16)."""
+    plan = _plan(demand={"peak_requests_per_s": peak})
+    choice = plan.recommendation.choice
+    assert choice is not None
+    billed = choice.nodes * node_gpus(plan, choice)
+    headline = recommendation_brief(plan).headline
+    if billed == choice.gpus:
+        assert f"({billed} GPUs, {choice.replicas} replicas)" in headline
+    else:
+        assert (
+            f"({billed} GPUs billed, {choice.gpus} used by {choice.replicas} replicas)" in headline
+        )
 
 
 def test_a_tie_that_resampling_splits_is_said_plainly() -> None:
