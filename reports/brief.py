@@ -15,13 +15,14 @@ from planner.analysis.recommend import Verdict
 from planner.analysis.uncertainty import TIE_USD, PlanRanges
 from planner.inputs.sla_targets import BARE_STATISTIC, STATISTICS
 from planner.sizing.nodes import node_shape
-from planner.sizing.options import Option, OptionKey, RejectedOption, SizedOption
+from planner.sizing.options import Option, OptionKey, SizedOption
 from planner.sizing.sla import target_text
 from reports.flag_text import flag_gist, group_flags
 from reports.names import (
     engine_name,
     gpu_name,
     option_name,
+    rejected_lines,
     serving_name,
     short_option_names,
     tp_text,
@@ -96,13 +97,9 @@ def _brief(plan: Plan, ranges: PlanRanges | None) -> Brief:
 def _buy_sentence(plan: Plan, choice: SizedOption) -> str:
     nodes = f"{choice.nodes} {choice.node_words}{'s' if choice.nodes != 1 else ''}"
     replicas = f"{choice.replicas} replica{'s' if choice.replicas != 1 else ''}"
-    billed = choice.nodes * node_gpus(plan, choice)
-    # The bill counts whole nodes; the replicas may use fewer of their GPUs.
-    used = (
-        f"{billed} GPUs, "
-        if billed == choice.gpus
-        else f"{billed} GPUs billed, {choice.gpus} used by "
-    )
+    billed = choice.nodes * node_gpus(plan, choice)  # whole nodes; replicas may use fewer GPUs
+    used = f"{billed} GPUs billed, {choice.gpus} used by " if billed != choice.gpus else ""
+    used = used or f"{billed} GPUs, "
     what = serving_name(choice.key, (o.key for o in plan.options))
     cost = f"{usd(choice.total_monthly_cost_usd)}/month"
     confidence = sizing_confidence(plan)
@@ -387,16 +384,6 @@ def _flagged_brief(flagged: SizedOption, plan: Plan) -> Brief:
     concerns = [f"Concern: {_lower_first(flag_gist(text))}." for text in flagged.concerns]
     advice = "Measure this deployment (capplan probe) before buying on it."
     return Brief(headline, (*dict.fromkeys(concerns), advice), sound=False)
-
-
-def rejected_lines(options: Sequence[Option]) -> list[str]:
-    """'TensorRT-LLM TP1 on H200 SXM 141GB (FP8): TTFT fails ...', one per rejected option, the
-    TP always named (a reason is true of that TP only)."""
-    return [
-        f"{option_name(o.key)}: {o.reason}"
-        for o in options
-        if isinstance(o, RejectedOption) and o.reason
-    ]
 
 
 def _sentence(text: str) -> str:

@@ -10,14 +10,13 @@ from collections.abc import Sequence
 
 import plotly.io as pio
 
-from reports.brief import rejected_lines
 from reports.charts import report_figures
 from reports.export import Cell
 from reports.flag_text import group_warnings
 from reports.lead_table import OPTION_LEAD_COLUMNS, options_lead_table
 from reports.measurement import measurement_section
 from reports.model import Report
-from reports.names import gpu_name
+from reports.names import gpu_name, rejected_lines
 from reports.page_one import page_one, site_of, source_flags
 from reports.render import Table, report_tables
 from reports.xlsx_layout import header_with_unit

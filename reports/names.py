@@ -5,7 +5,7 @@ shell that shows a name to a person asks here, so each has one spelling in one p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from planner.curves.load import LoadCurve
 from planner.curves.spelling import (
@@ -18,7 +18,7 @@ from planner.curves.spelling import (
     provenance_word,
     tp_text,
 )
-from planner.sizing.options import OptionKey
+from planner.sizing.options import Option, OptionKey, RejectedOption
 
 __all__ = [
     "ENGINE_NAMES",
@@ -78,3 +78,13 @@ def curve_name(curve: LoadCurve) -> str:
         f"{engine_name(key.engine)}{version} · {gpu_name(key.gpu)}{count} · {tp_text(key.tp)} · "
         f"{workload}"
     )
+
+
+def rejected_lines(options: Sequence[Option]) -> list[str]:
+    """'TensorRT-LLM TP1 on H200 SXM 141GB (FP8): TTFT fails ...', one per rejected option, the
+    TP always named (a reason is true of that TP only)."""
+    return [
+        f"{option_name(o.key)}: {o.reason}"
+        for o in options
+        if isinstance(o, RejectedOption) and o.reason
+    ]

@@ -32,8 +32,9 @@ def print_plan(
 ) -> None:
     """The whole plan as the terminal shows it: what to measure first when no data backs any
     option, else the plan, then what to measure."""
-    from reports.brief import recommendation_brief, rejected_lines  # noqa: PLC0415
+    from reports.brief import recommendation_brief  # noqa: PLC0415
     from reports.flag_text import group_warnings  # noqa: PLC0415
+    from reports.names import rejected_lines  # noqa: PLC0415
 
     gaps = plan.measurement_plan
     if gaps is not None and gaps.no_data:

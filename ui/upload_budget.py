@@ -42,16 +42,22 @@ U = TypeVar("U", bound=Upload)
 
 def session_budget_mb() -> float:
     """The per-session upload budget in MiB: $CAPPLAN_MAX_SESSION_UPLOAD_MB, default 200."""
-    raw = os.environ.get(SESSION_BUDGET_ENV, "").strip()
+    return env_mib(SESSION_BUDGET_ENV, DEFAULT_SESSION_BUDGET_MB, example=200)
+
+
+def env_mib(name: str, default: float, *, example: int) -> float:
+    """A positive number of MiB from environment variable `name` (`default` when unset);
+    anything else is refused naming the variable and its value."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return DEFAULT_SESSION_BUDGET_MB
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = float("nan")
     if not value > 0:
         raise InputError(
-            "expected a positive number of MiB (e.g. 200)", field=SESSION_BUDGET_ENV, value=raw
+            f"expected a positive number of MiB (e.g. {example})", field=name, value=raw
         )
     return value
 

@@ -4,7 +4,6 @@ the upload size limits (per file, per zip member, and a zip's uncompressed total
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from measurements.importers import MAX_IMPORT_BYTES, NAME_THE_FORMAT
 from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
 from ui.text import plain
+from ui.upload_budget import env_mib
 from workflows.ingest import FileOutcome, IngestStatus
 from workflows.limits import CONCURRENCY, GPU_COUNT, PARALLEL, REQUEST_RATE
 from workflows.result_folders import skipped_summary
@@ -150,17 +150,7 @@ def provenance() -> Provenance:
 
 def max_upload_mb() -> float:
     """The per-file upload limit in MiB: $CAPPLAN_MAX_UPLOAD_MB, at most the importers' 50."""
-    raw = os.environ.get(MAX_UPLOAD_ENV, "").strip()
-    if not raw:
-        return float(CEILING_MB)
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise InputError(
-            "expected a positive number of MiB (e.g. 20)", field=MAX_UPLOAD_ENV, value=raw
-        )
+    value = env_mib(MAX_UPLOAD_ENV, float(CEILING_MB), example=20)
     return min(value, float(CEILING_MB))
 
 

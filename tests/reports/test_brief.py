@@ -14,12 +14,18 @@ from planner.sizing.options import OptionKey, SizedOption
 from reports.brief import (
     node_gpus,
     recommendation_brief,
-    rejected_lines,
     tie_sentence,
     unstable_sentence,
 )
 from reports.flag_text import group_flags, group_warnings
-from reports.names import engine_name, gpu_name, option_name, precision_name, short_option_names
+from reports.names import (
+    engine_name,
+    gpu_name,
+    option_name,
+    precision_name,
+    rejected_lines,
+    short_option_names,
+)
 from tests.planner.builders import scenario, seed_curves, silicon_curves
 
 SILICON = [c for c in silicon_curves() if (c.key.isl, c.key.osl) == (1024, 1024)]

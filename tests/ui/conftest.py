@@ -28,6 +28,16 @@ def shown(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
+def app_page(**query: str) -> AppTest:
+    """The app run once with these query parameters, no exception raised."""
+    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def settled(at: AppTest) -> AppTest:
     """Wait until the Plan page's ranges and sensitivity are in (ui/background.py computes them
     off the script thread; AppTest does not rerun the fragment that looks for them), then run the

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner.inputs.scenario import Scenario, load_scenario
-from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S, shown
+from tests.ui.conftest import ROOT, app_page, shown
 from ui import plan_state
 
 H100 = "H100-SXM-80GB"
@@ -20,15 +20,6 @@ NAMES = (
     "𠜎 non-BMP 🦙 ∑ 中文 'x' \\\"",
     "👩‍👩‍👧 family",  # the scenario drops the zero-width joiners (clean_name); the link keeps that
 )
-
-
-def _page(**query: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _link(at: AppTest) -> str:
@@ -51,12 +42,12 @@ def test_the_link_carries_any_name_exactly(name: str) -> None:
 
 
 def test_a_link_with_an_emoji_name_and_typed_prices_reopens_them(store_url: str) -> None:
-    at = _page()
+    at = app_page()
     at.text_input(key="plan_name").set_value(NAME).run()
     assert not at.exception, [e.value for e in at.exception]
     planned = plan_state.decode(_link(at))
     typed = planned.model_copy(update={"pricing": {H100: 3.33}})
-    fresh = _page(**{plan_state.PARAM: plan_state.encode(typed)})
+    fresh = app_page(**{plan_state.PARAM: plan_state.encode(typed)})
     said = [shown(i.value) for i in fresh.info]
     assert any("opened the scenario in the page's link" in s for s in said), said
     assert fresh.text_input(key="plan_name").value == NAME
@@ -66,10 +57,10 @@ def test_a_link_with_an_emoji_name_and_typed_prices_reopens_them(store_url: str)
 
 
 def test_a_link_with_a_picked_quote_reopens_the_pick(store_url: str) -> None:
-    at = _page()
+    at = app_page()
     at.selectbox(key=f"plan_price_quote_{H100}").set_value(RUNPOD).run()
     link = _link(at)
-    fresh = _page(**{plan_state.PARAM: link})
+    fresh = app_page(**{plan_state.PARAM: link})
     assert fresh.selectbox(key=f"plan_price_quote_{H100}").value == RUNPOD
     h100 = [o for o in _options(fresh) if o["gpu"] == H100]
     assert h100 and {o["usd_per_gpu_hour"] for o in h100} == {2.69}

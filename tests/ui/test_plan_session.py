@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from errors import CapplanError
-from tests.ui.conftest import APP, RUN_TIMEOUT_S, shown
+from tests.ui.conftest import app_page, shown
 from ui import plan_state
 
 BRIEF = {
@@ -22,15 +22,6 @@ BRIEF = {
     "plan_sla_ttft_p99_ms": 1000.0,
     "plan_sla_tpot_p99_ms": 50.0,
 }
-
-
-def _page(**query: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _brief(at: AppTest) -> AppTest:
@@ -49,7 +40,7 @@ def _what_if(at: AppTest) -> list[dict[str, object]]:
 
 
 def test_the_brief_shows_what_if_demand_and_a_years_cost(store_url: str) -> None:
-    at = _brief(_page())
+    at = _brief(app_page())
     assert at.success, "the brief has a recommendation"
     assert "What if demand grows" in [h.value for h in at.subheader]
     rows = _what_if(at)
@@ -81,7 +72,7 @@ def test_the_brief_shows_what_if_demand_and_a_years_cost(store_url: str) -> None
 
 
 def test_inputs_survive_another_page_and_travel_in_the_link(store_url: str) -> None:
-    at = _brief(_page())
+    at = _brief(app_page())
     headline = at.success[0].value
     link = at.query_params[plan_state.PARAM]
     assert link, "the page's link carries the scenario"
@@ -94,7 +85,7 @@ def test_inputs_survive_another_page_and_travel_in_the_link(store_url: str) -> N
     assert at.text_input(key="plan_name").value == "finance-brief"
     assert at.success[0].value == headline
     # A new session opened on the link (a reload, or a colleague's browser) plans the same.
-    fresh = _page(**{plan_state.PARAM: link[0] if isinstance(link, list) else link})
+    fresh = app_page(**{plan_state.PARAM: link[0] if isinstance(link, list) else link})
     for key, value in BRIEF.items():
         assert fresh.number_input(key=key).value == value, key
     assert fresh.success[0].value == headline
@@ -102,7 +93,7 @@ def test_inputs_survive_another_page_and_travel_in_the_link(store_url: str) -> N
 
 
 def test_a_damaged_link_is_said_and_the_page_opens_on_its_defaults(store_url: str) -> None:
-    at = _page(**{plan_state.PARAM: "not-a-capplan-link!!"})
+    at = app_page(**{plan_state.PARAM: "not-a-capplan-link!!"})
     assert any("could not be opened" in shown(i.value) for i in at.info)
     assert at.number_input(key="plan_isl").value == 1024
 
@@ -117,7 +108,7 @@ def test_a_hostile_link_is_refused_by_the_scenario_limits() -> None:
 
 
 def test_targets_take_the_statistic_people_state(store_url: str) -> None:
-    at = _brief(_page())
+    at = _brief(app_page())
     expander = "Targets at other statistics (p50, p90, mean)"
     assert expander in [e.label for e in at.sidebar.expander]
     at.number_input(key="plan_sla_ttft_p99_ms").set_value(None)
