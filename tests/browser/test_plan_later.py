@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.browser.app_server import RunningApp
 from tests.browser.pages import (
@@ -19,7 +20,8 @@ from tests.browser.pages import (
 pytestmark = pytest.mark.browser
 
 WAITING = "Reading the cost ranges"
-CLICKS = 3
+CLICKS = 6
+CLICK_TIMEOUT_MS = 10_000
 
 
 def _show_sensitivity(page: Page) -> None:
@@ -34,7 +36,12 @@ def _show_sensitivity(page: Page) -> None:
         if chart.count():
             return
         if show.count():
-            show.click()
+            try:
+                show.click(timeout=CLICK_TIMEOUT_MS)
+                # Taken, the click starts the re-plan: the button gives way to "Reading...".
+                expect(show).to_have_count(0, timeout=CLICK_TIMEOUT_MS)
+            except (PlaywrightTimeoutError, AssertionError):  # stale or lost: look again
+                continue
         expect(chart.or_(show)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
     expect(chart).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
