@@ -308,7 +308,9 @@ def current_revision(url: str) -> str | None:
     """The revision the database is at, or None for an empty database."""
     engine = make_engine(url)
     try:
-        with engine.connect() as connection:
+        # A read: on SQLite a deferred BEGIN, so it never queues behind a writer's lock (the
+        # default BEGIN IMMEDIATE made every command's schema check wait on a long import).
+        with engine.execution_options(**{BEGIN_OPTION: "DEFERRED"}).connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
     except DBAPIError as exc:
         raise _store_error(engine, exc) from exc

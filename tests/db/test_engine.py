@@ -11,6 +11,9 @@ from sqlalchemy import Engine, text
 
 from db.engine import (
     DEFAULT_DB_URL,
+    current_revision,
+    ensure_schema,
+    head_revision,
     make_engine,
     redact,
     resolve_db_url,
@@ -132,6 +135,24 @@ def test_read_transaction_does_not_block_a_writer(engine: Engine, db_path: Path)
             session.execute(text("select count(*) from runs"))
             other.execute("BEGIN IMMEDIATE")
             other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+@pytest.mark.sqlite_only
+def test_the_schema_check_reads_past_a_writer_holding_the_lock(
+    db_url: str, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command checks the schema first; it took the write lock (BEGIN IMMEDIATE) and gave
+    up after the busy timeout while another process's long import held it (2 of 10 queued
+    imports failed so in CI)."""
+    monkeypatch.setenv("CAPPLAN_SQLITE_BUSY_TIMEOUT_MS", "50")
+    other = sqlite3.connect(db_path, timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        assert current_revision(db_url) == head_revision()
+        ensure_schema(db_url)
+        other.execute("ROLLBACK")
     finally:
         other.close()
 
