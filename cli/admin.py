@@ -33,7 +33,7 @@ def demo_data_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Load the published demo runs (seed article, AIConfigurator silicon sample) and prices."""
-    from db.seed import load_demo_data  # noqa: PLC0415
+    from workflows.store import load_demo_data  # noqa: PLC0415
 
     engine = open_engine(db)
     result = guard(lambda: load_demo_data(engine, reset_prices=reset_prices))
@@ -52,7 +52,7 @@ def demo_data_cmd(
 @db_app.command("upgrade")
 def db_upgrade_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Apply the database migrations (Alembic upgrade head)."""
-    from db.engine import redact, resolve_db_url, upgrade  # noqa: PLC0415
+    from workflows.store import redact, resolve_db_url, upgrade  # noqa: PLC0415
 
     url = resolve_db_url(db)
     revision = guard(lambda: upgrade(url))
@@ -72,9 +72,8 @@ def db_backup_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Export the whole store (every table, ids kept) to one portable file."""
-    from db.backup import backup, store_files  # noqa: PLC0415
-    from db.engine import redact, resolve_db_url  # noqa: PLC0415
     from workflows.outputs import OutputRule, check_output  # noqa: PLC0415
+    from workflows.store import backup, redact, resolve_db_url, store_files  # noqa: PLC0415
 
     url = resolve_db_url(db)
     rule = OutputRule("--out", "backup", (".jsonl.gz", ".gz"))
@@ -96,8 +95,7 @@ def db_restore_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Restore a backup into an empty database (or --replace), keeping every id."""
-    from db.engine import redact, resolve_db_url  # noqa: PLC0415
-    from db.restore import restore  # noqa: PLC0415
+    from workflows.store import redact, resolve_db_url, restore  # noqa: PLC0415
 
     url = resolve_db_url(db)
     summary = guard(lambda: restore(url, backup_file, replace=replace))
@@ -134,9 +132,8 @@ def app_cmd(
     db: DbOption = None,
 ) -> None:
     """Start the web app (Streamlit); a new store gets the demo data on first start."""
-    from db.engine import redact, resolve_db_url  # noqa: PLC0415
-    from db.seed import ensure_demo_data  # noqa: PLC0415
     from measurements.importers import MAX_IMPORT_BYTES  # noqa: PLC0415
+    from workflows.store import ensure_demo_data, redact, resolve_db_url  # noqa: PLC0415
 
     url = resolve_db_url(db)
     engine = open_engine(db)

@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.text import Text
 
 from errors import CapplanError, InputError
-from measurements.safe_text import escape_hidden
 from workflows.limits import CONCURRENCY, PREDICT_POINTS, Bound
+from workflows.text import escape_hidden
 
 if TYPE_CHECKING:  # sqlalchemy and alembic load when a command opens the store
-    from db.engine import Engine
+    from workflows.store import Engine
 
 app = typer.Typer(
     name="capplan",
@@ -66,11 +66,10 @@ def guard(action: Callable[[], T]) -> T:
 
 
 def open_engine(db: str | None) -> Engine:
-    from db.engine import make_engine, resolve_db_url, upgrade  # noqa: PLC0415
+    from workflows.store import open_store, resolve_db_url  # noqa: PLC0415
 
     url = resolve_db_url(db)
-    guard(lambda: upgrade(url))
-    return guard(lambda: make_engine(url))
+    return guard(lambda: open_store(url))
 
 
 def print_json(document: object) -> None:

@@ -12,9 +12,9 @@ from errors import InputError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from db.engine import Engine
     from reports.client_compare import ClientComparison
     from reports.present import JsonDict
+    from workflows.store import Engine
 
 
 def print_comparisons(

@@ -24,19 +24,19 @@ from workflows.limits import RUN_ID
 if TYPE_CHECKING:  # the store, the fitting code and rich's tables load when a command runs
     from rich.table import Table
 
-    from db.engine import Engine
     from planner.curves.load import LoadCurve
     from planner.fitting.predict import Prediction
     from planner.physics.roofline import PhysicsCheck
     from reports.present import JsonDict
+    from workflows.store import Engine
 
 
 def _curves(engine: Engine, run_id: int | None) -> list[LoadCurve]:
-    from db import run_reads  # noqa: PLC0415
     from workflows.planning import load_curves, run_curves  # noqa: PLC0415
+    from workflows.store import get_run  # noqa: PLC0415
 
     if run_id is not None:
-        guard(lambda: run_reads.get_run(engine, run_id, with_samples=False))
+        guard(lambda: get_run(engine, run_id, with_samples=False))
         return guard(lambda: run_curves(engine, [run_id]))
     # Every run, a chunk at a time: only the curves are kept, not the RunFiles.
     return guard(lambda: load_curves(engine))
@@ -54,16 +54,15 @@ def fit_cmd(
     each run's workload (runs within tokenisation rounding of each other share one)."""
     from rich.table import Table  # noqa: PLC0415
 
-    from planner.curves.workload_groups import curve_workloads  # noqa: PLC0415
-    from planner.fitting.fit import fit_curve  # noqa: PLC0415
     from reports.present import fit_to_dict  # noqa: PLC0415
+    from workflows.curves import curve_workloads, fits_of  # noqa: PLC0415
 
     engine = open_engine(db)
     curves = _curves(engine, run)
     # Runs within tokenisation rounding of each other share a workload (their labels stay exact).
     documents = [
-        fit_to_dict(fit_curve(curve)) | {"workload": workload}
-        for curve, workload in zip(curves, curve_workloads(curves), strict=True)
+        fit_to_dict(fit) | {"workload": workload}
+        for fit, workload in zip(fits_of(curves), curve_workloads(curves), strict=True)
     ]
     if as_json:
         print_json(documents)

@@ -29,9 +29,9 @@ if TYPE_CHECKING:  # the importers, the store and rich's tables load when a comm
 
     from rich.table import Table
 
-    from db.run_lists import RunPage, RunSummary
     from measurements.importers.common import DeploymentOverrides
     from workflows.ingest import FileOutcome
+    from workflows.store import RunPage, RunSummary
 
 
 # The options of `capplan import` (deployment facts a result file may not state).
@@ -171,15 +171,9 @@ def _report_skipped(outcomes: Sequence[FileOutcome]) -> None:
 
 
 def _overrides(facts: dict[str, object]) -> DeploymentOverrides:
-    from pydantic import ValidationError  # noqa: PLC0415
+    from workflows.ingest import deployment_overrides  # noqa: PLC0415
 
-    from measurements.importers.common import DeploymentOverrides  # noqa: PLC0415
-    from measurements.run_file import input_error_from_validation  # noqa: PLC0415
-
-    try:
-        return DeploymentOverrides.model_validate(facts)
-    except ValidationError as exc:
-        raise input_error_from_validation(exc, "command line") from exc
+    return deployment_overrides(facts, "command line")
 
 
 def _import_row(outcome: FileOutcome) -> dict[str, object]:
@@ -242,9 +236,8 @@ def runs_cmd(
     """List stored runs a page at a time (--limit, --offset) with the total the filters keep
     (with --json: the page's runs with their levels under canonical metric names); with
     --compare, the runs of one deployment and workload measured by different tools side by side."""
-    from db import run_lists, run_reads  # noqa: PLC0415
-    from db.run_lists import RunFilter  # noqa: PLC0415
     from reports.present import run_to_dict  # noqa: PLC0415
+    from workflows.store import RunFilter, load_runs, run_page  # noqa: PLC0415
 
     engine = open_engine(db)
     if compare:
@@ -258,10 +251,10 @@ def runs_cmd(
         models=tuple(model or ()),
         text=search,
     )
-    page = guard(lambda: run_lists.run_page(engine, filters, limit, offset))
+    page = guard(lambda: run_page(engine, filters, limit, offset))
     if as_json:
         counts = {r.run_id: r.samples for r in page.summaries}
-        stored = guard(lambda: run_reads.load_runs(engine, list(counts)))
+        stored = guard(lambda: load_runs(engine, list(counts)))
         print_json([run_to_dict(s.run_id, s.imported_at, s.run, counts[s.run_id]) for s in stored])
         return
     from reports.terminal_tables import readable  # noqa: PLC0415

@@ -20,11 +20,10 @@ app.add_typer(models_app, name="models")
 @models_app.command("list")
 def list_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Every model capplan knows: name, size, active size, attention, where its config is from."""
-    from planner.physics.catalog import entries  # noqa: PLC0415
-    from workflows.models import sync_catalog  # noqa: PLC0415
+    from workflows.models import catalog_entries, sync_catalog  # noqa: PLC0415
 
     guard(lambda: sync_catalog(open_engine(db)))
-    found = entries()
+    found = catalog_entries()
     if as_json:
         print_json([_entry_json(e.model, e.origin, e.source, e.facts, e.problem) for e in found])
         return
@@ -37,11 +36,10 @@ def list_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
 def show_cmd(name: str, db: DbOption = None, as_json: JsonOption = False) -> None:
     """One model's facts by any spelling of its name ('Llama-3.1-70B (nvidia FP8 ckpt)')."""
     from errors import InputError  # noqa: PLC0415
-    from planner.physics.catalog import resolve  # noqa: PLC0415
-    from workflows.models import sync_catalog  # noqa: PLC0415
+    from workflows.models import resolve_model, sync_catalog  # noqa: PLC0415
 
     guard(lambda: sync_catalog(open_engine(db)))
-    found = resolve(name)
+    found = resolve_model(name)
     if isinstance(found, str):
         fail(InputError(found, field="name", value=name))
     document = _entry_json(found.model, "", found.source, found, None)

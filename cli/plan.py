@@ -68,8 +68,8 @@ def plan_cmd(
     """Plan capacity for a scenario: options per engine x GPU x TP, cost with P10/P50/P90
     ranges, the recommendation and why, what if demand grows (and, asked, which input moves the
     answer most)."""
-    from planner.inputs.scenario import load_scenario  # noqa: PLC0415
     from reports.terminal import print_plan  # noqa: PLC0415
+    from workflows.scenario_files import load_scenario  # noqa: PLC0415
     from workflows.session import PlanningSession  # noqa: PLC0415
 
     multipliers = guard(lambda: parse_what_if(what_if))
@@ -95,7 +95,7 @@ def parse_what_if(text: str | None) -> tuple[float, ...] | None:
     if text is None:
         return None
     from errors import InputError  # noqa: PLC0415
-    from planner.inputs.what_if_spec import parse_multipliers  # noqa: PLC0415
+    from workflows.scenario_files import parse_multipliers  # noqa: PLC0415
 
     try:
         return parse_multipliers(text)
@@ -133,8 +133,8 @@ def _planned(session: PlanningSession, as_json: bool) -> Plan:
 def _check_export(export: Path, scenario_path: Path, db: str | None, force: bool) -> None:
     """Refuse --export before any planning: not .json/.csv/.xlsx, a folder, the store (or a link
     to it), the scenario it reads, an existing file without --force (workflows.outputs)."""
-    from db.engine import resolve_db_url  # noqa: PLC0415
     from workflows.outputs import output_for  # noqa: PLC0415
+    from workflows.store import resolve_db_url  # noqa: PLC0415
 
     url, inputs, rule = resolve_db_url(db), [scenario_path], _export_rule()
     guard(lambda: output_for(export, rule, store_url=url, force=force, inputs=inputs))
@@ -143,8 +143,8 @@ def _check_export(export: Path, scenario_path: Path, db: str | None, force: bool
 def _write_export(content: bytes, path: Path, reads: tuple[str | None, Path]) -> None:
     """Write the export through the checked writer (the store and the scenario `reads` names
     are refused again at write time)."""
-    from db.engine import resolve_db_url  # noqa: PLC0415
     from workflows.outputs import write_output  # noqa: PLC0415
+    from workflows.store import resolve_db_url  # noqa: PLC0415
 
     url = resolve_db_url(reads[0])
     write_output(path, content, _export_rule(), store_url=url, inputs=[reads[1]])

@@ -23,9 +23,9 @@ from measurements.probe.defaults import PROBE_DEFAULTS as DEFAULT
 from workflows.limits import PORT, TIME_SCALE
 
 if TYPE_CHECKING:  # the probe, the simulator and the store load when a command runs
-    from db.engine import Engine
     from measurements.probe.request import ProbeRequest
     from workflows.probe import ProbeResult
+    from workflows.store import Engine
 
 T = TypeVar("T")
 
@@ -257,11 +257,9 @@ def _flagged(action: Callable[[], T]) -> T:
 def _open_store(db: str) -> Engine:
     """The store, migrated; unguarded, so a refusal after the sweep reaches probe_endpoint,
     which says where the measured run is kept."""
-    from db.engine import make_engine, resolve_db_url, upgrade  # noqa: PLC0415
+    from workflows.store import open_store, resolve_db_url  # noqa: PLC0415
 
-    url = resolve_db_url(db)
-    upgrade(url)
-    return make_engine(url)
+    return open_store(resolve_db_url(db))
 
 
 def _probe_with_progress(
@@ -276,9 +274,9 @@ def _probe_with_progress(
         TimeElapsedColumn,
     )
 
-    from db.engine import resolve_db_url  # noqa: PLC0415
     from measurements.probe.level_run import ProgressEvent  # noqa: PLC0415
     from workflows.probe import probe_endpoint  # noqa: PLC0415
+    from workflows.store import resolve_db_url  # noqa: PLC0415
 
     store_url = resolve_db_url(db)  # the store in use, stored into or not: never written over
 
@@ -355,14 +353,17 @@ def sim_server_cmd(
 
     For demos, tests and client benchmarks; runs probed against it are labelled simulated.
     """
-    from measurements.sim.profiles import PROFILES, get_profile  # noqa: PLC0415
-    from measurements.sim.server import serve  # noqa: PLC0415
+    from workflows.simulator import (  # noqa: PLC0415
+        known_profiles,
+        serve_simulator,
+        simulator_profile,
+    )
 
-    chosen = guard(lambda: get_profile(profile))
+    chosen = guard(lambda: simulator_profile(profile))
     out.print(
         f"SIMULATED engine, profile {chosen.name} ({chosen.description}) on "
-        f"http://{host}:{port}/v1 (known profiles: {', '.join(sorted(PROFILES))})",
+        f"http://{host}:{port}/v1 (known profiles: {', '.join(known_profiles())})",
         markup=False,
         highlight=False,
     )
-    serve(host, port, profile, time_scale=time_scale)
+    serve_simulator(host, port, profile, time_scale=time_scale)

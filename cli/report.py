@@ -88,7 +88,7 @@ def report_cmd(
         made = guard(lambda: PlanningSession.from_record(engine, regenerated, samples=samples))
     else:
         assert scenario_path is not None
-        from planner.inputs.scenario import load_scenario  # noqa: PLC0415
+        from workflows.scenario_files import load_scenario  # noqa: PLC0415
 
         scenario = guard(lambda: load_scenario(scenario_path))
         made = guard(lambda: PlanningSession.from_store(engine, scenario, samples=samples))
@@ -137,8 +137,8 @@ def _check_report_out(
 ) -> None:
     """Refuse --out before any planning: its extension against --format, a folder, the store,
     the scenario it reads, an existing file without --force (workflows.outputs)."""
-    from db.engine import resolve_db_url  # noqa: PLC0415
     from workflows.outputs import output_for  # noqa: PLC0415
+    from workflows.store import resolve_db_url  # noqa: PLC0415
 
     rule, url = _report_rule(fmt), resolve_db_url(db)
     inputs = [scenario_path] if scenario_path is not None else []
@@ -150,8 +150,8 @@ def _write_report(
 ) -> None:
     """Write the rendered report through the checked writer (workflows.outputs: the store and
     the scenario refused again, then temp file + rename); a failed write fails on --out."""
-    from db.engine import resolve_db_url  # noqa: PLC0415
     from workflows.outputs import write_output  # noqa: PLC0415
+    from workflows.store import resolve_db_url  # noqa: PLC0415
 
     inputs = [scenario_path] if scenario_path is not None else []
     rule, url = _report_rule(fmt), resolve_db_url(db)

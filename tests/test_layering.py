@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -52,8 +55,8 @@ FORBIDDEN: dict[str, set[str]] = {
     "db": {"planner", "reports", "workflows", *RENDERING, *SHELLS},
     "reports": {"db", "workflows", *SHELLS, *STORE},
     "workflows": {*SHELLS, *STORE},
-    "ui": {"cli", "typer", *STORE},
-    "cli": {"ui", "app", "streamlit", *STORE},
+    "ui": {"cli", "typer", "db", *STORE},
+    "cli": {"ui", "app", "streamlit", "db", *STORE},
     "app": {"db", "planner", "measurements", "reports", "workflows", "cli", *STORE},
 }
 
@@ -63,6 +66,71 @@ def test_module_imports_follow_the_layering(path: Path) -> None:
     owner = _owner(path)
     bad = _imported_roots(path) & FORBIDDEN.get(owner, set())
     assert not bad, f"{path.relative_to(ROOT)} ({owner}) must not import {sorted(bad)}"
+
+
+# The shells (cli/, ui/, app.py) call the use cases (workflows/), render with reports/, read the
+# catalogs (hardware/) and name errors; of the planner and measurements they name only types and
+# constants (a Plan, a Scenario, a probe's defaults), never a function that computes: planning,
+# fitting, checking, parsing and storing go through workflows/. db/ they never touch.
+CORE = ("planner", "measurements")
+SHELL_OWNERS = ("ui", "cli", "app")
+
+
+def _core_names(path: Path) -> list[tuple[str, str, int]]:
+    """(module, name, line) of every name a module imports from the planner or measurements, and
+    (module, "", line) for a whole module (`import planner.x`, `from planner.x import module`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[str, str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(
+                (alias.name, "", node.lineno)
+                for alias in node.names
+                if alias.name.split(".")[0] in CORE
+            )
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] in CORE
+        ):
+            found.extend((node.module, alias.name, node.lineno) for alias in node.names)
+    return found
+
+
+def _is_type_or_constant(module: str, name: str) -> bool:
+    owner = importlib.import_module(module)
+    if not name or not hasattr(owner, name):
+        return False  # a whole module (or a sub-module imported by name) is more than its types
+    value = getattr(owner, name)
+    if isinstance(value, type) or typing.get_origin(value) is not None:
+        return True  # a class (dataclass, enum, pydantic model) or a typing alias (Literal[...])
+    return not callable(value) and not inspect.ismodule(value)
+
+
+SHELL_MODULES = [p for p in _modules() if _owner(p) in SHELL_OWNERS]
+
+
+@pytest.mark.parametrize("path", SHELL_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_shells_call_use_cases_and_name_only_the_cores_types(path: Path) -> None:
+    bad = [
+        f"line {line}: {module}{'.' + name if name else ''}"
+        for module, name, line in _core_names(path)
+        if not _is_type_or_constant(module, name)
+    ]
+    assert not bad, (
+        f"{path.relative_to(ROOT)} calls the core directly (go through workflows/): {bad}"
+    )
+
+
+def test_the_type_rule_tells_a_function_from_a_type() -> None:
+    """The rule above, on names it must refuse and names it must let through."""
+    assert not _is_type_or_constant("planner.fitting.fit", "fit_curve")
+    assert not _is_type_or_constant("planner.curves", "workload_groups")
+    assert not _is_type_or_constant("planner.inputs.scenario", "")
+    assert _is_type_or_constant("planner.analysis.capacity", "Plan")
+    assert _is_type_or_constant("planner.inputs.scenario", "DemandKind")
+    assert _is_type_or_constant("planner.inputs.sla_targets", "SLA_TARGETS")
 
 
 def test_streamlit_is_imported_only_by_app_and_ui() -> None:

@@ -22,8 +22,9 @@ import streamlit as st
 from errors import CapplanError
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
-from planner.inputs.scenario import Scenario, scenario_to_yaml
+from planner.inputs.scenario import Scenario
 from planner.inputs.what_if_spec import WhatIfSpec
+from workflows.scenario_files import scenario_to_yaml
 
 T = TypeVar("T")
 KEPT_INPUTS = 32  # inputs whose results are kept (two results each)

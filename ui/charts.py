@@ -16,11 +16,12 @@ from numpy.typing import NDArray
 
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
-from planner.fitting.fit import CurveFit, FitResult, series, series_attr
+from planner.fitting.fit import CurveFit, FitResult
 from planner.physics.roofline import PhysicsCheck
 from reports import figures
 from reports.client_compare import ClientComparison
 from reports.names import curve_name, option_name, provenance_word
+from workflows.curves import series, series_attr
 
 GRID_POINTS = 80
 PALETTE = figures.PALETTE

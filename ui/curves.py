@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.curves.workload_groups import TOLERANCE_TEXT
-from planner.physics.roofline import check_curve
 from ui import charts, clients, curve_gaps, tables
 from ui import resources as res
 from ui.text import plain
+from workflows.curves import NOT_STATED, check_curve
 
 PREFERRED_MODEL = "meta-llama/Llama-3.1-70B"
 PREFERRED_WORKLOAD = "1024/1024"
@@ -58,7 +58,7 @@ if not shown:
     st.info("Pick at least one curve.")
     st.stop()
 members = tables.workload_members(keys, model, workload)
-if len(members) > 1 and workload != tables.NOT_STATED:
+if len(members) > 1 and workload != NOT_STATED:
     exact = ", ".join(f"{isl}/{osl}" for isl, osl in members)
     st.caption(f"Workload {workload} holds runs measured at {exact}: {TOLERANCE_TEXT}.")
 drawn = curve_gaps.concurrency_fits(shown)

@@ -8,12 +8,17 @@ import json
 import pandas as pd
 import streamlit as st
 
-from planner.physics.catalog import entries, is_model_config_name
 from planner.physics.config_layers import ConfigError
 from ui import resources as res
 from ui import upload_budget
 from ui.text import plain
-from workflows.models import add_config, remove_model, sync_catalog
+from workflows.models import (
+    add_config,
+    catalog_entries,
+    is_model_config_name,
+    remove_model,
+    sync_catalog,
+)
 
 st.title("Models")
 st.caption(
@@ -30,7 +35,7 @@ res.guarded(lambda: sync_catalog(engine))
 
 def _rows() -> pd.DataFrame:
     rows = []
-    for e in entries():
+    for e in catalog_entries():
         f = e.facts
         rows.append(
             {
@@ -96,7 +101,7 @@ if submitted:
         st.success(plain(f"Added {added.name}: {added.facts.summary()}"))
         res.bump_version(url)
 
-added_names = [e.model for e in entries() if e.origin == "added"]
+added_names = [e.model for e in catalog_entries() if e.origin == "added"]
 if added_names:
     st.subheader("Remove an added model")
     gone = st.selectbox("Added model", added_names, key="model_remove_choice")

@@ -11,13 +11,14 @@ from planner.analysis.capacity import Plan
 from planner.analysis.measurement_plan import MeasurementPlan
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
-from planner.inputs.scenario import Scenario, scenario_from_dict, scenario_to_yaml
+from planner.inputs.scenario import Scenario
 from reports.brief import pick_holds_sentence
 from reports.export import options_table
 from ui import charts, measurement, plan_answer, plan_form, plan_state, plan_what_if, upload_budget
 from ui import resources as res
 from ui.background import Later
 from ui.text import plain
+from workflows.scenario_files import scenario_from_dict, scenario_to_yaml
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 POLL_S = 1.0  # how often the page looks whether the ranges are in (each look costs the worker)

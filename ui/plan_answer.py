@@ -12,7 +12,6 @@ from planner.analysis.capacity import Plan
 from planner.analysis.uncertainty import PlanRanges
 from planner.analysis.what_if import MONTHS_PER_YEAR
 from planner.inputs.scenario import Scenario
-from planner.sizing.sla import target_text
 from reports.brief import node_gpus, recommendation_brief, tie_sentence, unstable_sentence
 from reports.export import options_table, range_rows
 from reports.flag_text import group_warnings
@@ -21,6 +20,7 @@ from reports.names import option_name
 from reports.price_rows import mix_flags, price_rows
 from reports.what_if_view import amount_text
 from ui.text import plain
+from workflows.curves import target_text
 
 # Widths in pixels that fit the page at 1440 px beside the sidebar, every column in view.
 LEAD_FORMAT = {

@@ -10,7 +10,7 @@ import streamlit as st
 
 from errors import CapplanError, InputError, preview
 from hardware.gpus import gpu_catalog
-from planner.curves.load import LoadCurve, canonical_engine, canonical_gpu, canonical_model
+from planner.curves.load import LoadCurve
 from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import (
     DEMAND_KINDS,
@@ -21,11 +21,11 @@ from planner.inputs.scenario import (
     WorkloadSpec,
 )
 from planner.inputs.sla_targets import SLA_TARGETS
-from planner.physics.identity import same_or_twin
 from reports.names import engine_name, gpu_name
 from ui import plan_fleet_form, plan_model_form, plan_prices, plan_sla_form, plan_what_if
 from ui.input_labels import input_label
 from ui.plan_model_form import ANY_PRECISION, DEFAULT_MODEL, PRECISION_OWNER
+from workflows.names import canonical_engine, canonical_gpu, canonical_model, same_or_twin
 
 __all__ = ["DEFAULT_MODEL", "apply_scenario", "draw_inputs", "problem_words", "widget_state"]
 from ui.plan_sla_form import OPTIONAL

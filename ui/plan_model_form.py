@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from planner.curves.load import LoadCurve, canonical_model
-from planner.physics.identity import checkpoint_precision, same_or_twin
+from planner.curves.load import LoadCurve
 from ui.tables import model_name_choices
+from workflows.names import canonical_model, checkpoint_precision, same_or_twin
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
 ANY_PRECISION = "any"

@@ -17,9 +17,9 @@ import zlib
 import streamlit as st
 
 from errors import CapplanError
-from measurements.bounded import load_json
-from planner.inputs.scenario import SCENARIO_LIMITS, Scenario, scenario_from_dict
+from planner.inputs.scenario import SCENARIO_LIMITS, Scenario
 from ui import plan_form
+from workflows.scenario_files import load_json, scenario_from_dict
 
 KEPT = "plan_kept_scenario"  # not a widget key: survives a visit to another page
 PARAM = "scenario"

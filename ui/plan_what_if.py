@@ -10,9 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from planner.analysis.what_if import WhatIfRow
-from planner.inputs.what_if_spec import DEFAULT_DEMAND_MULTIPLIERS, parse_multipliers
+from planner.inputs.what_if_spec import DEFAULT_DEMAND_MULTIPLIERS
 from reports.what_if_view import what_if_sentence, what_if_table
 from ui.text import plain
+from workflows.scenario_files import parse_multipliers
 
 
 def multipliers_text(values: Sequence[float]) -> str:

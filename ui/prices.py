@@ -7,8 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from hardware.gpus import load_gpu_specs
-from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
-from planner.inputs.prices import catalog_version, skipped_rows
+from hardware.prices import (
+    MAX_GPUS_PER_INSTANCE,
+    MAX_USD_PER_GPU_HOUR,
+    catalog_version,
+    skipped_rows,
+)
 from ui import resources as res
 from ui import tables
 from ui.text import plain

@@ -9,29 +9,26 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import streamlit as st
-from pydantic import ValidationError
 
-from db import repository, run_lists, run_reads, scenarios
-from db.engine import Engine, make_engine, resolve_db_url, upgrade
-from db.prices import replace_prices
-from db.run_lists import RunFilter, RunSummary
-from db.run_reads import StoredRun
-from db.scenarios import ScenarioRecord
-from db.seed import ensure_demo_data
 from errors import CapplanError, ScenarioError
+from hardware.prices import load_catalog_csv
 from measurements.importers.common import DeploymentOverrides
-from measurements.run_file import Provenance, input_error_from_validation
+from measurements.run_file import Provenance
 from planner.analysis.capacity import Plan
 from planner.curves.load import LoadCurve
-from planner.fitting.fit import CurveFit, fit_curve
-from planner.inputs.prices import PriceEntry, load_catalog_csv
-from planner.inputs.scenario import Scenario, scenario_from_yaml, scenario_to_yaml
+from planner.fitting.fit import CurveFit
+from planner.inputs.prices import PriceEntry
+from planner.inputs.scenario import Scenario
 from ui import background
 from ui.tables import curves_for, price_entries_from_rows, workload_members
 from ui.text import plain
-from workflows import history, planning
+from workflows import history, planning, store
+from workflows.curves import fits_of
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
+from workflows.ingest import deployment_overrides as validated_overrides
+from workflows.scenario_files import scenario_from_yaml, scenario_to_yaml
 from workflows.session import PlanningSession
+from workflows.store import Engine, PlanRecord, RunFilter, RunSummary, ScenarioRecord, StoredRun
 
 T = TypeVar("T")
 
@@ -44,16 +41,13 @@ class _Counter:
 
 def db_url() -> str:
     """The store URL: $CAPPLAN_DB, else capplan's default (sqlite:///data/capplan.db)."""
-    return resolve_db_url(None)
+    return store.resolve_db_url(None)
 
 
 @st.cache_resource(show_spinner="Opening the store (migrations, demo data on first start)...")
 def store_engine(url: str) -> Engine:
     """The engine for url: migrations applied, demo data loaded into an empty store."""
-    upgrade(url)
-    engine = make_engine(url)
-    ensure_demo_data(engine)
-    return engine
+    return store.open_app_store(url)
 
 
 @st.cache_resource
@@ -97,28 +91,26 @@ def guarded(action: Callable[[], T]) -> T | None:
 @st.cache_data(show_spinner=False)
 def run_summaries(url: str, version: int) -> list[RunSummary]:
     """Every stored run with its level and sample counts."""
-    return run_lists.list_runs(store_engine(url))
+    return store.list_runs(store_engine(url))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def run_page(
-    url: str, version: int, filters: RunFilter, limit: int, offset: int
-) -> run_lists.RunPage:
+def run_page(url: str, version: int, filters: RunFilter, limit: int, offset: int) -> store.RunPage:
     """One page of the runs the filters keep, newest first, with their total (never every run
     at once)."""
-    return run_lists.run_page(store_engine(url), filters, limit, offset, newest_first=True)
+    return store.run_page(store_engine(url), filters, limit, offset, newest_first=True)
 
 
 @st.cache_data(show_spinner=False)
-def run_choices(url: str, version: int) -> run_lists.RunChoices:
+def run_choices(url: str, version: int) -> store.RunChoices:
     """The values each run filter can take."""
-    return run_lists.run_filter_choices(store_engine(url))
+    return store.run_filter_choices(store_engine(url))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def stored_run(url: str, version: int, run_id: int) -> StoredRun:
     """One stored run with its samples (InputError when there is no such run)."""
-    return run_reads.get_run(store_engine(url), run_id)
+    return store.get_run(store_engine(url), run_id)
 
 
 # cache_resource, not cache_data: the curves are frozen, and a copy of a model's 2,000 curves
@@ -139,13 +131,13 @@ def load_curves(
 @st.cache_data(show_spinner=False)
 def model_names(url: str, version: int) -> list[str]:
     """The distinct model names of stored runs (no curve built)."""
-    return run_lists.model_names(store_engine(url))
+    return store.model_names(store_engine(url))
 
 
 @st.cache_data(show_spinner=False)
 def curve_workloads(url: str, version: int) -> list[tuple[str, int | None, int | None]]:
     """(model, ISL, OSL) of stored runs with concurrency levels: the Curves page's choices."""
-    return run_lists.curve_workloads(store_engine(url))
+    return store.curve_workloads(store_engine(url))
 
 
 def _same_model(url: str, version: int, model: str) -> tuple[str, ...]:
@@ -169,7 +161,7 @@ def scenario_curves(scenario: Scenario, url: str, version: int) -> list[LoadCurv
 @st.cache_data(show_spinner="Fitting curves...")
 def curve_fits(url: str, version: int) -> list[CurveFit]:
     """The throughput, TTFT and TPOT fits of every curve (fits_for_workload fits one group)."""
-    return [fit_curve(curve) for curve in load_curves(url, version)]
+    return fits_of(load_curves(url, version))
 
 
 @st.cache_data(show_spinner="Fitting curves...", max_entries=32)
@@ -182,7 +174,7 @@ def fits_for_workload(url: str, version: int, model: str, workload: str) -> list
     # A workload groups the exact ISL/OSL pairs within rounding of it: read each pair's runs.
     members = workload_members(curve_workloads(url, version), model, workload)
     curves = [c for pair in members for c in load_curves(url, version, names, pair)]
-    return [fit_curve(curve) for curve in curves_for(curves, model, workload)]
+    return fits_of(curves_for(curves, model, workload))
 
 
 @st.cache_data(show_spinner=False)
@@ -266,7 +258,7 @@ def saved_scenarios(url: str, version: int) -> list[ScenarioRecord]:
 
 @st.cache_data(show_spinner=False)
 def _saved_scenarios(url: str, version: int, saved: int) -> list[ScenarioRecord]:
-    return scenarios.list_scenarios(store_engine(url))
+    return store.list_scenarios(store_engine(url))
 
 
 # ---------------------------------------------------------------- writes
@@ -308,15 +300,12 @@ def scenario_from_upload(name: str, data: bytes) -> Scenario:
 
 def deployment_overrides(values: dict[str, object]) -> DeploymentOverrides:
     """Validated upload-form facts (blank fields mean 'take it from the file')."""
-    try:
-        return DeploymentOverrides.model_validate(values)
-    except ValidationError as exc:
-        raise input_error_from_validation(exc, "upload form") from exc
+    return validated_overrides(values, "upload form")
 
 
 def delete_run(url: str, run_id: int) -> bool:
     """Delete a stored run and its levels; False when it was already gone."""
-    deleted = repository.delete_run(store_engine(url), run_id)
+    deleted = store.delete_run(store_engine(url), run_id)
     bump_version(url)
     return deleted
 
@@ -324,42 +313,42 @@ def delete_run(url: str, run_id: int) -> bool:
 def save_price_rows(url: str, rows: Sequence[dict[str, object]]) -> int:
     """Validate edited catalog rows and replace the stored catalog with them."""
     entries = price_entries_from_rows(rows)
-    count = replace_prices(store_engine(url), entries)
+    count = store.replace_prices(store_engine(url), entries)
     bump_version(url)
     return count
 
 
 def restore_shipped_prices(url: str) -> int:
     """Replace the stored catalog with the shipped hardware/data/gpu_prices.csv."""
-    count = replace_prices(store_engine(url), load_catalog_csv())
+    count = store.replace_prices(store_engine(url), load_catalog_csv())
     bump_version(url)
     return count
 
 
 def save_scenario(url: str, scenario: Scenario) -> ScenarioRecord:
     """Save a scenario as YAML under its name (replacing one with the same name)."""
-    record = scenarios.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
+    record = store.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
     _bump_scenarios(url)
     return record
 
 
 def load_scenario(url: str, name: str) -> Scenario:
     """A saved scenario, validated (ScenarioError names the field when it no longer validates)."""
-    record = scenarios.get_scenario(store_engine(url), name)
+    record = store.get_scenario(store_engine(url), name)
     return scenario_from_yaml(record.yaml_text, f"saved scenario {name!r}")
 
 
 # ---------------------------------------------------------------- scenarios page (part R3)
 
 
-def plan_history(url: str, version: int, name: str) -> list[scenarios.PlanRecord]:
+def plan_history(url: str, version: int, name: str) -> list[PlanRecord]:
     """The recorded plans of a saved scenario, newest first."""
     return _plan_history(url, version, _counter(url).scenarios, name)
 
 
 @st.cache_data(show_spinner=False)
-def _plan_history(url: str, version: int, saved: int, name: str) -> list[scenarios.PlanRecord]:
-    return scenarios.plan_history(store_engine(url), name)
+def _plan_history(url: str, version: int, saved: int, name: str) -> list[PlanRecord]:
+    return store.plan_history(store_engine(url), name)
 
 
 def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
@@ -378,12 +367,12 @@ def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
 
 def delete_scenario(url: str, name: str) -> bool:
     """Delete a saved scenario (its recorded plans stay, for audit)."""
-    deleted = scenarios.delete_scenario(store_engine(url), name)
+    deleted = store.delete_scenario(store_engine(url), name)
     _bump_scenarios(url)
     return deleted
 
 
-def record_plan_now(url: str, name: str) -> scenarios.PlanRecord:
+def record_plan_now(url: str, name: str) -> PlanRecord:
     """Plan a saved scenario over the stored curves and prices now, and record it."""
     version = store_version(url)
     scenario = load_scenario(url, name)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.run_lists import RunFilter, RunSummary
 from measurements.run_file import Origin
 from ui import resources as res
 from ui import tables, upload
 from ui.text import plain
+from workflows.curves import NOT_STATED
+from workflows.store import RunFilter, RunSummary
 
 PAGE_SIZES = (100, 250, 1000)
 
@@ -18,7 +19,7 @@ def _filters(url: str) -> RunFilter:
     choices = res.run_choices(url, res.store_version(url))
     options = {
         "engine": list(choices.engines),
-        "gpu": [gpu or tables.NOT_STATED for gpu in choices.gpus],
+        "gpu": [gpu or NOT_STATED for gpu in choices.gpus],
         "model": list(choices.models),
         "provenance": list(choices.provenances),
     }
@@ -30,7 +31,7 @@ def _filters(url: str) -> RunFilter:
     text = columns[4].text_input("Search label, file, notes", key="filter_text")
     return RunFilter(
         engines=tuple(wanted["engine"]),
-        gpus=tuple(None if gpu == tables.NOT_STATED else gpu for gpu in wanted["gpu"]),
+        gpus=tuple(None if gpu == NOT_STATED else gpu for gpu in wanted["gpu"]),
         models=tuple(wanted["model"]),
         provenances=tuple(wanted["provenance"]),
         text=text,

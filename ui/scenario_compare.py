@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from db.scenarios import PlanRecord
 from planner.analysis.capacity import Plan
 from planner.inputs.scenario import Scenario
 from planner.sizing.options import SizedOption
 from reports.names import engine_name, gpu_name, option_name
 from ui.input_labels import input_label
 from workflows.history import Regenerated
+from workflows.store import PlanRecord
 
 Cell = str | int | float | bool | None
 Row = dict[str, Cell]

@@ -10,24 +10,16 @@ from collections.abc import Callable
 import streamlit as st
 
 from errors import CapplanError
-from planner.inputs.scenario import (
-    DEMAND_UNITS,
-    BudgetSpec,
-    DemandSpec,
-    Scenario,
-    WorkloadSpec,
-    scenario_from_dict,
-    scenario_from_yaml,
-)
-from planner.inputs.scenario import scenario_to_yaml as to_yaml
+from planner.inputs.scenario import DEMAND_UNITS, BudgetSpec, DemandSpec, Scenario, WorkloadSpec
 from planner.inputs.sla_targets import SLA_TARGETS
-from planner.inputs.what_if_spec import parse_multipliers
 from ui import plan_state
 from ui import resources as res
 from ui.plan_sla_form import sla_bound
 from ui.plan_what_if import multipliers_text
 from ui.text import plain
 from workflows import limits
+from workflows.scenario_files import parse_multipliers, scenario_from_dict, scenario_from_yaml
+from workflows.scenario_files import scenario_to_yaml as to_yaml
 
 
 def draw(url: str, names: list[str], done: Callable[[str], None]) -> None:

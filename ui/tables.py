@@ -13,22 +13,21 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from db.run_lists import RunSummary
 from errors import InputError
 from hardware.gpus import GpuSpec
 from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
-from measurements.entry_names import model_name
 from measurements.run_file import Origin, RunFile
-from planner.curves import workload_groups
-from planner.curves.load import LoadCurve, canonical_gpu, canonical_model
-from planner.curves.workload_groups import WorkloadGroup, group_workloads
+from planner.curves.load import LoadCurve
+from planner.curves.workload_groups import WorkloadGroup
 from planner.fitting.fit import CurveFit
 from planner.inputs.prices import PriceEntry, SkippedPriceRow
 from planner.physics.roofline import PhysicsCheck
 from reports.present import fit_to_dict
+from workflows.curves import NOT_STATED, group_workloads
+from workflows.names import canonical_gpu, canonical_model, model_name
+from workflows.store import RunSummary
 
 Row = dict[str, object]
-NOT_STATED = workload_groups.NOT_STATED  # also the name of a workload the source did not state
 PRICE_COLUMNS = (
     "provider",
     "sku",

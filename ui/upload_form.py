@@ -14,11 +14,10 @@ from streamlit.delta_generator import DeltaGenerator
 from errors import CapplanError, InputError
 from hardware.gpus import gpu_catalog
 from measurements.importers import MAX_IMPORT_BYTES, NAME_THE_FORMAT
-from measurements.importers.archive import is_archive
 from measurements.run_file import Provenance
 from ui.text import plain
 from ui.upload_budget import env_mib
-from workflows.ingest import FileOutcome, IngestStatus
+from workflows.ingest import FileOutcome, IngestStatus, is_archive
 from workflows.limits import CONCURRENCY, GPU_COUNT, PARALLEL, REQUEST_RATE
 from workflows.result_folders import skipped_summary
 

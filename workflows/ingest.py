@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from db import repository
 from db.engine import Engine
 from db.repository import SaveResult
@@ -25,7 +27,7 @@ from measurements.importers import MAX_IMPORT_BYTES, ImportedFile, import_bytes,
 from measurements.importers.archive import expand_archive, is_archive
 from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
 from measurements.importers.sweeps import MergedRun, merge_sweep_groups
-from measurements.run_file import Provenance
+from measurements.run_file import Provenance, input_error_from_validation
 from planner.curves.plannable import missing_for_planning
 from workflows.result_folders import (
     Member,
@@ -42,7 +44,9 @@ __all__ = [
     "IngestOptions",
     "IngestStatus",
     "Upload",
+    "deployment_overrides",
     "ingest",
+    "is_archive",
     "read_uploads",
 ]
 
@@ -342,3 +346,12 @@ def _outcome(item: MergedRun, result: SaveResult, files: dict[str, ImportedFile]
         samples=sum(len(level.samples) for level in item.run.levels),
         message=result.message,
     )
+
+
+def deployment_overrides(facts: dict[str, object], where: str) -> DeploymentOverrides:
+    """Validated deployment facts given beside the files (blank ones mean 'take it from the
+    file'); InputError names the field and value, and `where` they were given."""
+    try:
+        return DeploymentOverrides.model_validate(facts)
+    except ValidationError as exc:
+        raise input_error_from_validation(exc, where) from exc

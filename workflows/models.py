@@ -110,3 +110,18 @@ def sync_catalog(engine: Engine) -> int:
         except (ConfigError, ValueError):
             continue  # listed with its problem by added_models
     return count
+
+
+def catalog_entries() -> list[catalog.CatalogEntry]:
+    """Every model the physics knows: shipped configs and those added to this store."""
+    return catalog.entries()
+
+
+def resolve_model(name: str) -> ModelFacts | str:
+    """The facts of a model by any of its names, or a line saying why none were found."""
+    return catalog.resolve(name)
+
+
+def is_model_config_name(name: str) -> bool:
+    """Whether a file name reads as a model config (config.json or NAME_config.json)."""
+    return catalog.is_model_config_name(name)
