@@ -10,7 +10,7 @@ light commands (`--help`) stay light.
 from __future__ import annotations
 
 from db.backup import BackupSummary, backup, store_files
-from db.engine import Engine, make_engine, redact, resolve_db_url, upgrade
+from db.engine import Engine, ensure_schema, make_engine, redact, resolve_db_url, upgrade
 from db.prices import replace_prices
 from db.repository import delete_run
 from db.restore import restore
@@ -76,8 +76,13 @@ __all__ = [
 
 
 def open_store(url: str) -> Engine:
-    """The store at url, its schema brought up to date first (StoreError says why not)."""
-    upgrade(url)
+    """The store at url, its schema brought up to date first (StoreError says why not).
+
+    A store already at this capplan's revision is only read (ensure_schema): an unconditional
+    Alembic upgrade takes SQLite's write lock, so a command opening the store queued behind
+    another process's import and gave up after the busy timeout (1 of 10 racing imports in CI).
+    """
+    ensure_schema(url)
     return make_engine(url)
 
 
