@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.curves.load import CurvePoint, LoadCurve, canonical_model
+from planner.curves.load import CurvePoint, LoadCurve
 from planner.curves.workload_groups import curve_workloads
 
 # The metrics side by side, as CurvePoint fields (TPOT is canonical: each tool's own decode
@@ -176,7 +176,7 @@ def compare_clients(
 
 def _deployment(curve: LoadCurve) -> DeploymentKey:
     key = curve.key
-    return (canonical_model(key.model), key.engine, key.gpu, key.tp or curve.gpus_per_replica)
+    return (key.model_id, key.engine, key.gpu, key.tp or curve.gpus_per_replica)
 
 
 def _order(item: tuple[tuple[DeploymentKey, str], list[LoadCurve]]) -> tuple[str, ...]:

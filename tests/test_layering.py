@@ -246,3 +246,43 @@ def test_planner_sub_packages_import_downwards(path: Path) -> None:
     level = PLANNER_ORDER.index(own)
     higher = {sub for sub in _planner_imports(path) if PLANNER_ORDER.index(sub) > level}
     assert not higher, f"{path.relative_to(ROOT)} ({own}) must not import planner.{sorted(higher)}"
+
+
+# A model name becomes its identity once: where a curve key (planner.curves.load) or a scenario
+# (planner.inputs.scenario) is built, where a typed or stored name meets them (identity, the
+# config catalog, the model-choice and model-config use cases, a family left out of a pool).
+# Everything else compares `CurveKey.model_id` and `Scenario.model_id` (issue 32).
+CANONICAL_MODEL_CALLERS = {
+    "planner/curves/load.py",
+    "planner/inputs/scenario.py",
+    "planner/physics/identity.py",
+    "planner/physics/catalog.py",
+    "planner/engine/transfer.py",
+    "workflows/model_choices.py",
+    "workflows/models.py",
+}
+
+
+def _calls_of(path: Path, name: str) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == name)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+        )
+    ]
+
+
+def test_a_model_name_is_made_canonical_only_where_keys_and_scenarios_are_built() -> None:
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in _modules()
+        if (lines := _calls_of(path, "canonical_model"))
+    }
+    strays = {path: lines for path, lines in found.items() if path not in CANONICAL_MODEL_CALLERS}
+    assert not strays, f"compare CurveKey.model_id / Scenario.model_id instead: {strays}"
+    assert set(found) == CANONICAL_MODEL_CALLERS  # no stale entry: each still needs it
+    assert sum(len(lines) for lines in found.values()) <= 20  # 38 in 12 modules before

@@ -8,6 +8,7 @@ from planner.curves.workload_groups import TOLERANCE_TEXT
 from ui import charts, clients, curve_gaps, tables
 from ui import resources as res
 from ui.text import plain
+from workflows import model_choices
 from workflows.curves import NOT_STATED, check_curve
 
 PREFERRED_MODEL = "meta-llama/Llama-3.1-70B"
@@ -22,7 +23,7 @@ st.caption(
 )
 # The choices come from SQL (distinct model and workload); only the chosen group is fitted.
 keys = res.curve_workloads(url, version)
-models = tables.model_name_choices(model for model, _, _ in keys)
+models = model_choices.model_name_choices(model for model, _, _ in keys)
 if not models:
     st.info(
         "No stored run has concurrency or request-rate levels yet: upload results on the Runs page."
@@ -35,7 +36,7 @@ model = left.selectbox(
     key="curves_model",
     index=models.index(PREFERRED_MODEL) if PREFERRED_MODEL in models else 0,
 )
-workloads = tables.workload_key_choices(keys, model)
+workloads = model_choices.workload_key_choices(keys, model)
 workload = right.selectbox(
     "Workload: input / output tokens (ISL/OSL)",
     workloads,
@@ -57,7 +58,7 @@ shown = [fit for fit in available if fit.curve.run_id in chosen]
 if not shown:
     st.info("Pick at least one curve.")
     st.stop()
-members = tables.workload_members(keys, model, workload)
+members = model_choices.workload_members(keys, model, workload)
 if len(members) > 1 and workload != NOT_STATED:
     exact = ", ".join(f"{isl}/{osl}" for isl, osl in members)
     st.caption(f"Workload {workload} holds runs measured at {exact}: {TOLERANCE_TEXT}.")

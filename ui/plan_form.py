@@ -25,7 +25,7 @@ from reports.names import engine_name, gpu_name
 from ui import plan_fleet_form, plan_model_form, plan_prices, plan_sla_form, plan_what_if
 from ui.input_labels import input_label
 from ui.plan_model_form import ANY_PRECISION, DEFAULT_MODEL, PRECISION_OWNER
-from workflows.names import canonical_engine, canonical_gpu, canonical_model, same_or_twin
+from workflows.names import canonical_engine, canonical_gpu, same_or_twin
 
 __all__ = ["DEFAULT_MODEL", "apply_scenario", "draw_inputs", "problem_words", "widget_state"]
 from ui.plan_sla_form import OPTIONAL
@@ -325,7 +325,7 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
         "plan_name": scenario.name,
         "plan_model": scenario.model,
         "plan_precision": scenario.precision or ANY_PRECISION,
-        PRECISION_OWNER: canonical_model(scenario.model),
+        PRECISION_OWNER: scenario.model_id,
         "plan_isl": scenario.workload.isl,
         "plan_osl": scenario.workload.osl,
         "plan_demand_kind": demand.kind,

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from planner.curves.load import LoadCurve
-from ui.tables import model_name_choices
-from workflows.names import canonical_model, checkpoint_precision, same_or_twin
+from workflows.model_choices import model_id, model_name_choices, same_model
+from workflows.names import checkpoint_precision, same_or_twin
 
 DEFAULT_MODEL = "meta-llama/Llama-3.1-70B"
 ANY_PRECISION = "any"
@@ -66,7 +66,7 @@ def precisions_of(curves: Sequence[LoadCurve], model: str) -> list[str]:
 
 def _follow_model(model: str, measured: Sequence[str]) -> None:
     """A new model resets the precision to its own default (a loaded scenario's stays)."""
-    owner = canonical_model(model)
+    owner = model_id(model)
     if st.session_state.get(PRECISION_OWNER) != owner:
         st.session_state["plan_precision"] = default_precision(model, measured)
         st.session_state[PRECISION_OWNER] = owner
@@ -78,7 +78,7 @@ def _with_loaded_model(models: list[str]) -> list[str]:
     loaded = st.session_state.get("plan_model")
     if not isinstance(loaded, str) or not loaded.strip() or loaded in models:
         return models
-    same = [m for m in models if canonical_model(m) == canonical_model(loaded)]
+    same = [m for m in models if same_model(m, loaded)]
     if same:
         st.session_state["plan_model"] = same[0]
         return models

@@ -20,12 +20,13 @@ from planner.fitting.fit import CurveFit
 from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario
 from ui import background
-from ui.tables import curves_for, price_entries_from_rows, workload_members
+from ui.tables import price_entries_from_rows
 from ui.text import plain
 from workflows import history, planning, store
 from workflows.curves import fits_of
 from workflows.ingest import FileOutcome, IngestOptions, Upload, ingest
 from workflows.ingest import deployment_overrides as validated_overrides
+from workflows.model_choices import curves_for, workload_members
 from workflows.scenario_files import scenario_from_yaml, scenario_to_yaml
 from workflows.session import PlanningSession
 from workflows.store import Engine, PlanRecord, RunFilter, RunSummary, ScenarioRecord, StoredRun

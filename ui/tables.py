@@ -17,14 +17,12 @@ from errors import InputError
 from hardware.gpus import GpuSpec
 from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
 from measurements.run_file import Origin, RunFile
-from planner.curves.load import LoadCurve
-from planner.curves.workload_groups import WorkloadGroup
 from planner.fitting.fit import CurveFit
 from planner.inputs.prices import PriceEntry, SkippedPriceRow
 from planner.physics.roofline import PhysicsCheck
 from reports.present import fit_to_dict
-from workflows.curves import NOT_STATED, group_workloads
-from workflows.names import canonical_gpu, canonical_model, model_name
+from workflows.curves import NOT_STATED
+from workflows.names import canonical_gpu
 from workflows.store import RunSummary
 
 Row = dict[str, object]
@@ -161,67 +159,6 @@ def deployment_rows(run: RunFile) -> list[Row]:
 
 
 # ---------------------------------------------------------------- curves
-
-
-def model_choices(curves: Iterable[LoadCurve]) -> list[str]:
-    """Model names with curves, one per canonical model (the planner matches them that way)."""
-    return model_name_choices(curve.key.model for curve in curves)
-
-
-def model_name_choices(names: Iterable[str]) -> list[str]:
-    """Stored model names, one per canonical model (the first name of each, sorted; a model id
-    before a path it was served from, as runs stored before issue 32 name it)."""
-    by_canonical: dict[str, str] = {}
-    for model in sorted(set(names), key=lambda name: (model_name(name) != name, name)):
-        by_canonical.setdefault(canonical_model(model), model)
-    return sorted(by_canonical.values())
-
-
-def workload_choices(curves: Iterable[LoadCurve], model: str) -> list[str]:
-    """The 'ISL/OSL' workloads measured for a model, 'not stated' last."""
-    return workload_key_choices(((c.key.model, c.key.isl, c.key.osl) for c in curves), model)
-
-
-def workload_key_choices(
-    keys: Iterable[tuple[str, int | None, int | None]], model: str
-) -> list[str]:
-    """The 'ISL/OSL' workloads among (model, ISL, OSL) keys for a model, 'not stated' last
-    (pairs that differ only by tokenisation rounding are one: planner.curves.workload_groups)."""
-    return [group.name() for group in _model_groups(keys, model)]
-
-
-def workload_members(
-    keys: Iterable[tuple[str, int | None, int | None]], model: str, workload: str
-) -> list[tuple[int | None, int | None]]:
-    """The exact (ISL, OSL) pairs stored for a model that make up the chosen workload."""
-    groups = _model_groups(keys, model)
-    return next((list(g.members) for g in groups if g.name() == workload), [])
-
-
-def curves_for(curves: Iterable[LoadCurve], model: str, workload: str) -> list[LoadCurve]:
-    """Curves of this (canonical) model measured at this workload (within rounding of it)."""
-    wanted = canonical_model(model)  # the Curves page shows a model's own runs, no twin's
-    mine = [curve for curve in curves if canonical_model(curve.key.model) == wanted]
-    members = set(workload_members(_curve_keys(mine), model, workload))
-    return [curve for curve in mine if (curve.key.isl, curve.key.osl) in members]
-
-
-def fits_for(fits: Iterable[CurveFit], model: str, workload: str) -> list[CurveFit]:
-    """Fits of curves of this (canonical) model measured at this workload (within rounding)."""
-    listed = list(fits)
-    kept = {id(c) for c in curves_for((f.curve for f in listed), model, workload)}
-    return [fit for fit in listed if id(fit.curve) in kept]
-
-
-def _curve_keys(curves: Iterable[LoadCurve]) -> list[tuple[str, int | None, int | None]]:
-    return [(c.key.model, c.key.isl, c.key.osl) for c in curves]
-
-
-def _model_groups(
-    keys: Iterable[tuple[str, int | None, int | None]], model: str
-) -> list[WorkloadGroup]:
-    wanted = canonical_model(model)
-    return group_workloads((isl, osl) for name, isl, osl in keys if canonical_model(name) == wanted)
 
 
 def fit_quality_rows(fits: Iterable[CurveFit]) -> list[Row]:

@@ -6,13 +6,12 @@ shells use them here (tests/test_layering.py)."""
 from __future__ import annotations
 
 from measurements.entry_names import model_name
-from planner.curves.load import canonical_engine, canonical_gpu, canonical_model
+from planner.curves.load import canonical_engine, canonical_gpu
 from planner.physics.identity import checkpoint_precision, same_or_twin
 
 __all__ = [
     "canonical_engine",
     "canonical_gpu",
-    "canonical_model",
     "checkpoint_precision",
     "model_name",
     "same_or_twin",

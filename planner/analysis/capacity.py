@@ -16,7 +16,7 @@ from hardware.gpus import load_gpu_specs
 from planner.analysis.measurement_plan import TP_SIZES as PHYSICS_TP_SIZES
 from planner.analysis.measurement_plan import MeasurementPlan, plan_measurements
 from planner.analysis.recommend import Recommendation, Verdict, recommend
-from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.load import LoadCurve
 from planner.curves.spelling import engine_name, gpu_name
 from planner.engine.reach_errors import reach_error
 from planner.engine.transfer import TRANSFER_ERROR, Target, physics_only_curve
@@ -231,8 +231,8 @@ def _sort_key(option: Option) -> tuple[int, float, int, int]:
 def _no_candidate_message(
     scenario: Scenario, curves: Sequence[LoadCurve], warnings: list[str]
 ) -> str:
-    wanted = canonical_model(scenario.model)
-    models = sorted({canonical_model(c.key.model) for c in curves})
+    wanted = scenario.model_id
+    models = sorted({c.key.model_id for c in curves})
     if not any(same_or_twin(model, wanted) for model in models):
         known = ", ".join(models[:12]) or "none"
         return (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hardware.gpus import gpu_catalog
@@ -61,6 +61,12 @@ class CurveKey:
     osl: int | None
     attention_dp: int = 1  # attention data-parallel ranks in the replica (TensorRT-LLM, SGLang)
     ep: int | None = None  # expert-parallel size as stated; None: not stated
+    # The model's identity for matching (canonical_model of `model`), set once here where the
+    # key is built: every comparison of two keys' models reads it, none re-derives it.
+    model_id: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model_id", canonical_model(self.model))
 
     def parallel_text(self) -> str:
         """' DP8 EP8' beyond TP: attention data parallel and expert parallel, '' when neither."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.load import LoadCurve
 
 # 2 tokens absorb a BOS token or a mean over random prompts; 2% absorbs a tokenizer that splits
 # a long synthetic prompt slightly differently. 128 vs 256 (or 1000 vs 1050) stay apart.
@@ -88,13 +88,9 @@ def curve_workloads(curves: Sequence[LoadCurve]) -> list[str]:
     """Each curve's workload: the name of its group among the curves of its (canonical) model."""
     pairs: dict[str, list[Pair]] = {}
     for curve in curves:
-        pairs.setdefault(canonical_model(curve.key.model), []).append(
-            (curve.key.isl, curve.key.osl)
-        )
+        pairs.setdefault(curve.key.model_id, []).append((curve.key.isl, curve.key.osl))
     groups = {model: group_workloads(found) for model, found in pairs.items()}
-    return [
-        group_of(groups[canonical_model(c.key.model)], c.key.isl, c.key.osl).name() for c in curves
-    ]
+    return [group_of(groups[c.key.model_id], c.key.isl, c.key.osl).name() for c in curves]
 
 
 def _order(pair: Pair) -> tuple[bool, int, bool, int]:

@@ -55,14 +55,10 @@ def donors(
     groups: dict[Deployment, list[LoadCurve]] = defaultdict(list)
     for curve in curves:
         key = curve.key
-        if (exclude and canonical_model(key.model) == canonical_model(exclude)) or (
-            key.engine != engine
-        ):
+        if (exclude and key.model_id == canonical_model(exclude)) or (key.engine != engine):
             continue
         if curve.points or curve.rate_points:
-            groups[(key.engine, canonical_model(key.model), key.precision, key.gpu, key.tp)].append(
-                curve
-            )
+            groups[(key.engine, key.model_id, key.precision, key.gpu, key.tp)].append(curve)
     for scope in ("tp", "gpu", "engine"):
         chosen = [
             g
@@ -73,7 +69,7 @@ def donors(
         if found:
             logs = np.log(np.array([m.params.vector() for m in found]))
             spread = np.maximum(logs.std(axis=0), 0.1)
-            models = len({canonical_model(m[0].key.model) for m in chosen})
+            models = len({m[0].key.model_id for m in chosen})
             where = {
                 "tp": f"{engine} on {gpu} at TP{tp}",
                 "gpu": f"{engine} on {gpu}",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.load import LoadCurve
 from planner.fitting.families import Array
 from planner.fitting.fit import CurveFit, fit_curve, fit_throughput, series, shape_factor
 from planner.physics.projection import PROJECTED
@@ -66,8 +66,7 @@ def group_key(curve: LoadCurve) -> GroupKey:
     """The family a curve shares its shape with: model, engine, engine version, GPU, precision
     and workload (ISL/OSL)."""
     key = curve.key
-    model = canonical_model(key.model)
-    return (model, key.engine, key.engine_version, key.gpu, key.precision, key.isl, key.osl)
+    return (key.model_id, key.engine, key.engine_version, key.gpu, key.precision, key.isl, key.osl)
 
 
 def shared_shapes(

@@ -20,7 +20,7 @@ from measurements.entry_names import clean_name, engine_name, gpu_name
 from measurements.numbers import Count, Number
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from measurements.safe_text import first_control
-from planner.curves.load import canonical_engine, canonical_gpu
+from planner.curves.load import canonical_engine, canonical_gpu, canonical_model
 from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.inputs.sla_spec import SlaSpec
@@ -296,6 +296,11 @@ class Scenario(Spec):
                     f"GPU-hour, got {price!r}"
                 )
         return {canonical_gpu(gpu_name(gpu)): price for gpu, price in value.items()}
+
+    @property
+    def model_id(self) -> str:
+        """The model's identity for matching curves (CurveKey.model_id's canonical form)."""
+        return canonical_model(self.model)
 
     def on_demand_price(self, gpu: str) -> float | None:
         """The scenario's on-demand USD per GPU-hour for a GPU (None: use the catalog)."""

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from errors import PlanningError
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves.load import LoadCurve, canonical_gpu, canonical_model
+from planner.curves.load import LoadCurve, canonical_gpu
 from planner.engine.model import EnginePrediction, Metric
 from planner.fitting.predict import Prediction
 from planner.physics.dominance import dominates
@@ -192,7 +192,7 @@ def _same_deployment(a: LoadCurve, b: LoadCurve) -> bool:
     ka, kb = a.key, b.key
     return (
         ka.engine == kb.engine
-        and canonical_model(ka.model) == canonical_model(kb.model)
+        and ka.model_id == kb.model_id
         and ka.precision == kb.precision
         and (ka.tp or a.gpus_per_replica) == (kb.tp or b.gpus_per_replica)
         and (ka.isl, ka.osl) == (kb.isl, kb.osl)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves.floor import floored
-from planner.curves.load import OFFLINE_ONLY, LoadCurve, canonical_model
+from planner.curves.load import OFFLINE_ONLY, LoadCurve
 from planner.engine.curves import distance_error, reach_ratio, serving_model_curve
 from planner.engine.project import adjusted_by_model, project_through_model
 from planner.inputs.scenario import Scenario
@@ -305,7 +305,7 @@ def _ceiling_key(curve: LoadCurve) -> tuple[object, ...]:
     key = curve.key
     return (
         key.engine,
-        canonical_model(key.model),
+        key.model_id,
         key.precision,
         key.gpu,
         key.tp,

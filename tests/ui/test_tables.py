@@ -19,13 +19,11 @@ from ui.tables import (
     NOT_STATED,
     fit_quality_rows,
     level_rows,
-    model_choices,
-    model_name_choices,
     price_entries_from_rows,
     price_rows,
     records,
-    workload_choices,
 )
+from workflows.model_choices import model_choices, model_name_choices, workload_choices
 
 
 @pytest.fixture

@@ -187,8 +187,8 @@ def test_2000_runs_of_one_model_in_one_folder_are_2000_runs_found_fast() -> None
         name = f"results/{index}.json"
         data = vllm_result("org/one-model", date, 1 + index / 1000, REAL_C1)
         members.append(Member(name, import_bytes(name, data, overrides=FACTS), None, None))
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: a busy box stretches wall time, not these
     verdicts = folder_verdicts(members)
-    elapsed_s = time.perf_counter() - started
+    elapsed_s = time.process_time() - started
     assert [v.left_out for v in verdicts] == [None] * 2000
     assert elapsed_s < 2, f"grouping 2,000 files took {elapsed_s:.1f} s"  # 5 s pairwise

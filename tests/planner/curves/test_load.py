@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import replace
+
 import pytest
 
 from measurements.run_file import (
@@ -16,7 +19,13 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
-from planner.curves.load import canonical_engine, canonical_gpu, canonical_model, curve_from_run
+from planner.curves.load import (
+    CurveKey,
+    canonical_engine,
+    canonical_gpu,
+    canonical_model,
+    curve_from_run,
+)
 from planner.fitting.fit import fit_curve
 
 
@@ -177,6 +186,18 @@ def test_curve_key_is_canonical_and_labelled() -> None:
 )
 def test_canonical_model(name: str, canonical: str) -> None:
     assert canonical_model(name) == canonical
+    assert canonical_model(canonical) == canonical  # an identity stays itself
+
+
+def test_a_curve_key_holds_its_model_identity_from_where_it_is_built() -> None:
+    key = CurveKey("vllm", None, "nvidia/Llama-3.1-70B-Instruct-FP8", "fp8", None, 8, 8, 1, 1)
+    assert key.model_id == "llama-3.1-70b"
+    moved = replace(key, model="/models/models--openai--gpt-oss-120b/snapshots/b5c9", isl=2)
+    assert moved.model_id == "gpt-oss-120b"  # a changed key is built again, never stale
+    assert replace(key, isl=2).model_id == "llama-3.1-70b"
+    assert key == replace(key) and hash(key) == hash(replace(key))
+    assert "model_id" not in repr(key)
+    assert pickle.loads(pickle.dumps(key)).model_id == "llama-3.1-70b"  # Streamlit's caches
 
 
 @pytest.mark.parametrize(
