@@ -33,7 +33,27 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+# Each pass runs in two steps: the tests that can share the machine on every core (up to 4
+# workers, a test file per worker), then those marked `alone` (a real vLLM engine spinning on
+# every core, chromium driving the app, processes racing one store, wall-clock timeouts) one at a
+# time. Arguments (paths, -k, ...) run just those tests, in one step per backend.
+workers="${CAPPLAN_TEST_WORKERS:-$(nproc)}"
+if [ "$workers" -gt 4 ]; then workers=4; fi
+run_pass() {
+  local db="$1"
+  shift
+  if [ "$#" -gt 0 ]; then
+    CAPPLAN_TEST_DB="$db" .venv/bin/pytest "$@"
+    return
+  fi
+  local status=0
+  CAPPLAN_TEST_DB="$db" .venv/bin/pytest -m "not alone" -n "$workers" --dist loadfile || status=$?
+  CAPPLAN_TEST_DB="$db" .venv/bin/pytest -m alone || status=$?
+  return "$status"
+}
+status=0
 echo "== pytest on SQLite"
-CAPPLAN_TEST_DB=sqlite .venv/bin/pytest "$@"
+run_pass sqlite "$@" || status=$?
 echo "== pytest on PostgreSQL ($CAPPLAN_TEST_PG_URL)"
-CAPPLAN_TEST_DB=postgres .venv/bin/pytest "$@"
+run_pass postgres "$@" || status=$?
+exit "$status"

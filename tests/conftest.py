@@ -42,6 +42,25 @@ SLOW_FILES = frozenset(
     }
 )
 SLOW_NAME_WORDS = ("pdf", "xlsx")
+# What owns the machine while it runs and so runs on its own, after the rest ran on every core
+# (scripts/test.sh: `-m "not alone" -n N`, then `-m alone`): a real vLLM engine spin-waits on
+# every core; chromium drives the app against a server; processes race one store; a hostile
+# server is timed out by the wall clock.
+ALONE_FOLDERS = ("browser", "integration")
+ALONE_FILES = frozenset({"test_concurrency.py", "test_probe_hostile.py", "test_cli_startup.py"})
+# The app's pages sit on workflows.store like the CLI: on the Postgres pass these files drive them
+# over a Postgres store (every page, uploads, scenarios and their history, a browser session);
+# the other page tests store through the same calls and run on the SQLite pass only.
+POSTGRES_APP_FILES = frozenset(
+    {
+        "ui/test_app.py",
+        "ui/test_upload.py",
+        "ui/test_scenarios_page.py",
+        "ui/test_plan_session.py",
+        "browser/test_scenarios_page.py",
+        "browser/test_app_browser.py",
+    }
+)
 
 
 def _is_slow(item: pytest.Item) -> bool:
@@ -54,6 +73,16 @@ def _is_slow(item: pytest.Item) -> bool:
     )
 
 
+def _is_alone(item: pytest.Item) -> bool:
+    parts = Path(str(item.fspath)).relative_to(TESTS).parts
+    return parts[0] in ALONE_FOLDERS or parts[-1] in ALONE_FILES
+
+
+def _page_test_left_to_sqlite(item: pytest.Item) -> bool:
+    parts = Path(str(item.fspath)).relative_to(TESTS).parts
+    return parts[0] in ("ui", "browser") and "/".join(parts) not in POSTGRES_APP_FILES
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On the Postgres pass, run only the tests that store something (the rest never touch a
     database, so the SQLite pass already covers them) and skip SQLite's own behaviour; skip
@@ -64,6 +93,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _is_slow(item) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+        if _is_alone(item) and not item.get_closest_marker("alone"):
+            item.add_marker(pytest.mark.alone)
+        if on_postgres and _page_test_left_to_sqlite(item):
+            item.add_marker(
+                pytest.mark.skip(
+                    reason="a page over the store: Postgres under the pages is covered by "
+                    + ", ".join(sorted(POSTGRES_APP_FILES))
+                )
+            )
         if on_postgres and item.get_closest_marker("sqlite_only"):
             item.add_marker(pytest.mark.skip(reason="SQLite behaviour; covered by the SQLite pass"))
         uses_store = STORE_FIXTURES & set(getattr(item, "fixturenames", ()))
