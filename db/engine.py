@@ -14,14 +14,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError as AlembicError
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session
@@ -29,6 +24,13 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from db.access import sqlite_access_hint as _sqlite_access_hint
 from errors import InputError, StoreError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# The newest migration (db/migrations/versions), so that opening a store already there reads one
+# row and imports no Alembic (a third of a new process's start); a test holds it to Alembic's head.
+SCHEMA_HEAD = "0005"
 
 # Engine is re-exported so cli/ui can annotate with db.engine.Engine without importing sqlalchemy.
 __all__ = [
@@ -288,6 +290,8 @@ def _store_error(engine: Engine, exc: DBAPIError) -> StoreError:
 
 def alembic_config(url: str | None = None) -> Config:
     """An Alembic Config pointing at db/migrations, built in code (no alembic.ini needed)."""
+    from alembic.config import Config  # noqa: PLC0415 - Alembic only where migrations run
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     if url is not None:
@@ -297,7 +301,9 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def head_revision() -> str:
-    """The newest migration revision this capplan ships."""
+    """The newest migration revision this capplan ships, as Alembic reads the scripts."""
+    from alembic.script import ScriptDirectory  # noqa: PLC0415
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise StoreError(f"no Alembic migrations found in {MIGRATIONS_DIR}")
@@ -311,18 +317,23 @@ def current_revision(url: str) -> str | None:
         # A read: on SQLite a deferred BEGIN, so it never queues behind a writer's lock (the
         # default BEGIN IMMEDIATE made every command's schema check wait on a long import).
         with engine.execution_options(**{BEGIN_OPTION: "DEFERRED"}).connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
+            if not inspect(connection).has_table("alembic_version"):
+                return None
+            rows = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
     except DBAPIError as exc:
         raise _store_error(engine, exc) from exc
     finally:
         engine.dispose()
+    if len(rows) > 1:
+        raise StoreError(f"database {redact(url)} is at several revisions at once: {rows}")
+    return str(rows[0][0]) if rows else None
 
 
 def upgrade(url: str, revision: str = "head", *, attempts: int = 3) -> str | None:
     """Alembic upgrade (default: head); reruns if another process made a table meanwhile."""
     for attempt in range(1, attempts + 1):
         try:
-            _run_alembic(url, lambda config: command.upgrade(config, revision))
+            _run_alembic(url, lambda config: _alembic_command().upgrade(config, revision))
             break
         except StoreError as exc:
             if "already exists" not in str(exc) or attempt == attempts:
@@ -332,14 +343,14 @@ def upgrade(url: str, revision: str = "head", *, attempts: int = 3) -> str | Non
 
 def downgrade(url: str, revision: str) -> str | None:
     """Run Alembic `downgrade` to a revision ("base" removes every table); returns the revision."""
-    _run_alembic(url, lambda config: command.downgrade(config, revision))
+    _run_alembic(url, lambda config: _alembic_command().downgrade(config, revision))
     return current_revision(url)
 
 
 def ensure_schema(url: str) -> None:
     """Upgrade to head unless already there; refuse a database newer than this capplan."""
-    current, head = current_revision(url), head_revision()
-    if current == head:
+    current = current_revision(url)
+    if current == SCHEMA_HEAD:
         return
     if current is not None and not _known_revision(current):
         raise StoreError(
@@ -350,10 +361,19 @@ def ensure_schema(url: str) -> None:
 
 
 def _known_revision(revision: str) -> bool:
+    from alembic.script import ScriptDirectory  # noqa: PLC0415
+    from alembic.util import CommandError as AlembicError  # noqa: PLC0415
+
     try:
         return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
     except AlembicError:
         return False
+
+
+def _alembic_command() -> Any:
+    from alembic import command  # noqa: PLC0415
+
+    return command
 
 
 def _run_alembic(url: str, action: Callable[[Config], None]) -> None:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
 from db.engine import Engine
@@ -30,6 +31,7 @@ from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario
 from reports.model import Report, RunMeta, build_report
 from workflows import planning
+from workflows.calibration_cache import keep_calibrations
 
 if TYPE_CHECKING:
     from workflows.history import Regenerated
@@ -69,6 +71,13 @@ class _Stages:
             return key in self._made
 
 
+@lru_cache(maxsize=1)
+def _share_calibrations_once() -> None:
+    """The first session of a process keeps serving-model calibrations in the user's cache
+    folder (workflows.calibration_cache), so the next process plans without fitting them."""
+    keep_calibrations()
+
+
 class PlanningSession:
     """A scenario planned over a store's curves and prices, each stage computed once.
 
@@ -89,6 +98,7 @@ class PlanningSession:
         title: str | None = None,
         stages: _Stages | None = None,
     ) -> None:
+        _share_calibrations_once()
         self.scenario = scenario
         self.samples = samples
         self.title = title

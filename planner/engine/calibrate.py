@@ -7,16 +7,19 @@ tail-to-centre ratios of TTFT and TPOT the levels show. Cached by its data.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 from scipy.optimize import least_squares
 
 from planner.engine.spec import EngineSpec
 from planner.engine.step import (
+    PARAM_NAMES,
     PRIOR_LOG_SD,
     PRIOR_MEDIAN,
     Array,
@@ -89,18 +92,150 @@ def steady(
     return closed_loop(spec, p, load, isl, osl)
 
 
+class SharedCalibrations(Protocol):
+    """Where calibrations outlive the process (workflows.calibration_cache: a folder of the
+    user's per version of the planner's code), by a key of their spec and levels; values are
+    plain JSON."""
+
+    def get(self, key: str) -> object | None: ...
+
+    def put(self, key: str, value: dict[str, object]) -> None: ...
+
+
+_SHARED: list[SharedCalibrations] = []  # none, or the one store calibrations are shared in
+
+
+def share_calibrations(shared: SharedCalibrations | None) -> None:
+    """Read and keep calibrations in `shared` as well as in memory (None: memory only)."""
+    _SHARED[:] = [] if shared is None else [shared]
+
+
 def calibrate(spec: EngineSpec, observations: Sequence[Observation]) -> Calibration:
-    """The calibration of a deployment on its levels (cached by spec and levels)."""
+    """The calibration of a deployment on its levels (cached by spec and levels: in memory, and
+    where one is shared, across processes)."""
     return _calibrate(spec, tuple(sorted(observations, key=_order)))
 
 
 def clear_calibration_cache() -> None:
-    """Forget every calibration (benchmarks time a cold plan with it)."""
+    """Forget every calibration held in memory (benchmarks time a cold plan with it; a shared
+    store is the caller's to leave out)."""
     _calibrate.cache_clear()
 
 
 @lru_cache(maxsize=1024)
 def _calibrate(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calibration:
+    if not _SHARED:
+        return _fitted(spec, observations)
+    shared = _SHARED[0]
+    key = calibration_key(spec, observations)
+    kept = calibration_from_json(shared.get(key), len(observations))
+    if kept is not None:
+        return kept
+    made = _fitted(spec, observations)
+    shared.put(key, calibration_to_json(made))
+    return made
+
+
+def calibration_key(spec: EngineSpec, observations: tuple[Observation, ...]) -> str:
+    """What a calibration is a function of, besides the planner's code (the shared store keeps
+    calibrations per version of that code): the spec and the levels."""
+    text = f"{spec!r}\n{observations!r}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def calibration_to_json(cal: Calibration) -> dict[str, object]:
+    """A calibration as plain JSON values (floats, ints, bools, lists)."""
+    return {
+        "params": [float(v) for v in cal.params.vector()],
+        "log_cov": [list(row) for row in cal.log_cov],
+        "spread": [[name, value] for name, value in cal.spread],
+        "ttft_p99_ratio": cal.ttft_p99_ratio,
+        "tpot_p99_ratio": cal.tpot_p99_ratio,
+        "ratios_measured": cal.ratios_measured,
+        "levels": cal.levels,
+        "workloads": cal.workloads,
+        "max_concurrency": cal.max_concurrency,
+        "max_rate": cal.max_rate,
+    }
+
+
+def calibration_from_json(value: object, levels: int) -> Calibration | None:
+    """A kept calibration back, or None for anything that is not exactly what
+    calibration_to_json writes for these levels (a damaged or foreign file is recomputed)."""
+    if not isinstance(value, dict) or not _well_formed(value, levels):
+        return None
+    return Calibration(
+        params=StepParams.from_vector(np.array(value["params"], dtype=np.float64)),
+        log_cov=tuple(tuple(float(v) for v in row) for row in value["log_cov"]),
+        spread=tuple((str(name), float(sd)) for name, sd in value["spread"]),
+        ttft_p99_ratio=float(value["ttft_p99_ratio"]),
+        tpot_p99_ratio=float(value["tpot_p99_ratio"]),
+        ratios_measured=bool(value["ratios_measured"]),
+        levels=int(value["levels"]),
+        workloads=int(value["workloads"]),
+        max_concurrency=_real_or_none(value["max_concurrency"]),
+        max_rate=_real_or_none(value["max_rate"]),
+    )
+
+
+def _well_formed(value: dict[str, object], levels: int) -> bool:
+    if set(value) != _JSON_FIELDS:
+        return False
+    params, cov, spread = value["params"], value["log_cov"], value["spread"]
+    width = len(PARAM_NAMES)
+    maxima = [m for m in (value["max_concurrency"], value["max_rate"]) if m is not None]
+    counts = (value["levels"], value["workloads"])
+    return (
+        _reals(params, width)
+        and all(p > 0 for p in params)  # type: ignore[attr-defined]
+        and isinstance(cov, list)
+        and len(cov) == width
+        and all(_reals(row, width) for row in cov)
+        and isinstance(spread, list)
+        and all(
+            isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+            for item in spread
+        )
+        and _reals([item[1] for item in spread])
+        and _reals([value["ttft_p99_ratio"], value["tpot_p99_ratio"], *maxima])
+        and isinstance(value["ratios_measured"], bool)
+        and all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in counts)
+        and counts[0] == levels
+    )
+
+
+_JSON_FIELDS = frozenset(
+    {
+        "params",
+        "log_cov",
+        "spread",
+        "ttft_p99_ratio",
+        "tpot_p99_ratio",
+        "ratios_measured",
+        "levels",
+        "workloads",
+        "max_concurrency",
+        "max_rate",
+    }
+)
+
+
+def _reals(values: object, width: int | None = None) -> bool:
+    return (
+        isinstance(values, list)
+        and (width is None or len(values) == width)
+        and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        )
+    )
+
+
+def _real_or_none(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def _fitted(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calibration:
     groups = _groups(observations)
     prior = np.log(np.array(PRIOR_MEDIAN))
     sd = np.array(PRIOR_LOG_SD)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -90,10 +91,11 @@ class EngineModel:
         osl = np.full_like(loads, query.osl)
         kind = query.load_kind
         centre = steady(self.spec, self.params, kind, loads, isl=isl, osl=osl)
-        samples = [
-            steady(self.spec, p, kind, loads, isl=isl, osl=osl) for p in self._param_samples()
-        ]
-        cal = self.calibration
+        # Every parameter draw at once: each parameter a column (draws x 1) against the loads
+        # (the step law is elementwise), one array per metric of draws x loads.
+        draws = _param_draws(cal := self.calibration)
+        stacked = StepParams(*(draws[:, [i]] for i in range(draws.shape[1])))  # type: ignore[arg-type]
+        sampled = steady(self.spec, stacked, kind, loads, isl=isl, osl=osl)
         metrics = {}
         for name, field, scale, ratio in (
             ("output_tok_s", "output_tok_s", 1.0, 1.0),
@@ -102,7 +104,7 @@ class EngineModel:
             ("e2e", "e2e_s", 1000.0, math.sqrt(cal.tpot_p99_ratio * cal.ttft_p99_ratio)),
         ):
             values = getattr(centre, field) * scale
-            spread = np.array([getattr(s, field) * scale for s in samples])
+            spread = np.broadcast_to(getattr(sampled, field) * scale, (len(draws), len(loads)))
             metrics[name] = _metric(values, spread, ratio, cal.spread_of(_spread_key(name)))
         cap = float(self.spec.capacity_seqs(query.isl, query.osl) * self.params.kv_scale)
         return EnginePrediction(
@@ -116,13 +118,17 @@ class EngineModel:
             capacity_seqs=min(cap, float(self.spec.max_seqs)),
         )
 
-    def _param_samples(self) -> list[StepParams]:
-        """Parameter draws from the calibration's covariance (seeded: the same every call)."""
-        cov = np.array(self.calibration.log_cov)
-        centre = np.log(self.params.vector())
-        rng = np.random.default_rng(20261202)
-        draws = rng.multivariate_normal(centre, cov, size=_BAND_SAMPLES, method="eigh")
-        return [StepParams.from_vector(np.exp(row)) for row in draws]
+
+@lru_cache(maxsize=1024)
+def _param_draws(calibration: Calibration) -> Array:
+    """Parameter draws from the calibration's covariance, one row each (seeded: the same every
+    call, made once per calibration)."""
+    cov = np.array(calibration.log_cov)
+    centre = np.log(calibration.params.vector())
+    rng = np.random.default_rng(20261202)
+    draws: Array = np.exp(rng.multivariate_normal(centre, cov, size=_BAND_SAMPLES, method="eigh"))
+    draws.setflags(write=False)
+    return draws
 
 
 def _spread_key(name: str) -> str:

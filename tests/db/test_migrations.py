@@ -16,6 +16,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 
 from db.engine import (
+    SCHEMA_HEAD,
     current_revision,
     downgrade,
     ensure_schema,
@@ -44,7 +45,7 @@ def _drift(url: str) -> list[object]:
 def test_upgrade_creates_every_model_table_on_an_empty_database(stores: Stores) -> None:
     url = stores.empty()
     assert current_revision(url) is None
-    assert upgrade(url) == head_revision() == "0005"
+    assert upgrade(url) == head_revision() == SCHEMA_HEAD == "0005"
     assert current_revision(url) == head_revision()
     assert table_names(url) == set(Base.metadata.tables) | {"alembic_version"}
 
@@ -113,3 +114,18 @@ def test_processes_opening_one_new_database_at_once_migrate_it_once(
     assert [worker.returncode for worker in workers] == [0] * 4, [err for _, err in results]
     assert [out.strip() for out, _ in results] == [head_revision()] * 4
     assert _drift(url) == []
+
+
+def test_opening_a_store_at_head_imports_no_alembic(stores: Stores) -> None:
+    """The schema check every command makes reads one row: Alembic (a third of a new process's
+    start) loads only when a migration must run."""
+    url = stores.migrated()
+    code = (
+        "import sys; from db.engine import ensure_schema; "
+        f"ensure_schema({url!r}); print(sorted(m for m in sys.modules if m.startswith('alembic')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
