@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves.load import LoadCurve, canonical_gpu, curve_from_run  # noqa: E402
+from planner.curves.load import LoadCurve, curve_from_run  # noqa: E402
+from planner.curves.names import canonical_gpu  # noqa: E402
 from planner.fitting.fit import CurveFit, FitResult, fit_curve, fit_latency, fit_throughput  # noqa: E402
 from planner.fitting.shapes import Shape, shape_for  # noqa: E402
 

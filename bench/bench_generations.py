@@ -32,7 +32,8 @@ from hardware.gpus import gpu_catalog  # noqa: E402
 from measurements.demo.runs import DATA_DIR  # noqa: E402
 from measurements.importers import import_path  # noqa: E402
 from measurements.run_file import Provenance  # noqa: E402
-from planner.curves.load import CurveKey, LoadCurve, canonical_model, curve_from_run  # noqa: E402
+from planner.curves.load import CurveKey, LoadCurve, curve_from_run  # noqa: E402
+from planner.curves.names import canonical_model  # noqa: E402
 from planner.engine.model import (  # noqa: E402
     CONCURRENCY,
     EngineModel,

@@ -1,6 +1,7 @@
 """A planning session in the real app: `streamlit run app.py` on (a) the demo store and (b) a
 10,000-run store, driven by Playwright in Debian's chromium through 20 changes on the Plan page
-(SLA targets, demand, budget, a price, toggles, scenario renames).
+(SLA targets, demand, budget, a price, toggles, scenario renames, workload, candidate GPUs,
+model).
 
 Per change it times, from the widget commit: `settled`, the first full script run that finishes
 after it (Streamlit's `script_finished` message on the app's websocket) with the running
@@ -135,6 +136,29 @@ def _next_quote(key: str) -> Callable[[Page], None]:
     return act
 
 
+def _pick(key: str, text: str) -> Callable[[Page], None]:
+    """Type into a select box or multiselect and take the first match (Enter)."""
+
+    def act(page: Page) -> None:
+        keyed(page, key).locator("input").click()
+        page.keyboard.type(text)
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+
+    return act
+
+
+def _drop_last(key: str) -> Callable[[Page], None]:
+    """Remove a multiselect's last chosen item (Backspace in its input)."""
+
+    def act(page: Page) -> None:
+        keyed(page, key).locator("input").click()
+        page.keyboard.press("Backspace")
+        page.keyboard.press("Escape")
+
+    return act
+
+
 RESERVED = "reserved (1-year or longer)"
 SESSION: tuple[Change, ...] = (
     Change("sla", "TTFT p99 800 ms", _number("plan_sla_ttft_p99_ms", "800")),
@@ -157,6 +181,12 @@ SESSION: tuple[Change, ...] = (
     Change("demand", "12 req/s", _number("plan_demand_peak_requests_per_s", "12")),
     Change("rename", "name bench-c", _number("plan_name", "bench-c")),
     Change("sla", "TTFT p99 1000 ms", _number("plan_sla_ttft_p99_ms", "1000")),
+    Change("workload", "ISL 2000", _number("plan_isl", "2000")),
+    Change("workload", "OSL 500", _number("plan_osl", "500")),
+    Change("candidates", "GPUs: the last one dropped", _drop_last("plan_gpus")),
+    Change("candidates", "GPUs: H200 back", _pick("plan_gpus", "H200")),
+    Change("model", "gpt-oss-120b", _pick("plan_model", "gpt-oss-120b")),
+    Change("model", "back to Llama-3.1-70B", _pick("plan_model", "Llama-3.1-70B")),
 )
 
 

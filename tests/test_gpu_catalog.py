@@ -13,7 +13,8 @@ from errors import PlanningError
 from hardware.gpus import gpu_catalog, load_gpu_specs
 from measurements.gpu_info import gpu_sku
 from planner.analysis.capacity import make_plan
-from planner.curves.load import H100, H200, canonical_gpu
+from planner.curves.load import H100, H200
+from planner.curves.names import canonical_gpu
 from planner.inputs.prices import default_price, load_catalog_csv, scenario_price
 from planner.inputs.scenario import scenario_from_dict
 from planner.physics.projection import PROJECTED, project_curve

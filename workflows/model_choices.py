@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from measurements.entry_names import model_name
-from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.load import LoadCurve
+from planner.curves.names import canonical_model
 from planner.curves.workload_groups import WorkloadGroup, group_workloads
 from planner.fitting.fit import CurveFit
 

@@ -13,7 +13,7 @@ from db import model_configs
 from db.engine import Engine
 from errors import InputError
 from measurements.entry_names import clean_name
-from planner.curves.load import canonical_model
+from planner.curves.names import canonical_model
 from planner.physics import catalog
 from planner.physics.config import facts_from_config, read_config
 from planner.physics.config_layers import ConfigError

@@ -6,7 +6,7 @@ shells use them here (tests/test_layering.py)."""
 from __future__ import annotations
 
 from measurements.entry_names import model_name
-from planner.curves.load import canonical_engine, canonical_gpu
+from planner.curves.names import canonical_engine, canonical_gpu
 from planner.physics.identity import checkpoint_precision, same_or_twin
 
 __all__ = [

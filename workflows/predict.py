@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from errors import InputError
-from planner.curves.load import LoadCurve, canonical_gpu
+from planner.curves.load import LoadCurve
+from planner.curves.names import canonical_gpu
 from planner.engine.beyond import beyond_measured
 from planner.engine.fill import fill_unknowns, model_for
 from planner.engine.project import project_through_model

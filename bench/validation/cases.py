@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 
 from bench.validation.data import Gpus, deployment_key, workload
 from bench.validation.split import DEV, gpu_split_of, held_out_gpu, split_of
-from planner.curves.load import LoadCurve, canonical_model
+from planner.curves.load import LoadCurve
+from planner.curves.names import canonical_model
 from planner.curves.workload_groups import same_workload
 from planner.physics.roofline import Ceilings, curve_ceilings
 

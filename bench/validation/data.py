@@ -11,7 +11,8 @@ from pathlib import Path
 
 from bench.bench_generations import deployment, load_curves
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves.load import CurveKey, LoadCurve, canonical_gpu, canonical_model
+from planner.curves.load import CurveKey, LoadCurve
+from planner.curves.names import canonical_gpu, canonical_model
 
 ROOT = Path(__file__).resolve().parents[2]
 # The copy the repo ships (bench_fit_accuracy reads it too).

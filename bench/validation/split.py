@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from planner.curves.load import canonical_model
+from planner.curves.names import canonical_model
 
 DEV = "dev"
 HELD_OUT = "held-out"

@@ -5,13 +5,9 @@ Only closed-loop (concurrency) levels become points; what was dropped or assumed
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from hardware.gpus import gpu_catalog
-from measurements.entry_names import model_name
 from measurements.run_file import Level, LoadKind, Origin, RunFile
 from planner.curves.deployment import (
     attention_dp,
@@ -21,6 +17,7 @@ from planner.curves.deployment import (
     stated_kv_cache_dtype,
 )
 from planner.curves.kv_report import EngineKvReport, engine_kv_report
+from planner.curves.names import canonical_engine, canonical_gpu, canonical_model
 
 # The two shipped GPUs' names, for tests and benches; which GPUs exist is hardware's catalog.
 H100 = "H100-SXM-80GB"
@@ -30,20 +27,6 @@ OFFLINE_ONLY = (
     "offline (max-throughput) only: a throughput ceiling for concurrency sweeps of the same "
     "deployment and workload, nothing to plan from by itself"
 )
-# Suffixes naming a checkpoint's tuning or precision, not another model (precision: its own column).
-_MODEL_SUFFIXES = (
-    "-instruct", "-chat", "-hf", "-it", "-fp8", "-nvfp4", "-mxfp4", "-fp4", "-bf16", "-fp16",
-    "-awq", "-gptq", "-int4", "-int8", "-w8a8", "-w4a16", "-dynamic", "-static", "-pertensor",
-    "-fp8-dynamic", "-fp8-block",
-)  # fmt: skip
-_ENGINE_ALIASES = {
-    "trtllm": "tensorrt-llm",
-    "trt-llm": "tensorrt-llm",
-    "tensorrt_llm": "tensorrt-llm",
-    "tensorrtllm": "tensorrt-llm",
-    "trtllm-serve": "tensorrt-llm",
-    "vllm-cpu": "vllm",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,38 +187,6 @@ class LoadCurve:
     def concurrencies(self) -> tuple[float, ...]:
         """The measured concurrencies, ascending."""
         return tuple(point.concurrency for point in self.points)
-
-
-@lru_cache(maxsize=4096)  # a pure function of the name, asked thousands of times a plan
-def canonical_model(name: str) -> str:
-    """Model identity for matching: a path's model id (entry_names.model_name), basename, lower
-    case, "_"/spaces as hyphens, no bracketed remark (" (nvidia FP8 ckpt)"), -Instruct/-FP8 etc."""
-    base = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", model_name(name)).strip()
-    base = base.rstrip("/").rsplit("/", 1)[-1]
-    base = re.sub(r"[\s_]+", "-", base.lower())
-    base = re.sub(r"-fp-(\d)", r"-fp\1", base)
-    if base.startswith("meta-llama-"):
-        base = base.removeprefix("meta-")
-    changed = True
-    while changed:
-        changed = False
-        for suffix in _MODEL_SUFFIXES:
-            if base.endswith(suffix) and len(base) > len(suffix):
-                base = base.removesuffix(suffix)
-                changed = True
-    return base
-
-
-def canonical_gpu(name: str) -> str:
-    """Canonical GPU name: the GPU catalog's name for any spelling it knows, else as given."""
-    spec = gpu_catalog().find(name)
-    return spec.gpu if spec is not None else name.strip()
-
-
-def canonical_engine(name: str) -> str:
-    """Canonical engine name: 'trtllm'/'TensorRT-LLM' -> 'tensorrt-llm'; others lower-cased."""
-    lower = name.strip().lower()
-    return _ENGINE_ALIASES.get(lower, lower)
 
 
 def curve_from_run(

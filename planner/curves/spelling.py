@@ -5,7 +5,7 @@ canonical names (planner.curves.load); reports.names builds option and curve nam
 
 from __future__ import annotations
 
-from planner.curves.load import canonical_engine, canonical_gpu
+from planner.curves.names import canonical_engine, canonical_gpu
 
 # Canonical engine name (planner.curves.load.canonical_engine) -> how the project spells it.
 ENGINE_NAMES = {

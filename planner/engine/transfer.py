@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hardware.gpus import GpuSpec
-from planner.curves.load import BasisError, CurveKey, CurvePoint, LoadCurve, canonical_model
+from planner.curves.load import BasisError, CurveKey, CurvePoint, LoadCurve
+from planner.curves.names import canonical_model
 from planner.engine.calibrate import Calibration
 from planner.engine.model import CONCURRENCY, EngineModel, Query, engine_model, with_spec
 from planner.engine.reach_errors import reach_error

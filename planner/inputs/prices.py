@@ -21,7 +21,7 @@ from hardware.prices import catalog_version as catalog_version  # noqa: PLC0414
 from hardware.prices import load_catalog_csv as load_catalog_csv  # noqa: PLC0414
 from hardware.prices import parse_catalog as parse_catalog  # noqa: PLC0414
 from hardware.prices import skipped_rows as skipped_rows  # noqa: PLC0414
-from planner.curves.load import canonical_gpu
+from planner.curves.names import canonical_gpu
 from planner.inputs.scenario import PricingMode
 
 if TYPE_CHECKING:

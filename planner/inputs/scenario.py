@@ -20,7 +20,7 @@ from measurements.entry_names import clean_name, engine_name, gpu_name
 from measurements.numbers import Count, Number
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from measurements.safe_text import first_control
-from planner.curves.load import canonical_engine, canonical_gpu, canonical_model
+from planner.curves.names import canonical_engine, canonical_gpu, canonical_model
 from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.inputs.sla_spec import SlaSpec

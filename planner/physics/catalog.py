@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from planner.curves.load import canonical_model
+from planner.curves.names import canonical_model
 from planner.physics.config import facts_from_config, read_config
 from planner.physics.config_layers import ConfigError
 from planner.physics.models import ModelFacts

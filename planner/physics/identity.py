@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-from planner.curves.load import canonical_model
+from planner.curves.names import canonical_model
 from planner.physics import catalog
 from planner.physics.models import ModelFacts, bytes_per_weight
 

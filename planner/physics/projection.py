@@ -18,9 +18,9 @@ from planner.curves.load import (
     CurveKey,
     CurvePoint,
     LoadCurve,
-    canonical_gpu,
     scaled_ceiling,
 )
+from planner.curves.names import canonical_gpu
 from planner.physics.memory import KvCapacity, mean_context_tokens
 from planner.physics.roofline import Ceilings, ceilings, curve_ceilings, workload_capacity
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 
 from hardware.gpus import GpuSpec, load_gpu_specs
 from planner.curves.kv_report import EngineKvReport
-from planner.curves.load import CurvePoint, LoadCurve, canonical_engine, canonical_gpu
+from planner.curves.load import CurvePoint, LoadCurve
+from planner.curves.names import canonical_engine, canonical_gpu
 from planner.physics.catalog import resolve
 from planner.physics.memory import (
     ENGINE_MEMORY_FRACTION,

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from errors import PlanningError
 from hardware.gpus import GpuSpec, load_gpu_specs
-from planner.curves.load import LoadCurve, canonical_gpu
+from planner.curves.load import LoadCurve
+from planner.curves.names import canonical_gpu
 from planner.engine.model import EnginePrediction, Metric
 from planner.fitting.predict import Prediction
 from planner.physics.dominance import dominates

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from planner.curves.kv_report import EngineKvReport
-from planner.curves.load import CurveKey, CurvePoint, LoadCurve, canonical_gpu
+from planner.curves.load import CurveKey, CurvePoint, LoadCurve
+from planner.curves.names import canonical_gpu
 from planner.inputs.scenario import Scenario, scenario_from_dict
 from planner.sizing.options import Option
 

@@ -19,13 +19,8 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
-from planner.curves.load import (
-    CurveKey,
-    canonical_engine,
-    canonical_gpu,
-    canonical_model,
-    curve_from_run,
-)
+from planner.curves.load import CurveKey, curve_from_run
+from planner.curves.names import canonical_engine, canonical_gpu, canonical_model
 from planner.fitting.fit import fit_curve
 
 
