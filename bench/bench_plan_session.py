@@ -184,7 +184,7 @@ SESSION: tuple[Change, ...] = (
     Change("workload", "ISL 2000", _number("plan_isl", "2000")),
     Change("workload", "OSL 500", _number("plan_osl", "500")),
     Change("candidates", "GPUs: the last one dropped", _drop_last("plan_gpus")),
-    Change("candidates", "GPUs: H200 back", _pick("plan_gpus", "H200")),
+    Change("candidates", "GPUs: GB200 back", _pick("plan_gpus", "GB200")),
     Change("model", "gpt-oss-120b", _pick("plan_model", "gpt-oss-120b")),
     Change("model", "back to Llama-3.1-70B", _pick("plan_model", "Llama-3.1-70B")),
 )
