@@ -125,38 +125,32 @@ def _checkbox(key: str) -> Callable[[Page], None]:
 H100_QUOTE = "plan_price_quote_H100-SXM-80GB"
 
 
-def _next_quote(key: str) -> Callable[[Page], None]:
-    """Pick the next price-catalog quote in a GPU's price picker (the Plan page's price input)."""
+def _keys(key: str, *presses: str, text: str = "") -> Callable[[Page], None]:
+    """Click a select box's (or multiselect's) input, type `text`, then press the keys."""
 
     def act(page: Page) -> None:
         keyed(page, key).locator("input").click()
-        page.keyboard.press("ArrowDown")
-        page.keyboard.press("Enter")
+        if text:
+            page.keyboard.type(text)
+        for press in presses:
+            page.keyboard.press(press)
 
     return act
+
+
+def _next_quote(key: str) -> Callable[[Page], None]:
+    """Pick the next price-catalog quote in a GPU's price picker (the Plan page's price input)."""
+    return _keys(key, "ArrowDown", "Enter")
 
 
 def _pick(key: str, text: str) -> Callable[[Page], None]:
     """Type into a select box or multiselect and take the first match (Enter)."""
-
-    def act(page: Page) -> None:
-        keyed(page, key).locator("input").click()
-        page.keyboard.type(text)
-        page.keyboard.press("Enter")
-        page.keyboard.press("Escape")
-
-    return act
+    return _keys(key, "Enter", "Escape", text=text)
 
 
 def _drop_last(key: str) -> Callable[[Page], None]:
     """Remove a multiselect's last chosen item (Backspace in its input)."""
-
-    def act(page: Page) -> None:
-        keyed(page, key).locator("input").click()
-        page.keyboard.press("Backspace")
-        page.keyboard.press("Escape")
-
-    return act
+    return _keys(key, "Backspace", "Escape")
 
 
 RESERVED = "reserved (1-year or longer)"
