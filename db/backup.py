@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Column, Connection, Table, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
@@ -109,6 +108,10 @@ def backup(url: str, path: Path) -> BackupSummary:
         raise InputError(
             "the backup would replace the live store it backs up", file=str(path), field="out"
         )
+    # Imported here: every command opens the store through this module's package, and only a
+    # backup needs Alembic (0.2-0.3 s to import).
+    from alembic.runtime.migration import MigrationContext  # noqa: PLC0415
+
     engine = make_engine(url)
     rows: dict[str, int] = {}
     try:

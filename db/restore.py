@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError as AlembicError
 from sqlalchemy import Connection, Table, delete, func, insert, select, text
 from sqlalchemy.exc import DataError, DBAPIError
 
@@ -88,6 +86,10 @@ def _migrate_to_head(path: Path, header: dict[str, Any], revision: str, folder: 
 
 
 def _known_revision(revision: str) -> bool:
+    # Imported here, as in db.backup: only a restore needs Alembic's scripts.
+    from alembic.script import ScriptDirectory  # noqa: PLC0415
+    from alembic.util import CommandError as AlembicError  # noqa: PLC0415
+
     try:
         return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
     except AlembicError:

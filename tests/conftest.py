@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.stores import PG_URL_ENV, REQUIRE_PG_ENV, Stores, backend, pg_admin_url
-from workflows.calibration_cache import CACHE_ENV
+from workflows.result_cache import CACHE_ENV
 
 TESTS = Path(__file__).resolve().parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Serving-model calibrations kept across processes (workflows.calibration_cache) go to a
+    """Calibrations and fits kept across processes (workflows.result_cache) go to a
     folder of this run's (each xdist worker its own), never the user's cache."""
     if CACHE_ENV not in os.environ:
         os.environ[CACHE_ENV] = tempfile.mkdtemp(prefix="capplan-test-cache-")

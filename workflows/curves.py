@@ -15,7 +15,8 @@ from planner.curves.workload_groups import (
     curve_workloads,
     group_workloads,
 )
-from planner.fitting.fit import CurveFit, fit_curve, series, series_attr
+from planner.fitting.fit import CurveFit, fit_curve
+from planner.fitting.series import series, series_attr
 from planner.physics.roofline import check_curve
 from planner.sizing.sla import target_text
 

@@ -31,7 +31,7 @@ from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario
 from reports.model import Report, RunMeta, build_report
 from workflows import planning
-from workflows.calibration_cache import keep_calibrations
+from workflows.result_cache import keep_results
 
 if TYPE_CHECKING:
     from workflows.history import Regenerated
@@ -72,10 +72,10 @@ class _Stages:
 
 
 @lru_cache(maxsize=1)
-def _share_calibrations_once() -> None:
-    """The first session of a process keeps serving-model calibrations in the user's cache
-    folder (workflows.calibration_cache), so the next process plans without fitting them."""
-    keep_calibrations()
+def _keep_results_once() -> None:
+    """The first session of a process keeps serving-model calibrations and curve fits in the
+    user's cache folder (workflows.result_cache), so the next process plans without fitting."""
+    keep_results()
 
 
 class PlanningSession:
@@ -98,7 +98,7 @@ class PlanningSession:
         title: str | None = None,
         stages: _Stages | None = None,
     ) -> None:
-        _share_calibrations_once()
+        _keep_results_once()
         self.scenario = scenario
         self.samples = samples
         self.title = title

@@ -14,7 +14,8 @@ import numpy as np
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.recommend import COST_TIE_PCT, recommend
 from planner.curves.load import LoadCurve
-from planner.fitting.fit import CurveFit, FitResult, series_attr
+from planner.fitting.fit import CurveFit, FitResult
+from planner.fitting.series import series_attr
 from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario
 from planner.sizing.confidence import Percentiles

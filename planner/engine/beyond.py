@@ -15,8 +15,9 @@ import numpy as np
 
 from planner.engine.model import CONCURRENCY, EngineModel, EnginePrediction, Metric, Query
 from planner.engine.reach_errors import levels_up_error
-from planner.fitting.fit import CurveFit, series, series_attr
+from planner.fitting.fit import CurveFit
 from planner.fitting.predict import Prediction
+from planner.fitting.series import series, series_attr
 
 SERVING_MODEL_BEYOND = "serving model"
 # Octaves of concurrency over which half of the model's measured miss still applies.

@@ -7,15 +7,12 @@ tail-to-centre ratios of TTFT and TPOT the levels show. Cached by its data.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from planner.engine.spec import EngineSpec
 from planner.engine.step import (
@@ -28,6 +25,7 @@ from planner.engine.step import (
     closed_loop,
     open_loop,
 )
+from planner.kept import CALIBRATIONS, KeptResults, finite_reals, keep, kept, key_of
 
 CONCURRENCY = "concurrency"
 RATE = "rate"
@@ -92,22 +90,9 @@ def steady(
     return closed_loop(spec, p, load, isl, osl)
 
 
-class SharedCalibrations(Protocol):
-    """Where calibrations outlive the process (workflows.calibration_cache: a folder of the
-    user's per version of the planner's code), by a key of their spec and levels; values are
-    plain JSON."""
-
-    def get(self, key: str) -> object | None: ...
-
-    def put(self, key: str, value: dict[str, object]) -> None: ...
-
-
-_SHARED: list[SharedCalibrations] = []  # none, or the one store calibrations are shared in
-
-
-def share_calibrations(shared: SharedCalibrations | None) -> None:
+def share_calibrations(shared: KeptResults | None) -> None:
     """Read and keep calibrations in `shared` as well as in memory (None: memory only)."""
-    _SHARED[:] = [] if shared is None else [shared]
+    keep(CALIBRATIONS, shared)
 
 
 def calibrate(spec: EngineSpec, observations: Sequence[Observation]) -> Calibration:
@@ -124,13 +109,13 @@ def clear_calibration_cache() -> None:
 
 @lru_cache(maxsize=1024)
 def _calibrate(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calibration:
-    if not _SHARED:
+    shared = kept(CALIBRATIONS)
+    if shared is None:
         return _fitted(spec, observations)
-    shared = _SHARED[0]
     key = calibration_key(spec, observations)
-    kept = calibration_from_json(shared.get(key), len(observations))
-    if kept is not None:
-        return kept
+    read = calibration_from_json(shared.get(key), len(observations))
+    if read is not None:
+        return read
     made = _fitted(spec, observations)
     shared.put(key, calibration_to_json(made))
     return made
@@ -139,8 +124,7 @@ def _calibrate(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calib
 def calibration_key(spec: EngineSpec, observations: tuple[Observation, ...]) -> str:
     """What a calibration is a function of, besides the planner's code (the shared store keeps
     calibrations per version of that code): the spec and the levels."""
-    text = f"{spec!r}\n{observations!r}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return key_of(f"{spec!r}\n{observations!r}")
 
 
 def calibration_to_json(cal: Calibration) -> dict[str, object]:
@@ -186,18 +170,20 @@ def _well_formed(value: dict[str, object], levels: int) -> bool:
     maxima = [m for m in (value["max_concurrency"], value["max_rate"]) if m is not None]
     counts = (value["levels"], value["workloads"])
     return (
-        _reals(params, width)
+        finite_reals(params, width)
         and all(p > 0 for p in params)  # type: ignore[attr-defined]
         and isinstance(cov, list)
         and len(cov) == width
-        and all(_reals(row, width) for row in cov)
+        and all(finite_reals(row, width) for row in cov)
         and isinstance(spread, list)
         and all(
             isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
             for item in spread
         )
-        and _reals([item[1] for item in spread])
-        and _reals([value["ttft_p99_ratio"], value["tpot_p99_ratio"], *maxima])
+        # one spread per metric the model knows, each once
+        and len({item[0] for item in spread} & set(_METRIC_SD)) == len(spread)
+        and finite_reals([item[1] for item in spread])
+        and finite_reals([value["ttft_p99_ratio"], value["tpot_p99_ratio"], *maxima])
         and isinstance(value["ratios_measured"], bool)
         and all(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in counts)
         and counts[0] == levels
@@ -220,17 +206,6 @@ _JSON_FIELDS = frozenset(
 )
 
 
-def _reals(values: object, width: int | None = None) -> bool:
-    return (
-        isinstance(values, list)
-        and (width is None or len(values) == width)
-        and all(
-            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-            for v in values
-        )
-    )
-
-
 def _real_or_none(value: object) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
@@ -244,6 +219,10 @@ def _fitted(spec: EngineSpec, observations: tuple[Observation, ...]) -> Calibrat
         params = StepParams.from_vector(np.exp(theta))
         data = _data_residuals(spec, params, groups)
         return np.concatenate([data, (theta - prior) / sd])
+
+    # Imported here: a plan whose calibrations are all kept loads no optimiser (a new
+    # `capplan plan` starts faster by the 0.5-1 s scipy.optimize takes to import).
+    from scipy.optimize import least_squares  # noqa: PLC0415
 
     fit = least_squares(
         residuals,

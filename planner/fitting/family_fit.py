@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import leastsq
 
 from planner.fitting.families import FAMILIES, INTERPOLATED, Array, Family
 
@@ -199,6 +198,9 @@ def _least_squares(
     """leastsq on relative residuals: (params, cov_x or None, status). full_output makes it
     report non-convergence in the status instead of warning (warning filters are
     process-global and not thread-safe under Streamlit)."""
+
+    # Imported here: a plan whose fits are all kept (planner.kept) loads no optimiser.
+    from scipy.optimize import leastsq  # noqa: PLC0415
 
     def residuals(params: Array) -> Array:
         return family.func(x, *params) / y - 1.0

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner.curves.load import CurvePoint, LoadCurve
+from planner.curves.load import LoadCurve
 from planner.fitting.families import (
     FAMILIES,
     INTERPOLATED,
@@ -35,6 +35,8 @@ from planner.fitting.family_fit import (
     refit_family,
     unidentifiable,
 )
+from planner.fitting.kept_fits import kept_fit
+from planner.fitting.series import SERIES, SERIES_TEXT, pick_series, series, series_attr
 
 UNIDENTIFIABLE = "no family's parameters are identifiable"
 # Mean absolute error of a normal variable is sigma * sqrt(2/pi): turns LOO MAPE into a sigma.
@@ -218,7 +220,14 @@ def _fit_series(
     xs: tuple[float, ...], ys: tuple[float, ...], names: tuple[str, ...]
 ) -> FitResult | None:
     """The chosen fit of one cleaned series; cached (pure, results frozen), so re-planning the
-    same curves — every slider move — refits nothing."""
+    same curves — every slider move — refits nothing; kept beyond the process where fits are
+    (planner.fitting.kept_fits)."""
+    return kept_fit(xs, ys, names, _fitted_series)
+
+
+def _fitted_series(
+    xs: tuple[float, ...], ys: tuple[float, ...], names: tuple[str, ...]
+) -> FitResult | None:
     x_arr = np.asarray(xs, dtype=np.float64)
     y_arr = np.asarray(ys, dtype=np.float64)
     if len(np.unique(x_arr)) < MIN_FIT_POINTS:
@@ -287,43 +296,6 @@ def _result(chosen: Candidate, x: Array, y: Array, reason: str) -> FitResult:
     )
 
 
-_SERIES: dict[str, tuple[tuple[str, str], ...]] = {
-    # A mean TTFT may answer for the median (flagged below), never for the p99.
-    "ttft_p50": (("p50", "p50_ttft_ms"), ("unstated", "ttft_ms"), ("mean", "mean_ttft_ms")),
-    "ttft_p99": (("p99", "p99_ttft_ms"), ("unstated", "ttft_ms")),
-    "tpot": (("p99", "p99_tpot_ms"), ("unstated", "tpot_ms"), ("p50", "p50_tpot_ms")),
-    "e2e_p99": (("p99", "p99_e2e_ms"),),
-}
-_SERIES_TEXT = {
-    "ttft_p50": "TTFT p50",
-    "ttft_p99": "TTFT p99",
-    "tpot": "TPOT",
-    "e2e_p99": "e2e p99",
-}
-
-
-def series(points: Sequence[CurvePoint], attr: str) -> tuple[Array, Array]:
-    """Concurrencies and values of one CurvePoint attribute, skipping points that lack it."""
-    pairs = [(p.concurrency, getattr(p, attr)) for p in points if getattr(p, attr) is not None]
-    return (
-        np.array([c for c, _ in pairs], dtype=np.float64),
-        np.array([v for _, v in pairs], dtype=np.float64),
-    )
-
-
-def series_attr(slot: str, stat: str | None) -> str | None:
-    """CurvePoint attribute behind a CurveFit slot ('ttft_p99', 'tpot', ...) and its stat."""
-    return next((attr for s, attr in _SERIES[slot] if s == stat), None)
-
-
-def _pick_series(points: Sequence[CurvePoint], slot: str) -> str | None:
-    """The statistic to fit: the stated one when it has enough points, else the fallbacks."""
-    options = _SERIES[slot]
-    counts = [(stat, len(series(points, attr)[0])) for stat, attr in options]
-    enough = next((stat for stat, count in counts if count >= MIN_FIT_POINTS), None)
-    return enough or next((stat for stat, count in counts if count > 0), None)
-
-
 def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
     """Fit throughput, TTFT p50/p99, TPOT and e2e p99 of a curve (each None when not fittable).
 
@@ -335,8 +307,8 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
     stats: dict[str, str | None] = {}
     cache: dict[str, FitResult | None] = {}
     flags: list[str] = []
-    for slot in _SERIES:
-        stat = _pick_series(curve.points, slot)
+    for slot in SERIES:
+        stat = pick_series(curve.points, slot)
         stats[slot] = stat
         attr = series_attr(slot, stat)
         if attr is None:
@@ -349,14 +321,14 @@ def fit_curve(curve: LoadCurve, *, like: CurveFit | None = None) -> CurveFit:
                 fitter = fit_tpot if slot == "tpot" else fit_latency
                 cache[attr] = fitter(*series(curve.points, attr))
             fits[slot] = cache[attr]
-        if stat != _SERIES[slot][0][0]:
-            flags.append(f"{_SERIES_TEXT[slot]} fitted to values whose statistic is {stat}")
+        if stat != SERIES[slot][0][0]:
+            flags.append(f"{SERIES_TEXT[slot]} fitted to values whose statistic is {stat}")
     if like is None:
         throughput = fit_throughput(c, t)
     else:
         throughput = _refit_slot(curve, "output_tok_s", like.throughput)
     throughput = _capped(throughput, curve, flags)
-    named = [("output tok/s", throughput), *((_SERIES_TEXT[slot], fits[slot]) for slot in _SERIES)]
+    named = [("output tok/s", throughput), *((SERIES_TEXT[slot], fits[slot]) for slot in SERIES)]
     flags.extend(
         f"{text}: {fit.chosen_reason}"
         for text, fit in named

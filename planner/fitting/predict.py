@@ -12,8 +12,9 @@ import numpy as np
 
 from planner.curves.load import BasisError, CurvePoint
 from planner.fitting.families import Array
-from planner.fitting.fit import CurveFit, FitResult, series, series_attr
+from planner.fitting.fit import CurveFit, FitResult
 from planner.fitting.knee import knee_streams, past_knee
+from planner.fitting.series import series, series_attr
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ import numpy as np
 
 from planner.curves.load import LoadCurve
 from planner.fitting.families import Array
-from planner.fitting.fit import CurveFit, fit_curve, fit_throughput, series, shape_factor
+from planner.fitting.fit import CurveFit, fit_curve, fit_throughput, shape_factor
+from planner.fitting.series import series
 from planner.physics.projection import PROJECTED
 
 # A median of three ratios ignores one odd sibling entirely; the median of two is their mean, so

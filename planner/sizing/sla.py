@@ -16,7 +16,8 @@ import numpy as np
 from planner.curves.floor import bounded, floor_values
 from planner.curves.load import LoadCurve
 from planner.fitting.families import Array
-from planner.fitting.fit import CurveFit, FitResult, series, series_attr
+from planner.fitting.fit import CurveFit, FitResult
+from planner.fitting.series import series, series_attr
 from planner.inputs.scenario import Scenario
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD, CheckKind, SlaTarget
 from planner.physics.projection import PROJECTED

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from planner.curves.load import LATENCY_ATTRS, LoadCurve
 from planner.fitting.family_fit import MIN_FIT_POINTS
-from planner.fitting.fit import CurveFit, FitResult, fit_latency, fit_tpot, series, series_attr
+from planner.fitting.fit import CurveFit, FitResult, fit_latency, fit_tpot
+from planner.fitting.series import series, series_attr
 from planner.inputs.sla_targets import SLA_TARGET_BY_FIELD
 
 # Per target statistic: the measured statistics that may answer it, most faithful first.

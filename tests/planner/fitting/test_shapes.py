@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from planner.curves.load import LoadCurve
-from planner.fitting.fit import CurveFit, fit_curve, refit_like, series, shape_factor
+from planner.fitting.fit import CurveFit, fit_curve, refit_like, shape_factor
+from planner.fitting.series import series
 from planner.fitting.shapes import (
     MAX_SHAPE_SIBLINGS,
     MIN_SHAPE_CURVES,

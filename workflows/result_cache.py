@@ -1,12 +1,13 @@
-"""Serving-model calibrations kept across processes, so a new `capplan plan` or a freshly started
-app reads a deployment's calibration instead of fitting it again (a least-squares fit per
-deployment: about half of a cold plan's time).
+"""Serving-model calibrations and curve fits kept across processes (planner.kept), so a new
+`capplan plan` or a freshly started app reads a deployment's calibration and a curve's fits
+instead of fitting them again (together most of a cold plan's time, and the optimiser's import).
 
 The folder is the user's own: `$CAPPLAN_CACHE_DIR`, else `$XDG_CACHE_HOME/capplan`, else
 `~/.cache/capplan`; `CAPPLAN_CACHE_DIR=off` keeps calibrations in memory only. Inside it, one
-folder per version of the planner's code (a hash of its source: a changed step law never reads
-an old calibration), one JSON file per deployment and levels. Nothing there is trusted: a file is
-plain JSON checked field by field (planner.engine.calibrate.calibration_from_json), so a damaged,
+folder per kind and version of the planner's code (a hash of its source: a changed step law or
+fit never reads an old result), one JSON file per deployment and levels, or per series. Nothing
+there is trusted: a file is plain JSON checked field by field (planner.engine.calibrate's
+calibration_from_json, planner.fitting.kept_fits' fit_from_json), so a damaged,
 foreign or planted file is fitted again, never executed; a folder another user can write to, or
 that is not a folder of this user's, is not used at all. Writes go through an exclusive temporary
 file and a rename (measurements.atomic_write); a failed write only costs the next process a fit.
@@ -20,16 +21,19 @@ import json
 import os
 import stat
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 
 from measurements.atomic_write import write_atomic
-from planner.engine.calibrate import share_calibrations
+from planner.kept import KINDS, keep
 
-__all__ = ["CACHE_ENV", "DiskCalibrations", "cache_folder", "keep_calibrations"]
+__all__ = ["CACHE_ENV", "DiskResults", "cache_folder", "keep_results"]
 
 CACHE_ENV = "CAPPLAN_CACHE_DIR"
 OFF = "off"
-MAX_FILE_BYTES = 64 * 1024  # a calibration is about 2 KB; anything larger is not ours
+# A calibration is about 2 KB, a fit 1-10 KB (an interpolation of many points more): larger is
+# not ours.
+MAX_FILE_BYTES = 4 * 1024 * 1024
 PLANNER = Path(__file__).resolve().parents[1] / "planner"
 
 
@@ -44,9 +48,8 @@ def cache_folder() -> Path | None:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "capplan"
 
 
-class DiskCalibrations:
-    """Calibrations as JSON files in a private folder (planner.engine.calibrate's
-    SharedCalibrations)."""
+class DiskResults:
+    """One kind of kept result as JSON files in a private folder (planner.kept.KeptResults)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -74,28 +77,43 @@ class DiskCalibrations:
 
     def _path(self, key: str) -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not a calibration key: {key!r}")
+            raise ValueError(f"not a result key: {key!r}")
         return self.folder / f"{key}.json"
 
 
-def keep_calibrations() -> DiskCalibrations | None:
-    """Share calibrations through the user's cache folder from now on (the CLI and the app call
-    this once at start); None, and memory only, when it is off or not a private folder."""
+def keep_results() -> dict[str, DiskResults]:
+    """Keep calibrations and fits in the user's cache folder from now on (the CLI and the app
+    call this once at start): the folders in use by kind; none, and memory only, where it is off
+    or not a private folder."""
     folder = cache_folder()
-    usable = None if folder is None else _private_folder(folder / "calibrations" / code_version())
-    shared = None if usable is None else DiskCalibrations(usable)
-    share_calibrations(shared)
-    return shared
+    used: dict[str, DiskResults] = {}
+    for kind in KINDS:
+        usable = None if folder is None else _private_folder(folder / kind / code_version())
+        shared = None if usable is None else DiskResults(usable)
+        keep(kind, shared)
+        if shared is not None:
+            used[kind] = shared
+    return used
 
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """A hash of the planner's source files (names and bytes), 16 hex digits."""
+    """A hash of the planner's source files (names and bytes) and of the numeric libraries'
+    versions (an optimiser's release may land a fit elsewhere), 16 hex digits."""
     digest = hashlib.sha256()
+    for library in ("numpy", "scipy"):
+        digest.update(f"{library}=={_version(library)}\n".encode())
     for path in sorted(PLANNER.rglob("*.py")):
         digest.update(path.relative_to(PLANNER).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _version(library: str) -> str:
+    try:
+        return metadata.version(library)
+    except metadata.PackageNotFoundError:
+        return "absent"
 
 
 def _private_folder(folder: Path) -> Path | None:
