@@ -1,4 +1,4 @@
-"""Serving-model calibrations and curve fits kept across processes (planner.kept), so a new
+"""Serving-model calibrations and curve fits kept across processes (planner.fitting.kept), so a new
 `capplan plan` or a freshly started app reads a deployment's calibration and a curve's fits
 instead of fitting them again (together most of a cold plan's time, and the optimiser's import).
 
@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from measurements.atomic_write import write_atomic
-from planner.kept import KINDS, keep
+from planner.fitting.kept import KINDS, keep
 
 __all__ = ["CACHE_ENV", "DiskResults", "cache_folder", "keep_results"]
 
@@ -49,7 +49,8 @@ def cache_folder() -> Path | None:
 
 
 class DiskResults:
-    """One kind of kept result as JSON files in a private folder (planner.kept.KeptResults)."""
+    """One kind of kept result as JSON files in a private folder (planner.fitting.kept's
+    KeptResults)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder

@@ -25,7 +25,7 @@ from planner.engine.step import (
     closed_loop,
     open_loop,
 )
-from planner.kept import CALIBRATIONS, KeptResults, finite_reals, keep, kept, key_of
+from planner.fitting.kept import CALIBRATIONS, KeptResults, finite_reals, keep, kept, key_of
 
 CONCURRENCY = "concurrency"
 RATE = "rate"

@@ -199,7 +199,7 @@ def _least_squares(
     report non-convergence in the status instead of warning (warning filters are
     process-global and not thread-safe under Streamlit)."""
 
-    # Imported here: a plan whose fits are all kept (planner.kept) loads no optimiser.
+    # Imported here: a plan whose fits are all kept (planner.fitting.kept) loads no optimiser.
     from scipy.optimize import leastsq  # noqa: PLC0415
 
     def residuals(params: Array) -> Array:

@@ -1,5 +1,5 @@
-"""A series' chosen fit kept beyond the process (planner.kept): a new `capplan plan` or a freshly
-started app reads the fit of a curve it has seen instead of fitting every family again with
+"""A series' chosen fit kept beyond the process (planner.fitting.kept): a new `capplan plan` or a
+freshly started app reads the fit of a curve it has seen instead of fitting every family again with
 leave-one-out refits (about a third of a cold plan's time, and the optimiser's import).
 
 Only what planner.fitting.fit's `_fit_series` returns is kept: a fit without shape correction,
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from planner.fitting.families import FAMILIES
-from planner.kept import FITS, finite_reals, kept, key_of
+from planner.fitting.kept import FITS, finite_reals, kept, key_of
 
 if TYPE_CHECKING:
     from planner.fitting.fit import FitResult

@@ -23,8 +23,8 @@ from planner.engine.calibrate import (
 )
 from planner.engine.model import EngineModel, Query
 from planner.fitting.fit import FitResult, clear_fit_cache, fit_latency, fit_throughput
+from planner.fitting.kept import CALIBRATIONS, FITS, KINDS, keep
 from planner.fitting.kept_fits import fit_from_json, fit_key, fit_to_json
-from planner.kept import CALIBRATIONS, FITS, KINDS, keep
 from tests.planner.engine.test_model import TRUE, _levels, _spec
 from workflows.result_cache import CACHE_ENV, DiskResults, code_version, keep_results
 
