@@ -25,6 +25,9 @@ DEFAULT_CATALOG = Path(__file__).with_name("data") / "gpu_prices.csv"
 DEFAULT_PROVIDER = "Nebius"
 DEFAULT_PRICING_TYPE = "on_demand"
 RESERVED_PREFIX = "reserved"  # reserved, reserved_1y, reserved_3y
+# An all-in owning cost per GPU-hour (InferenceX's tco_own_hyperscaler, tco_own_neocloud): a lens
+# a budget reads owning against, never a price anyone rents at.
+LENS_PREFIX = "tco_"
 _CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
 _REQUIRED = ("provider", "instance_or_sku", "gpu", "pricing_type", "usd_per_gpu_hour")
 _TRUE = {"1", "true", "yes", "y"}
@@ -63,6 +66,11 @@ class PriceEntry:
         if instance is not None and not 0 < instance <= limit:
             return "usd_per_instance_hour", f"must be above 0 and at most {limit:g}"
         return None
+
+    @property
+    def is_lens(self) -> bool:
+        """True for an owning-cost lens (LENS_PREFIX), which no fleet is rented at."""
+        return self.pricing_type.startswith(LENS_PREFIX)
 
     def describe(self) -> str:
         """One-line source description: provider, SKU, pricing type and date."""

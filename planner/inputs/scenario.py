@@ -21,6 +21,7 @@ from measurements.numbers import Count, Number
 from measurements.plausible import MAX_TOKENS_PER_REQUEST
 from measurements.safe_text import first_control
 from planner.curves.names import canonical_engine, canonical_gpu, canonical_model
+from planner.inputs.horizon_spec import HorizonSpec
 from planner.inputs.hourly import profile_peak_to_average, same_ratio
 from planner.inputs.pricing_spec import GpuPricingSpec, GpuQuotesSpec, PriceQuoteSpec
 from planner.inputs.sla_spec import SlaSpec
@@ -269,6 +270,9 @@ class Scenario(Spec):
     options: OptionsSpec = OptionsSpec()
     factors: FactorsSpec = FactorsSpec()
     what_if: WhatIfSpec = WhatIfSpec()
+    horizon: HorizonSpec | None = (
+        None  # months ahead and the ways to pay (planner.analysis.horizon)
+    )
 
     @field_validator("name", "model")
     @classmethod

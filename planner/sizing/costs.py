@@ -215,23 +215,28 @@ def _rented_bill(fleet: Fleet, price: ScenarioPrice, reserved_nodes: int) -> tup
     """Node-hours of a day priced and scaled to the month; rises pay their start-up lead.
     Without a reserved price every node is on-demand (the reserved node count says 0)."""
     packing = fleet.packing
-    nodes = fleet.hourly_nodes
     on_demand_price = price.usd_per_gpu_hour
     reserved_price = price.reserved_usd_per_gpu_hour
     if reserved_price is None:
         reserved_nodes, reserved_price = 0, on_demand_price
-    # Only on-demand nodes start and stop; reserved ones run all month and never warm up again.
-    on_demand_by_hour = np.maximum(nodes - reserved_nodes, 0)
-    rises = np.maximum(on_demand_by_hour - np.roll(on_demand_by_hour, 1), 0)
-    warming_node_h = float(rises.sum()) * packing.startup_s / SECONDS_PER_HOUR
-    # Mean nodes per hour x hours_per_month, so a static fleet costs exactly nodes x hours.
-    on_demand_nodes = (float(on_demand_by_hour.sum()) + warming_node_h) / HOURS_PER_DAY
+    on_demand_nodes = uncovered_node_months(fleet, reserved_nodes)
     gpus, hours = packing.gpus_per_node, packing.hours_per_month
     on_demand = on_demand_nodes * gpus * on_demand_price * hours
     reserved = reserved_nodes * gpus * reserved_price * hours
     gpu_hours = (on_demand_nodes + reserved_nodes) * gpus * hours
     lines = (CostLine(ON_DEMAND, on_demand), CostLine(RESERVED, reserved))
     return FleetCost(lines, gpu_hours), reserved_nodes
+
+
+def uncovered_node_months(fleet: Fleet, covered_nodes: float) -> float:
+    """Node-months the fleet runs beyond `covered_nodes` (reserved, committed or owned: running
+    all month), each on-demand rise paying its start-up lead; the mean nodes per hour, so a
+    static fleet above its cover costs exactly its extra nodes all month."""
+    # Only on-demand nodes start and stop; covered ones run all month and never warm up again.
+    on_demand_by_hour = np.maximum(fleet.hourly_nodes - covered_nodes, 0)
+    rises = np.maximum(on_demand_by_hour - np.roll(on_demand_by_hour, 1), 0)
+    warming_node_h = float(rises.sum()) * fleet.packing.startup_s / SECONDS_PER_HOUR
+    return (float(on_demand_by_hour.sum()) + warming_node_h) / HOURS_PER_DAY
 
 
 def _split_note(mode: str, cost: FleetCost, priced: tuple[ScenarioPrice, int], gpu: str) -> str:
