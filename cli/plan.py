@@ -87,7 +87,8 @@ def plan_cmd(
     if as_json:
         print_json(session.document(with_sensitivity=with_sensitivity))
         return
-    print_plan(plan, ranges, swings, what_if_rows, out=out, err=err)
+    horizon = lambda: session.budget  # noqa: E731 - printed after the what-if table
+    print_plan(plan, ranges, swings, what_if_rows, out=out, err=err, horizon=horizon)
 
 
 def parse_what_if(text: str | None) -> tuple[float, ...] | None:

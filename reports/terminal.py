@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING
 from reports.terminal_tables import readable
 
 if TYPE_CHECKING:  # rich and the renderers load when a plan is printed
+    from collections.abc import Callable
+
     from rich.console import Console
     from rich.table import Table
 
+    from planner.analysis.budget import BudgetPlan
     from planner.analysis.capacity import Plan
     from planner.analysis.measurement_plan import MeasurementPlan
     from planner.analysis.sensitivity import SensitivityRow
@@ -29,6 +32,7 @@ def print_plan(
     *,
     out: Console,
     err: Console,
+    horizon: Callable[[], BudgetPlan | None] | None = None,
 ) -> None:
     """The whole plan as the terminal shows it: what to measure first when no data backs any
     option, else the plan, then what to measure."""
@@ -50,6 +54,7 @@ def print_plan(
     if ranges:
         _say(out, f"Ranges: {ranges.samples} error samples per option. {ranges.method}")
     _print_what_if(plan, what_if, out)
+    _print_horizon(horizon, out, err)
     if choice is not None:
         for line in rejected_lines(plan.options):
             _say(out, f"not an option: {line}")
@@ -104,6 +109,24 @@ def _print_what_if(plan: Plan, rows: tuple[WhatIfRow, ...], out: Console) -> Non
     out.print(table)
     if (note := what_if_sentence(rows)) is not None:
         _say(out, note)
+
+
+def _print_horizon(
+    horizon: Callable[[], BudgetPlan | None] | None, out: Console, err: Console
+) -> None:
+    """The budget over the scenario's months, when it asks for one (why not, when it cannot)."""
+    from errors import PlanningError  # noqa: PLC0415
+    from reports.budget_view import print_budget  # noqa: PLC0415
+
+    if horizon is None:
+        return
+    try:
+        budget = horizon()
+    except PlanningError as exc:
+        err.print(f"horizon: {exc}", markup=False, highlight=False)
+        return
+    if budget is not None:
+        print_budget(budget, out)
 
 
 def _say(out: Console, text: str) -> None:

@@ -45,7 +45,8 @@ def pricing(gpus: Sequence[str], catalog: Sequence[PriceEntry]) -> dict[str, obj
     quotes: dict[str, object] = {}
     for gpu in gpus:
         rows = sorted(
-            (e for e in catalog if e.gpu == gpu and not e.is_lens), key=lambda e: (not e.is_default, e.provider)
+            (e for e in catalog if e.gpu == gpu and not e.is_lens),
+            key=lambda e: (not e.is_default, e.provider),
         )
         price, quote = _gpu_pricing(gpu, rows)
         if price is not None:

@@ -22,6 +22,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
 from db.engine import Engine
+from errors import PlanningError
+from planner.analysis.budget import BudgetPlan, plan_budget
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.sensitivity import SensitivityRow, sensitivity
 from planner.analysis.uncertainty import PlanRanges, ranges_of
@@ -29,6 +31,7 @@ from planner.analysis.what_if import WhatIfRow, what_if_demand
 from planner.curves.load import LoadCurve
 from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario
+from reports.budget_view import budget_to_dict
 from reports.model import Report, RunMeta, build_report
 from workflows import planning
 from workflows.result_cache import keep_results
@@ -214,6 +217,23 @@ class PlanningSession:
         wanted = tuple(multipliers or self.scenario.what_if.demand_multipliers)
         return self._stages.once(("what_if", wanted), lambda: what_if_demand(self.plan, wanted))
 
+    @property
+    def budget(self) -> BudgetPlan | None:
+        """The scenario's horizon: every way to pay over the months (None: no horizon asked;
+        PlanningError when the plan has no pick to carry)."""
+        if self.scenario.horizon is None:
+            return None
+        return self._stages.once("budget", lambda: plan_budget(self.plan, self.prices))
+
+    def horizon_document(self) -> dict[str, object] | None:
+        """The horizon as the JSON document carries it (an error in words when it cannot be
+        planned; None when none was asked)."""
+        try:
+            budget = self.budget
+        except PlanningError as exc:
+            return {"error": str(exc)}
+        return None if budget is None else budget_to_dict(budget)
+
     def run_metas(self) -> list[RunMeta]:
         """The report's line for each stored run behind the plan's options."""
         run_ids = tuple(planning.plan_run_ids(self.plan))
@@ -223,9 +243,12 @@ class PlanningSession:
 
     def document(self, *, with_sensitivity: bool) -> dict[str, object]:
         """The plan as one JSON-safe document (the --json output and the .json export)."""
-        return planning.plan_document(
+        document = planning.plan_document(
             self.plan, self.ranges, self.swings_if(with_sensitivity), self.what_if()
         )
+        if self.scenario.horizon is not None:
+            document["horizon"] = self.horizon_document()
+        return document
 
     def json(self, *, with_sensitivity: bool) -> str:
         """document() as indented JSON text (the CLI's --export .json and the page's download)."""
