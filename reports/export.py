@@ -26,6 +26,7 @@ from reports.cells import csv_cell
 from reports.names import option_name
 
 if TYPE_CHECKING:
+    from planner.analysis.budget import BudgetPlan
     from planner.analysis.what_if import WhatIfRow
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
@@ -269,10 +270,11 @@ def plan_to_xlsx(
     ranges: PlanRanges | None = None,
     swings: list[SensitivityRow] | None = None,
     what_if: Sequence[WhatIfRow] | None = None,
+    budget: BudgetPlan | None = None,
 ) -> bytes:
     """Workbook with sheets inputs, options and curves (numbers as numbers, units in headers),
-    plus cost ranges and sensitivity when given and the what-if rows (made from the plan when
-    not given)."""
+    plus cost ranges and sensitivity when given, the what-if rows (made from the plan when
+    not given) and the budget over time (reports.budget_xlsx) when given."""
     # openpyxl only when a workbook is asked for: plan_to_dict/plan_to_csv stay light.
     from openpyxl import Workbook  # type: ignore[import-untyped]  # noqa: PLC0415
 
@@ -307,6 +309,10 @@ def plan_to_xlsx(
     for title, table in extra:
         if table:
             write_sheet(book, title, list(table[0]), [list(row.values()) for row in table])
+    if budget is not None:
+        from reports.budget_xlsx import add_budget_sheets  # noqa: PLC0415
+
+        add_budget_sheets(book, budget)
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()

@@ -17,6 +17,7 @@ from db.engine import Engine
 from db.prices import list_prices
 from db.run_reads import StoredRun
 from errors import InputError
+from planner.analysis.budget import BudgetPlan
 from planner.analysis.capacity import Plan
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
@@ -138,8 +139,11 @@ def plan_export(
     ranges: PlanRanges | None,
     swings: list[SensitivityRow] | None,
     what_if: Sequence[WhatIfRow],
+    *,
+    budget: BudgetPlan | None = None,
 ) -> bytes:
-    """The plan as a .json, .csv or .xlsx file's bytes."""
+    """The plan as a .json, .csv or .xlsx file's bytes (the .xlsx with the budget over time
+    when given; the session adds it to the .json document itself)."""
     if suffix == ".json":
         document = plan_document(plan, ranges, swings, what_if)
         return json.dumps(document, indent=2, default=str).encode("utf-8")
@@ -148,7 +152,7 @@ def plan_export(
     if suffix == ".xlsx":
         from reports.export import plan_to_xlsx  # noqa: PLC0415 - openpyxl on demand
 
-        return plan_to_xlsx(plan, ranges, swings, what_if)
+        return plan_to_xlsx(plan, ranges, swings, what_if, budget)
     raise ValueError(f"unknown plan export {suffix!r}: expected one of {EXPORT_SUFFIXES}")
 
 

@@ -261,7 +261,18 @@ class PlanningSession:
         if suffix == ".csv":  # the options only: no ranges or sensitivity to wait for
             return planning.plan_export(self.plan, suffix, None, None, ())
         swings = self.swings_if(with_sensitivity)
-        return planning.plan_export(self.plan, suffix, self.ranges, swings, self.what_if())
+        budget = self._budget_if_any()
+        return planning.plan_export(
+            self.plan, suffix, self.ranges, swings, self.what_if(), budget=budget
+        )
+
+    def _budget_if_any(self) -> BudgetPlan | None:
+        """The budget over time, or None when none was asked or it cannot be planned (the
+        document says why)."""
+        try:
+            return self.budget
+        except PlanningError:
+            return None
 
     def report(self, *, with_sensitivity: bool, generated_at: datetime | None = None) -> Report:
         """The capacity report of the plan (its ranges, the sensitivity when asked, the runs

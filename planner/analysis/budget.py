@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from hardware.prices import PriceEntry
 from planner.analysis.capacity import Plan
-from planner.analysis.commitments import Schedule
+from planner.analysis.commitments import Schedule, Term
 from planner.analysis.horizon import MonthFleet, horizon_fleets, picked
 from planner.analysis.owning import NodeEconomics, node_economics, node_it_kw
 from planner.analysis.paths import (
@@ -93,6 +93,9 @@ class BudgetPlan:
     lenses: tuple[Lens, ...]
     unavailable: tuple[str, ...]  # ways not priced, and why
     notes: tuple[str, ...]
+    terms: tuple[Term, ...] = ()  # the commitment terms offered
+    schedule: Schedule | None = None  # the commitments chosen (None: no term priced)
+    owned: tuple[int, ...] | None = None  # nodes owned each month (None: owning not priced)
 
     @property
     def cheapest(self) -> PaymentPath:
@@ -122,6 +125,9 @@ def plan_budget(plan: Plan, prices: Sequence[PriceEntry]) -> BudgetPlan:
         lenses=_lenses(prices, pick.gpu, ways.node),
         unavailable=tuple(ways.unavailable),
         notes=_notes(plan, pick, ways.months),
+        terms=ways.terms,
+        schedule=ways.schedule,
+        owned=ways.owned_by_month,
     )
 
 
@@ -145,6 +151,9 @@ class _Ways:
         self.scaled = {s: horizon_fleets(plan, horizon, s) for s in _scales(horizon)}
         self.unavailable: list[str] = []
         self.node: NodeEconomics | None = None
+        self.terms: tuple[Term, ...] = ()
+        self.schedule: Schedule | None = None
+        self.owned_by_month: tuple[int, ...] | None = None
 
     def on_demand_bill(self, fleet: Fleet, held: int) -> float:
         return uncovered_node_months(fleet, held) * self.gpus * self.hours * self.od_price
@@ -163,6 +172,7 @@ class _Ways:
     def committed(self) -> list[PaymentPath]:
         terms, missing = commitment_terms(self.horizon, self.prices, self.pick.gpu)
         self.unavailable.extend(missing)
+        self.terms = terms
         if not terms:
             return []
         uncovered = self.gpus * self.hours * self.rest_price
@@ -187,7 +197,9 @@ class _Ways:
 
             return cost
 
-        return [self._missed(build, self.rest_bill, per_node_month)]
+        path = self._missed(build, self.rest_bill, per_node_month)
+        self.schedule = schedule(self.months)
+        return [path]
 
     def owned(self) -> list[PaymentPath]:
         owning = self.horizon.owning
@@ -197,6 +209,8 @@ class _Ways:
         node = node_economics(owning, self.horizon, self.pick.gpu, self.gpus, self.hours)
         self.node = node
         lead = owning.lead_time_months
+
+        self.owned_by_month = owned_nodes([m.nodes for m in self.months], lead)
 
         def build(months: Months, decide: Months) -> PaymentPath:
             owned = owned_nodes([m.nodes for m in decide], lead)
@@ -229,7 +243,7 @@ class _Ways:
     ) -> PaymentPath:
         """The path over the forecast, with its totals when the forecast misses high and low:
         its decisions kept, and re-made as if the miss had been foreseen."""
-        path = build(self.months, self.months)
+        path = build(self.months, self.months)  # decisions for the forecast itself, kept last
         misses = tuple(
             forecast_miss(
                 build(months, self.months),
