@@ -14,7 +14,16 @@ from planner.analysis.uncertainty import PlanRanges
 from planner.inputs.scenario import Scenario
 from reports.brief import pick_holds_sentence
 from reports.export import options_table
-from ui import charts, measurement, plan_answer, plan_form, plan_state, plan_what_if, upload_budget
+from ui import (
+    charts,
+    measurement,
+    plan_answer,
+    plan_form,
+    plan_horizon,
+    plan_state,
+    plan_what_if,
+    upload_budget,
+)
 from ui import resources as res
 from ui.background import Later
 from ui.text import plain
@@ -282,6 +291,7 @@ else:
     # pick that changes often.
     tie_slot = st.empty()
     plan_what_if.draw(res.session_for(plan.scenario, url, version).what_if())
+    plan_horizon.draw(plan_horizon.budget_for(plan.scenario, url, version))
     st.subheader("Options")
     st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")
     plan_answer.options(plan)

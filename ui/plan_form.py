@@ -22,7 +22,14 @@ from planner.inputs.scenario import (
 )
 from planner.inputs.sla_targets import SLA_TARGETS
 from reports.names import engine_name, gpu_name
-from ui import plan_fleet_form, plan_model_form, plan_prices, plan_sla_form, plan_what_if
+from ui import (
+    plan_fleet_form,
+    plan_horizon,
+    plan_model_form,
+    plan_prices,
+    plan_sla_form,
+    plan_what_if,
+)
 from ui.input_labels import input_label
 from ui.plan_model_form import ANY_PRECISION, DEFAULT_MODEL, PRECISION_OWNER
 from workflows.names import canonical_engine, canonical_gpu, same_or_twin
@@ -96,6 +103,7 @@ def draw_inputs(
         "workload": {"isl": int(isl), "osl": int(osl)},
         "demand": _demand(),
         "what_if": plan_what_if.inputs(),
+        "horizon": plan_horizon.inputs(),
         "sla": plan_sla_form.targets(),
         "budget": _budget(),
         **_candidates_and_pricing(curves, model, catalog),
@@ -348,4 +356,5 @@ def widget_state(scenario: Scenario) -> dict[str, object]:
     state.update({f"plan_sla_{t.field}": sla[t.field] for t in SLA_TARGETS})
     state.update(plan_prices.widget_state(scenario))
     state.update(plan_fleet_form.widget_state(scenario))
+    state.update(plan_horizon.widget_state(scenario))
     return state
