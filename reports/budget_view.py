@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from planner.analysis.budget import BudgetPlan
     from planner.analysis.paths import PaymentPath
 
-__all__ = ["budget_headline", "budget_lines", "budget_to_dict", "print_budget"]
+__all__ = ["budget_headline", "budget_lines", "budget_to_dict", "money_text", "print_budget"]
 
 
 def budget_to_dict(budget: BudgetPlan) -> dict[str, object]:
@@ -117,11 +117,11 @@ def budget_headline(budget: BudgetPlan) -> str:
     months = len(budget.months)
     best = budget.cheapest
     others = sorted((p for p in budget.paths if p is not best), key=lambda p: p.total_usd)
-    against = ", ".join(f"{_money(p.total_usd)} {p.name}" for p in others)
+    against = ", ".join(f"{money_text(p.total_usd)} {p.name}" for p in others)
     text = (
         f"Over {months} months, {best.name} is the cheapest way to serve "
-        f"{budget.pick.title()}: {_money(best.total_usd)} (P10-P90 "
-        f"{_money(best.low_total_usd)}-{_money(best.high_total_usd)})"
+        f"{budget.pick.title()}: {money_text(best.total_usd)} (P10-P90 "
+        f"{money_text(best.low_total_usd)}-{money_text(best.high_total_usd)})"
     )
     return f"{text}, against {against}." if against else f"{text}."
 
@@ -134,15 +134,15 @@ def budget_lines(budget: BudgetPlan) -> list[str]:
             lines.append(f"{path.name}: {path.decisions}")
         if path.owed_after_usd > 0:
             lines.append(
-                f"{path.name}: {_money(path.owed_after_usd)} of commitments run on after the "
+                f"{path.name}: {money_text(path.owed_after_usd)} of commitments run on after the "
                 "horizon (not in its total)"
             )
         for miss in path.misses:
             if miss.regret_usd > 0.5:
                 lines.append(
                     f"{path.name}: if demand is {miss.scale - 1:+.0%} of the forecast, its "
-                    f"decisions cost {_money(miss.regret_usd)} more than foreseen ones would"
-                    + (f" ({_money(miss.wasted_usd)} idle)" if miss.wasted_usd > 0.5 else "")
+                    f"decisions cost {money_text(miss.regret_usd)} more than foreseen ones would"
+                    + (f" ({money_text(miss.wasted_usd)} idle)" if miss.wasted_usd > 0.5 else "")
                 )
     power = budget.power
     if power.limit_kw is not None:
@@ -173,8 +173,8 @@ def print_budget(budget: BudgetPlan, out: Console) -> None:
         tokens = sum(m.input_tokens + m.output_tokens for m in budget.months) / 1e6
         paths.add_row(
             path.name,
-            _money(path.total_usd),
-            f"{_money(path.low_total_usd)}-{_money(path.high_total_usd)}",
+            money_text(path.total_usd),
+            f"{money_text(path.low_total_usd)}-{money_text(path.high_total_usd)}",
             f"${path.total_usd / tokens:.3f}",
             path.basis,
         )
@@ -189,14 +189,15 @@ def print_budget(budget: BudgetPlan, out: Console) -> None:
             f"{m.demand:,.4g}",
             f"{m.nodes} ({m.low_nodes}-{m.high_nodes})",
             f"{budget.power.monthly_kw[index]:,.0f}",
-            *(_money(p.months[index].usd) for p in budget.paths),
+            *(money_text(p.months[index].usd) for p in budget.paths),
         )
     out.print(table)
     for line in budget_lines(budget):
         out.print(f"  - {line}", markup=False, highlight=False)
 
 
-def _money(usd: float) -> str:
+def money_text(usd: float) -> str:
+    """$1.23M, $456k or $789: money as a page reads it."""
     if abs(usd) >= 1e6:
         return f"${usd / 1e6:,.2f}M"
     if abs(usd) >= 1e4:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import plotly.io as pio
 
+from reports.budget_view import budget_lines, money_text
 from reports.charts import report_figures
 from reports.export import Cell
 from reports.flag_text import group_warnings
@@ -25,7 +26,7 @@ from reports.xlsx_layout import header_with_unit
 def report_html(report: Report, *, interactive: bool = True, svgs: Sequence[str] = ()) -> str:
     """One self-contained HTML page: plotly JS inlined (interactive) or the given SVG charts.
     Page 1 is what finance signs; the rest are appendices, the command lines last."""
-    parts = [_head(report), _summary_html(report), _details_html(report)]
+    parts = [_head(report), _summary_html(report), _details_html(report), _months_html(report)]
     options = _table_html(*_options_brief(report), "options") + _rejected_html(report)
     parts.append(_section("Appendix B: Options", options, page_break=True))
     if interactive:
@@ -103,6 +104,11 @@ def _summary_html(report: Report) -> str:
     if one.what_if:
         body += "<h3>What if demand grows</h3>"
         body += _table_html(list(one.what_if[0]), [list(r) for r in one.what_if[1:]], "what-if")
+    if one.over_time:
+        table = one.over_time_table
+        body += f"<h3>Over the months ahead</h3><p>{_e(one.over_time[0])}</p>"
+        body += _table_html(list(table[0]), [list(r) for r in table[1:]], "what-if")
+        body += _list(one.over_time[1:])
     body += f"<h3>What the cost leaves out</h3><p>{_e(one.left_out)}</p>"
     body += "<p>Appendix A says why this option, what the numbers rest on and every price; "
     body += "the options, charts, assumptions, runs and what to measure follow.</p>"
@@ -124,6 +130,28 @@ def _details_html(report: Report) -> str:
     if warnings:
         body += "<h3>Warnings</h3>" + _list(warnings)
     return _section("Appendix A: Details", body, page_break=True, css="summary")
+
+
+def _months_html(report: Report) -> str:
+    """Appendix: the months ahead, month by month, and how each way is priced."""
+    budget = report.budget
+    if budget is None:
+        return ""
+    header = ["Month", "Demand", "Nodes", "P10-P90", "kW", *(p.name for p in budget.paths)]
+    rows: list[list[Cell]] = [
+        [
+            m.month, f"{m.demand:,.4g}", m.nodes, f"{m.low_nodes}-{m.high_nodes}",
+            f"{budget.power.monthly_kw[i]:,.0f}",
+            *(money_text(p.months[i].usd) for p in budget.paths),
+        ]
+        for i, m in enumerate(budget.months)
+    ]  # fmt: skip
+    body = _table_html(header, rows, "what-if")
+    body += "<h3>How each way is priced</h3>"
+    priced = [f"{p.name}: {p.basis}" for p in budget.paths]
+    priced += [note for p in budget.paths for note in p.notes]
+    body += _list([*priced, *budget.notes, *budget_lines(budget), budget.power.text])
+    return _section("Appendix: The months ahead", body, page_break=True, css="summary")
 
 
 def _price_table(report: Report) -> Table:

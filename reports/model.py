@@ -11,6 +11,7 @@ from datetime import datetime
 import numpy as np
 
 from measurements.run_file import RunFile
+from planner.analysis.budget import BudgetPlan
 from planner.analysis.capacity import Plan
 from planner.analysis.sensitivity import SensitivityRow
 from planner.analysis.uncertainty import PlanRanges
@@ -169,6 +170,7 @@ class Report:
     ranges: PlanRanges | None
     swings: tuple[SensitivityRow, ...] | None
     what_if: tuple[WhatIfRow, ...] = ()  # the plan at the scenario's demand multipliers
+    budget: BudgetPlan | None = None  # the months ahead priced every way (None: not asked)
 
 
 def build_report(
@@ -179,6 +181,7 @@ def build_report(
     runs: Sequence[RunMeta],
     generated_at: datetime,
     what_if: Sequence[WhatIfRow] | None = None,
+    budget: BudgetPlan | None = None,
 ) -> Report:
     """The report model of a plan: re-plans the demand from 25% to 200% for the cost chart; the
     what-if rows are the ones given (made from the plan when not given)."""
@@ -206,6 +209,7 @@ def build_report(
         ranges=ranges,
         swings=None if swings is None else tuple(swings),
         what_if=tuple(what_if) if what_if is not None else what_if_demand(plan),
+        budget=budget,
     )
 
 

@@ -29,6 +29,7 @@ from reports.brief import (
     unstable_sentence,
     usd,
 )
+from reports.budget_view import budget_headline, money_text
 from reports.flag_text import flag_gist, group_flags
 from reports.model import Report
 from reports.names import gpu_name, option_name, precision_name, provenance_word
@@ -76,6 +77,10 @@ class PageOne:
     price_summary: tuple[str, ...]  # every stale or mixed quote, a line per kind of warning
     what_if: tuple[tuple[str, ...], ...]  # header row first, then one row per multiplier
     what_if_note: str | None
+    # The months ahead (empty: not asked): the cheapest way and its range, when it overtakes
+    # the others; a table of the ways (header row first).
+    over_time: tuple[str, ...] = ()
+    over_time_table: tuple[tuple[str, ...], ...] = ()
 
 
 def page_one(report: Report) -> PageOne:
@@ -96,7 +101,49 @@ def page_one(report: Report) -> PageOne:
         price_summary=tuple(price_summary(report.prices)),
         what_if=_what_if(report),
         what_if_note=what_if_sentence(report.what_if),
+        over_time=over_time_lines(report),
+        over_time_table=over_time_table(report),
     )
+
+
+def over_time_lines(report: Report) -> tuple[str, ...]:
+    """Page 1's months ahead: the cheapest way with its P10-P90, when it overtakes each other
+    way, what it decides, and what a 20% forecast miss costs under it."""
+    budget = report.budget
+    if budget is None:
+        return ()
+    best = budget.cheapest
+    lines = [budget_headline(budget)]
+    lines += [c.text() for c in budget.crossovers if best.name in (c.path, c.other)]
+    if best.decisions:
+        lines.append(f"{best.name}: {best.decisions}")
+    for miss in best.misses:
+        if miss.regret_usd > 0.5:
+            lines.append(
+                f"if demand is {miss.scale - 1:+.0%} of the forecast, {best.name}'s decisions "
+                f"cost {money_text(miss.regret_usd)} more than foreseen ones would"
+            )
+    return tuple(lines)
+
+
+def over_time_table(report: Report) -> tuple[tuple[str, ...], ...]:
+    """The ways to pay over the months ahead, cheapest first (header row first)."""
+    budget = report.budget
+    if budget is None:
+        return ()
+    rows = [
+        (
+            path.name,
+            money_text(path.total_usd),
+            f"{money_text(path.low_total_usd)}-{money_text(path.high_total_usd)}",
+            money_text(path.months[0].usd),
+            money_text(path.months[-1].usd),
+        )
+        for path in sorted(budget.paths, key=lambda p: p.total_usd)
+    ]
+    months = len(budget.months)
+    header = ("Way", f"{months} months", "P10-P90", "month 1", f"month {months}")
+    return (header, *rows)
 
 
 def _what_if(report: Report) -> tuple[tuple[str, ...], ...]:

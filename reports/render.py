@@ -15,6 +15,7 @@ from datetime import datetime
 
 from openpyxl import Workbook  # type: ignore[import-untyped]
 
+from reports.budget_view import budget_to_dict
 from reports.cells import csv_row
 from reports.charts import stat_words, ttft_statistics
 from reports.export import (
@@ -61,6 +62,7 @@ def report_json(report: Report) -> str:
         "provenance": [asdict(p) for p in report.provenance],
         "runs": [dict(zip(RUN_COLUMNS, _run_cells(run), strict=True)) for run in report.runs],
         "warnings": list(report.warnings),
+        "horizon": None if report.budget is None else budget_to_dict(report.budget),
         "reproduce": {
             "scenario_yaml": report.scenario_yaml,
             "run_ids": list(report.run_ids),

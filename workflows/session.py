@@ -284,6 +284,7 @@ class PlanningSession:
             runs=self.run_metas(),
             generated_at=generated_at or datetime.now(UTC),
             what_if=self.what_if(),
+            budget=self._budget_if_any(),
         )
         return report if self.title is None else replace(report, title=self.title)
 
