@@ -176,7 +176,7 @@ class _Ways:
         if not terms:
             return []
         uncovered = self.gpus * self.hours * self.rest_price
-        basis = "; ".join(f"{t.name} ${t.usd_per_gpu_hour:g}/GPU-hour ({t.source})" for t in terms)
+        basis = _terms_text(terms)
         basis += f"; the rest {self.rest_text}"
         schedules: dict[int, Schedule] = {}
 
@@ -256,6 +256,17 @@ class _Ways:
             for scale, months in self.scaled.items()
         )
         return replace(path, misses=misses)
+
+
+def _terms_text(terms: Sequence[Term]) -> str:
+    """'1-year $2.45 and 3-year $1.95/GPU-hour (source)', each source said once."""
+    by_source: dict[str, list[Term]] = {}
+    for term in terms:
+        by_source.setdefault(term.source, []).append(term)
+    return "; ".join(
+        " and ".join(f"{t.name} ${t.usd_per_gpu_hour:g}" for t in group) + f"/GPU-hour ({source})"
+        for source, group in by_source.items()
+    )
 
 
 def _scales(horizon: HorizonSpec) -> tuple[float, ...]:
