@@ -21,14 +21,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPPLAN = Path(sys.executable).with_name("capplan")
 BRIEF = "docs/scenarios/finance-brief-chat.yaml"
 PLAN = "capplan plan (finance brief, demo store)"
 
 
 def _capplan() -> list[str]:
-    """The console script beside this interpreter, else `python -m cli`."""
-    return [str(CAPPLAN)] if CAPPLAN.exists() else [sys.executable, "-m", "cli"]
+    """`python -m cli` from this tree's root: the code beside this script, whichever tree an
+    installed console script points at (two trees compare in one run)."""
+    return [sys.executable, "-m", "cli"]
 
 
 def commands(store: str) -> dict[str, list[str]]:
