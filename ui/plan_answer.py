@@ -155,9 +155,12 @@ def planned_for(scenario: Scenario) -> str:
     )
 
 
-def _expected_delta(planned_usd: float, expected_usd: float) -> str:
-    """'-$8,000: expected $52,000' (signed: st.metric draws its arrow from the sign)."""
+def _expected_delta(planned_usd: float, expected_usd: float) -> str | None:
+    """'-$8,000: expected $52,000' (signed: st.metric draws its arrow from the sign); None when
+    the expected fleet is the planned one (no arrow for a difference of $0)."""
     gap = expected_usd - planned_usd
+    if abs(gap) < 0.5:
+        return None
     sign = "-" if gap < 0 else "+"
     return f"{sign}${abs(gap):,.0f}: expected ${expected_usd:,.0f}"
 

@@ -102,6 +102,12 @@ def size_option(
     return base.at_confidence(at, checks, cap_text)
 
 
+def _share_below(share: float, confidence: float) -> str:
+    """A share under the confidence, never printed as equal to it (89.8%, not 90%)."""
+    text = f"{share:.0%}"
+    return text if text != f"{confidence:.0%}" else f"{math.floor(share * 1000) / 10:.1f}%"
+
+
 def _key(candidate: Candidate) -> OptionKey:
     key = candidate.curve.key
     return OptionKey(
@@ -192,7 +198,8 @@ class _Base:
         missed = ~ok[1:].any(axis=1)
         failing = [c for c in checks if (~c.holds()[1:].any(axis=1) & missed).any()] or checks
         reason = (
-            f"meets the SLA in {spread.feasible_share:.0%} of the samples of its fits' error, "
+            f"meets the SLA in {_share_below(spread.feasible_share, spread.confidence)} of the "
+            "samples of its fits' error, "
             f"fewer than the {spread.confidence:.0%} sizing confidence asks "
             f"({' and '.join(c.text for c in failing)} fails at every measured concurrency "
             "in the rest)"

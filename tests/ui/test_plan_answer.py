@@ -109,3 +109,10 @@ def test_the_page_says_what_it_planned_and_that_an_out_of_range_number_is_not_ap
     said = " ".join(shown(c.value) for c in at.caption)
     assert "Planned for 12.5 requests/s at peak, ISL 1,024 / OSL 1,024 tokens" in said, said
     assert "outside its field's range is not applied" in said
+
+
+def test_an_expected_cost_equal_to_the_planned_one_draws_no_arrow() -> None:
+    from ui.plan_answer import _expected_delta
+
+    assert _expected_delta(61_320.0, 61_320.0) is None  # was "+$0", drawn as a red up-arrow
+    assert _expected_delta(61_320.0, 52_000.0) == "-$9,320: expected $52,000"
