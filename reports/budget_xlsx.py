@@ -39,29 +39,26 @@ def add_budget_sheets(book: Workbook, budget: BudgetPlan) -> None:
     _paths(book, budget, columns)
 
 
-def _inputs(book: Workbook, budget: BudgetPlan) -> dict[str, str]:
-    """The inputs sheet; returns each input's absolute cell reference by name."""
-    sheet = book.create_sheet(INPUTS)
-    sheet.append(["input", "value", "unit", "source"])
-    for cell in sheet[1]:
-        cell.font = _BOLD
+InputRow = tuple[str, float, str, str, str]  # name, value, unit, source, number format
+
+
+def _input_rows(budget: BudgetPlan) -> list[InputRow]:
+    """Every price and fact the formulas read, with its unit and source."""
     pick, horizon = budget.pick, budget.horizon
     packing = budget.months[0].fleet.packing
-    rows: list[tuple[str, float, str, str, str]] = [
+    rows: list[InputRow] = [
         ("gpus_per_node", packing.gpus_per_node, "GPUs", "", WHOLE),
         ("hours_per_month", packing.hours_per_month, "h", "the scenario's options", "#,##0"),
         ("on_demand_usd_per_gpu_hour", pick.usd_per_gpu_hour, "USD/GPU-hour", pick.price_source,
          USD_CENTS),
     ]  # fmt: skip
-    terms = _terms(budget)
-    for name, (price, source) in terms.items():
+    for name, (price, source) in _terms(budget).items():
         rows.append((f"{name}_usd_per_gpu_hour", price, "USD/GPU-hour", source, USD_CENTS))
-    spot = horizon.commitments.spot
-    share = horizon.commitments.spot_max_share_pct if spot is not None else 0.0
-    rows.append(("spot_usd_per_gpu_hour", spot or 0.0, "USD/GPU-hour", "the scenario", USD_CENTS))
-    rows.append(("spot_share_pct", share, "%", "the scenario", "0.0"))
+    spot, share = budget.spot
+    rows.append(("spot_usd_per_gpu_hour", spot, "USD/GPU-hour", budget.spot_source, USD_CENTS))
+    rows.append(("spot_share_pct", share * 100.0, "%", "the scenario", "0.0"))
     owning = horizon.owning
-    if owning is not None and budget.power is not None:
+    if owning is not None:
         rows += [
             ("node_price_usd", owning.node_price_usd, "USD", owning.source or "the scenario", USD),
             ("depreciation_years", owning.depreciation_years, "years", "", "0.0"),
@@ -81,25 +78,34 @@ def _inputs(book: Workbook, budget: BudgetPlan) -> dict[str, str]:
             ("api_usd_per_million_input", api.usd_per_million_input, "USD/1M", source, "$0.000"),
             ("api_usd_per_million_output", api.usd_per_million_output, "USD/1M", source, "$0.000"),
         ]
+    return rows
+
+
+def _inputs(book: Workbook, budget: BudgetPlan) -> dict[str, str]:
+    """The inputs sheet; returns each input's absolute cell reference by name."""
+    sheet = book.create_sheet(INPUTS)
+    sheet.append(["input", "value", "unit", "source"])
+    for cell in sheet[1]:
+        cell.font = _BOLD
+    rows = _input_rows(budget)
     refs: dict[str, str] = {}
     for index, (name, value, unit, source, form) in enumerate(rows, start=2):
         sheet.append([name, value, unit, source])
         sheet.cell(row=index, column=2).number_format = form
         refs[name] = f"{INPUTS}!$B${index}"
-    row = len(rows) + 2
     rest = refs["on_demand_usd_per_gpu_hour"]
     spot_ref, share_ref = refs["spot_usd_per_gpu_hour"], refs["spot_share_pct"]
-    blend = f"=(1-{share_ref}/100)*{rest}+{share_ref}/100*{spot_ref}"
-    words = "above the held nodes: on-demand, part spot when allowed"
-    sheet.append(["rest_usd_per_gpu_hour", blend, "USD/GPU-hour", words])
-    sheet.cell(row=row, column=2).number_format = USD_CENTS
-    refs["rest_usd_per_gpu_hour"] = f"{INPUTS}!$B${row}"
+    derived = [
+        ("rest_usd_per_gpu_hour", f"=(1-{share_ref}/100)*{rest}+{share_ref}/100*{spot_ref}",
+         "USD/GPU-hour", "above the held nodes: on-demand, part spot when allowed", USD_CENTS),
+    ]  # fmt: skip
     if "node_price_usd" in refs:
-        row += 1
-        sheet.append(["owned_node_usd_per_month", _owned_formula(refs), "USD/month",
-                      "capital annuity + support + power x PUE + hosting"])  # fmt: skip
-        sheet.cell(row=row, column=2).number_format = USD
-        refs["owned_node_usd_per_month"] = f"{INPUTS}!$B${row}"
+        derived.append(("owned_node_usd_per_month", _owned_formula(refs), "USD/month",
+                        "capital annuity + support + power x PUE + hosting", USD))  # fmt: skip
+    for index, (name, formula, unit, words, form) in enumerate(derived, start=len(rows) + 2):
+        sheet.append([name, formula, unit, words])
+        sheet.cell(row=index, column=2).number_format = form
+        refs[name] = f"{INPUTS}!$B${index}"
     for column, width in zip("ABCD", (32, 14, 14, 90), strict=True):
         sheet.column_dimensions[column].width = width
     return refs

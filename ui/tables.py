@@ -15,7 +15,7 @@ import pandas as pd
 
 from errors import InputError
 from hardware.gpus import GpuSpec
-from hardware.prices import MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
+from hardware.prices import DEFAULT_PRICING_TYPE, MAX_GPUS_PER_INSTANCE, MAX_USD_PER_GPU_HOUR
 from measurements.run_file import Origin, RunFile
 from planner.fitting.fit import CurveFit
 from planner.inputs.prices import PriceEntry, SkippedPriceRow
@@ -319,7 +319,12 @@ def _check_defaults(entries: list[PriceEntry]) -> None:
             listed = ", ".join(str(number) for number, _ in defaults)
             message = f"{gpu} has {len(defaults)} default rows ({listed}); keep exactly one"
             raise _row_error(_entry_where(n, entry), "is_default", message, True)
-        if not defaults:
+        if defaults and defaults[0][1].is_lens:
+            n, entry = defaults[0]
+            message = f"an owning-cost lens ({entry.pricing_type}) is no price to rent {gpu} at"
+            raise _row_error(_entry_where(n, entry), "is_default", message, True)
+        # A GPU quoted only as reserved terms or lenses (B300 in 2026) plans with a typed price.
+        if not defaults and any(e.pricing_type == DEFAULT_PRICING_TYPE for _, e in rows):
             n, entry = rows[0]
             message = f"no row for {gpu} is marked default; mark exactly one"
             raise _row_error(_entry_where(n, entry), "is_default", message, False)

@@ -96,6 +96,8 @@ class BudgetPlan:
     terms: tuple[Term, ...] = ()  # the commitment terms offered
     schedule: Schedule | None = None  # the commitments chosen (None: no term priced)
     owned: tuple[int, ...] | None = None  # nodes owned each month (None: owning not priced)
+    spot: tuple[float, float] = (0.0, 0.0)  # spot USD per GPU-hour and the share it carries
+    spot_source: str = ""
 
     @property
     def cheapest(self) -> PaymentPath:
@@ -128,6 +130,8 @@ def plan_budget(plan: Plan, prices: Sequence[PriceEntry]) -> BudgetPlan:
         terms=ways.terms,
         schedule=ways.schedule,
         owned=ways.owned_by_month,
+        spot=ways.spot,
+        spot_source=ways.spot_source,
     )
 
 
@@ -147,7 +151,9 @@ class _Ways:
         self.gpus, self.hours = packing.gpus_per_node, packing.hours_per_month
         self.od_price = pick.usd_per_gpu_hour
         self.ratio = horizon.output_input_cost_ratio
-        self.rest_price, self.rest_text = _rest_price(horizon, prices, pick.gpu, self.od_price)
+        self.rest_price, self.rest_text, self.spot, self.spot_source = _rest_price(
+            horizon, prices, pick.gpu, self.od_price
+        )
         self.scaled = {s: horizon_fleets(plan, horizon, s) for s in _scales(horizon)}
         self.unavailable: list[str] = []
         self.node: NodeEconomics | None = None
@@ -276,21 +282,23 @@ def _scales(horizon: HorizonSpec) -> tuple[float, ...]:
 
 def _rest_price(
     horizon: HorizonSpec, prices: Sequence[PriceEntry], gpu: str, on_demand: float
-) -> tuple[float, str]:
-    """What a node beyond the held ones costs per GPU-hour: on-demand, or partly spot."""
+) -> tuple[float, str, tuple[float, float], str]:
+    """What a node beyond the held ones costs per GPU-hour (on-demand, or partly spot), in
+    words, and the spot price and share it used with the price's source."""
     share = horizon.commitments.spot_max_share_pct / 100.0
     spot = horizon.commitments.spot
-    source = "entered in the scenario"
+    source = horizon.commitments.source or "entered in the scenario"
     if spot is None and share > 0:
         quote = catalog_quote(prices, gpu, "spot")
         spot, source = (None, "") if quote is None else (quote.usd_per_gpu_hour, quote.describe())
     if spot is None or share == 0:
-        return on_demand, f"on-demand at ${on_demand:g}/GPU-hour"
+        return on_demand, f"on-demand at ${on_demand:g}/GPU-hour", (0.0, 0.0), "none used"
     blended = (1.0 - share) * on_demand + share * spot
-    return blended, (
+    words = (
         f"{share:.0%} spot at ${spot:g}/GPU-hour ({source}) and the rest on-demand at "
         f"${on_demand:g}: ${blended:.2f}/GPU-hour"
     )
+    return blended, words, (spot, share), source
 
 
 def _crossovers(paths: Sequence[PaymentPath]) -> tuple[Crossover, ...]:

@@ -101,6 +101,13 @@ class Spread:
         }
 
 
+def share_below(share: float, confidence: float) -> str:
+    """A share of samples short of the confidence, never printed as equal to it (89.7%, not
+    90%, beside "fewer than the 90% sizing confidence asks")."""
+    text = f"{share:.0%}"
+    return text if text != f"{confidence:.0%}" else f"{math.floor(share * 1000) / 10:.1f}%"
+
+
 def _percentiles(values: Array) -> Percentiles:
     """Observed sample values at P10/P50/P90 (a node count stays a whole number)."""
     p10, p50, p90 = np.percentile(values, PERCENTILES, method="inverted_cdf")

@@ -20,7 +20,7 @@ from planner.fitting.fit import CurveFit
 from planner.inputs.hourly import HOURS_PER_DAY
 from planner.inputs.prices import ScenarioPrice
 from planner.inputs.scenario import Scaling, Scenario
-from planner.sizing.confidence import MISSED, SampleFleet, Spread
+from planner.sizing.confidence import MISSED, SampleFleet, Spread, share_below
 from planner.sizing.costs import (
     SECONDS_PER_HOUR,
     CostModel,
@@ -100,12 +100,6 @@ def size_option(
         reason = "; ".join(f"cannot verify {c.text}: {c.why_unverifiable}" for c in unverifiable)
         return base.rejected(reason, tuple(c.name for c in unverifiable))
     return base.at_confidence(at, checks, cap_text)
-
-
-def _share_below(share: float, confidence: float) -> str:
-    """A share under the confidence, never printed as equal to it (89.8%, not 90%)."""
-    text = f"{share:.0%}"
-    return text if text != f"{confidence:.0%}" else f"{math.floor(share * 1000) / 10:.1f}%"
 
 
 def _key(candidate: Candidate) -> OptionKey:
@@ -198,7 +192,7 @@ class _Base:
         missed = ~ok[1:].any(axis=1)
         failing = [c for c in checks if (~c.holds()[1:].any(axis=1) & missed).any()] or checks
         reason = (
-            f"meets the SLA in {_share_below(spread.feasible_share, spread.confidence)} of the "
+            f"meets the SLA in {share_below(spread.feasible_share, spread.confidence)} of the "
             "samples of its fits' error, "
             f"fewer than the {spread.confidence:.0%} sizing confidence asks "
             f"({' and '.join(c.text for c in failing)} fails at every measured concurrency "

@@ -58,3 +58,23 @@ def test_a_price_changed_in_the_workbook_moves_the_totals(tmp_path: Path) -> Non
     dearer = model.calculate(inputs={node_cell: 640_000})
     owning = _value(dearer, _cell(PATHS, f"B{ways['owning']}"))
     assert owning > budget.path("owning").total_usd  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_spot_for_part_of_the_rest_is_priced_alike_in_the_workbook(tmp_path: Path) -> None:
+    from planner.analysis.budget import plan_budget
+    from tests.planner.analysis.test_budget import CATALOG
+
+    assert BRIEF.horizon is not None
+    spot = BRIEF.horizon.commitments.model_copy(update={"spot": 1.0, "spot_max_share_pct": 30})
+    horizon = BRIEF.horizon.model_copy(update={"commitments": spot})
+    budget = plan_budget(_plan(horizon), CATALOG)
+    assert budget.spot == (1.0, 0.3)
+    path = tmp_path / "plan.xlsx"
+    path.write_bytes(plan_to_xlsx(_plan(horizon), budget=budget))
+    book = load_workbook(path)
+    ways = {row[0].value: row[0].row for row in book[PATHS].iter_rows(min_row=2) if row[0].value}
+    solved = formulas.ExcelModel().loads(str(path)).finish().calculate()
+    for priced in budget.paths:
+        total = _value(solved, _cell(PATHS, f"B{ways[priced.name]}"))
+        assert total == pytest.approx(priced.total_usd, rel=1e-9), priced.name

@@ -88,6 +88,14 @@ def test_each_gpu_needs_exactly_one_default(catalog_rows: list[dict[str, object]
         price_entries_from_rows(none)
     with pytest.raises(InputError, match="empty"):
         price_entries_from_rows([])
+    # An owning-cost lens is never the price a GPU is rented at.
+    lens = [dict(row) for row in catalog_rows]
+    b300 = [row for row in lens if row["gpu"] == "B300-SXM-288GB"]
+    assert b300 and not any(row["is_default"] for row in b300)  # reserved terms only: no default
+    first_lens = next(row for row in b300 if str(row["pricing_type"]).startswith("tco_"))
+    first_lens["is_default"] = True
+    with pytest.raises(InputError, match="owning-cost lens"):
+        price_entries_from_rows(lens)
 
 
 def test_level_tables_keep_reported_and_recomputed_values_apart() -> None:

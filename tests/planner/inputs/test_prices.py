@@ -45,9 +45,12 @@ def test_price_ranges_are_skipped_with_the_reason() -> None:
     assert {row.value for row in skipped} == {"3.50-5.00", "4.50-7.00", "2.65-14.24", "4.50-6.00"}
     assert all("range" in row.reason for row in skipped)
     assert all("-" not in str(entry.usd_per_gpu_hour) for entry in catalog)
-    assert {entry.gpu for entry in catalog} == {
+    assert {entry.gpu for entry in catalog if not entry.is_lens} == {
         "H100-SXM-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "GB200-NVL72-186GB",
+        "B300-SXM-288GB", "GB300-NVL72-288GB",  # InferenceX's 3-year renting lens only
     }  # fmt: skip
+    rentable = {e.gpu for e in catalog if e.pricing_type == "on_demand"}
+    assert rentable == {"H100-SXM-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "GB200-NVL72-186GB"}
 
 
 def test_no_default_for_a_gpu_is_a_planning_error() -> None:
@@ -98,7 +101,8 @@ def test_reserved_price_comes_only_from_the_default_provider() -> None:
     assert reserved_price(catalog, "H100-SXM-80GB") is None
     assert reserved_price(catalog, "B200") is None
     quotes = [(q.provider, q.usd_per_gpu_hour) for q in other_reserved_quotes(catalog, "H100")]
-    assert quotes == [("CoreWeave", 1.79), ("Lambda", 1.85), ("RunPod", 1.94)]
+    assert quotes == [("CoreWeave", 1.79), ("Lambda", 1.85), ("RunPod", 1.94),
+                      ("SemiAnalysis InferenceX TCO (rent, 3-yr commit)", 2.0)]  # fmt: skip
     text = (
         "provider,instance_or_sku,gpu,pricing_type,usd_per_gpu_hour\n"
         "Nebius,HGX H100,H100-SXM-80GB,on_demand,2.95\n"

@@ -62,7 +62,7 @@ def test_a_rejected_option_carries_its_reason_and_no_sizing() -> None:
 
 
 def test_a_share_short_of_the_confidence_never_prints_as_equal_to_it() -> None:
-    from planner.sizing.size import _share_below
+    from planner.sizing.confidence import share_below as _share_below
 
     assert _share_below(0.8975, 0.9) == "89.7%"  # was "90% ..., fewer than the 90% ... asks"
     assert _share_below(0.75, 0.9) == "75%"
