@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reports.names import option_name
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -38,7 +40,7 @@ def budget_to_dict(budget: BudgetPlan) -> dict[str, object]:
         for index, m in enumerate(budget.months)
     ]
     return {
-        "pick": budget.pick.title(),
+        "pick": option_name(budget.pick.key),
         "confidence": budget.pick.confidence,
         "months": months,
         "paths": [_path_dict(p) for p in budget.paths],
@@ -120,7 +122,7 @@ def budget_headline(budget: BudgetPlan) -> str:
     against = ", ".join(f"{money_text(p.total_usd)} {p.name}" for p in others)
     text = (
         f"Over {months} months, {best.name} is the cheapest way to serve "
-        f"{budget.pick.title()}: {money_text(best.total_usd)} (P10-P90 "
+        f"{option_name(budget.pick.key)}: {money_text(best.total_usd)} (P10-P90 "
         f"{money_text(best.low_total_usd)}-{money_text(best.high_total_usd)})"
     )
     return f"{text}, against {against}." if against else f"{text}."

@@ -166,8 +166,7 @@ def draw(found: BudgetPlan | CapplanError | None) -> None:
     left, right = st.columns(2)
     left.plotly_chart(_cumulative_figure(budget), key="plan_horizon_cumulative")
     right.plotly_chart(_fleet_figure(budget), key="plan_horizon_fleet")
-    for line in budget_lines(budget):
-        st.caption(plain(line))
+    st.caption("\n".join(f"- {plain(line)}" for line in budget_lines(budget)))
     with st.expander("Month by month"):
         st.dataframe(_months(budget), hide_index=True)
     with st.expander("How it is priced"):
