@@ -88,7 +88,10 @@ def plan_cmd(
         print_json(session.document(with_sensitivity=with_sensitivity))
         return
     horizon = lambda: session.budget  # noqa: E731 - printed after the what-if table
-    print_plan(plan, ranges, swings, what_if_rows, out=out, err=err, horizon=horizon)
+    scaling = guard(lambda: session.scaling)
+    print_plan(
+        plan, ranges, swings, what_if_rows, out=out, err=err, horizon=horizon, scaling=scaling
+    )
 
 
 def parse_what_if(text: str | None) -> tuple[float, ...] | None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # rich and the renderers load when a plan is printed
     from rich.console import Console
     from rich.table import Table
 
+    from planner.analysis.autoscale import ScalingView
     from planner.analysis.budget import BudgetPlan
     from planner.analysis.capacity import Plan
     from planner.analysis.measurement_plan import MeasurementPlan
@@ -33,6 +34,7 @@ def print_plan(
     out: Console,
     err: Console,
     horizon: Callable[[], BudgetPlan | None] | None = None,
+    scaling: ScalingView | None = None,
 ) -> None:
     """The whole plan as the terminal shows it: what to measure first when no data backs any
     option, else the plan, then what to measure."""
@@ -54,6 +56,12 @@ def print_plan(
     if ranges:
         _say(out, f"Ranges: {ranges.samples} error samples per option. {ranges.method}")
     _print_what_if(plan, what_if, out)
+    if scaling is not None:
+        from reports.scaling_view import scaling_lines  # noqa: PLC0415
+
+        _say(out, "Autoscaled against static:")
+        for line in scaling_lines(scaling):
+            _say(out, f"  - {line}")
     _print_horizon(horizon, out, err)
     if choice is not None:
         for line in rejected_lines(plan.options):

@@ -20,6 +20,7 @@ from ui import (
     plan_answer,
     plan_form,
     plan_horizon,
+    plan_scaling,
     plan_state,
     plan_what_if,
     upload_budget,
@@ -291,6 +292,7 @@ else:
     # pick that changes often.
     tie_slot = st.empty()
     plan_what_if.draw(res.session_for(plan.scenario, url, version).what_if())
+    plan_scaling.draw(res.session_for(plan.scenario, url, version).scaling)
     plan_horizon.draw(plan_horizon.budget_for(plan.scenario, url, version))
     st.subheader("Options")
     st.caption(f"Sorted by cost; price catalog version {plan.catalog_version}.")

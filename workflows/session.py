@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from db.engine import Engine
 from errors import PlanningError
+from planner.analysis.autoscale import ScalingView, compare_scaling
 from planner.analysis.budget import BudgetPlan, plan_budget
 from planner.analysis.capacity import Plan, make_plan
 from planner.analysis.sensitivity import SensitivityRow, sensitivity
@@ -30,9 +31,10 @@ from planner.analysis.uncertainty import PlanRanges, ranges_of
 from planner.analysis.what_if import WhatIfRow, what_if_demand
 from planner.curves.load import LoadCurve
 from planner.inputs.prices import PriceEntry
-from planner.inputs.scenario import Scenario
+from planner.inputs.scenario import Scaling, Scenario
 from reports.budget_view import budget_to_dict
 from reports.model import Report, RunMeta, build_report
+from reports.scaling_view import scaling_to_dict
 from workflows import planning
 from workflows.result_cache import keep_results
 
@@ -225,6 +227,23 @@ class PlanningSession:
             return None
         return self._stages.once("budget", lambda: plan_budget(self.plan, self.prices))
 
+    @property
+    def scaling(self) -> ScalingView | None:
+        """The pick autoscaled and static over the day's traffic shape (None: the demand has no
+        daily shape, or the plan no pick)."""
+        demand = self.scenario.demand
+        shaped = demand.hourly_profile is not None or demand.peak_to_average > 1.0
+        if not shaped and self.scenario.options.scaling is Scaling.STATIC:
+            return None
+
+        def compared() -> ScalingView | None:
+            try:
+                return compare_scaling(self.plan)
+            except PlanningError:
+                return None
+
+        return self._stages.once("scaling", compared)
+
     def horizon_document(self) -> dict[str, object] | None:
         """The horizon as the JSON document carries it (an error in words when it cannot be
         planned; None when none was asked)."""
@@ -248,6 +267,8 @@ class PlanningSession:
         )
         if self.scenario.horizon is not None:
             document["horizon"] = self.horizon_document()
+        if (scaling := self.scaling) is not None:
+            document["scaling"] = scaling_to_dict(scaling)
         return document
 
     def json(self, *, with_sensitivity: bool) -> str:

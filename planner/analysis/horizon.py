@@ -19,6 +19,7 @@ from planner.analysis.capacity import Plan, replan
 from planner.analysis.what_if import scaled_demand
 from planner.inputs.horizon_spec import HorizonSpec
 from planner.inputs.prices import scenario_price
+from planner.inputs.scenario import Scenario
 from planner.sizing.confidence import MISSED
 from planner.sizing.costs import Fleet, Packing, cost_model_for
 from planner.sizing.nodes import node_shape
@@ -26,7 +27,7 @@ from planner.sizing.options import SizedOption
 from planner.sizing.selection import select_curves
 from planner.sizing.size import Pricing, size_option
 
-__all__ = ["MonthFleet", "NoHorizonError", "horizon_fleets", "option_fleet", "picked"]
+__all__ = ["MonthFleet", "NoHorizonError", "Resizer", "horizon_fleets", "option_fleet", "picked"]
 
 
 class NoHorizonError(PlanningError):
@@ -88,7 +89,7 @@ def horizon_fleets(plan: Plan, horizon: HorizonSpec, scale: float = 1.0) -> tupl
     """The pick sized for every month of `horizon` (`scale`: the whole forecast times it, for a
     forecast that misses high or low)."""
     pick = picked(plan)
-    resize = _Resizer(plan, pick)
+    resize = Resizer(plan, pick)
     base = plan.scenario.demand.amount
     factors = horizon.demand_factors(base)
     months = []
@@ -114,7 +115,7 @@ def option_fleet(option: SizedOption, plan: Plan, hourly: tuple[int, ...] | None
     return Fleet(packing, np.asarray(counts, dtype=np.int64))
 
 
-class _Resizer:
+class Resizer:
     """The pick sized again at a multiple of the plan's demand: what make_plan does for that one
     candidate (its selection, the plan's fit, prices and error samples), without re-selecting
     and re-sizing every other option (tests hold it equal to a replan's)."""
@@ -131,11 +132,12 @@ class _Resizer:
 
     def __call__(self, factor: float) -> SizedOption:
         if factor not in self.sized:
-            self.sized[factor] = self._size(factor)
+            self.sized[factor] = self.size(scaled_demand(self.plan.scenario, factor))
         return self.sized[factor]
 
-    def _size(self, factor: float) -> SizedOption:
-        scenario = scaled_demand(self.plan.scenario, factor)
+    def size(self, scenario: Scenario) -> SizedOption:
+        """The pick sized for `scenario`: a change of the plan's own that leaves its model,
+        workload and candidates alone (demand, fleet options)."""
         pick = self.pick
         if self.candidate is None:  # not reachable from its own curve: the full re-plan
             moved = replan(replace(self.plan, options=(pick,)), scenario).options
@@ -145,9 +147,7 @@ class _Resizer:
         for option in moved:
             if isinstance(option, SizedOption) and option.key == pick.key:
                 return option
-        raise NoHorizonError(
-            f"{pick.title()} cannot be sized at {factor:.3g}x the scenario's demand"
-        )
+        raise NoHorizonError(f"{pick.title()} cannot be sized for {scenario.name!r} as changed")
 
 
 def _month(month: int, factor: float, base: float, option: SizedOption, plan: Plan) -> MonthFleet:
