@@ -149,9 +149,19 @@ def budget_lines(budget: BudgetPlan) -> list[str]:
     power = budget.power
     if power.limit_kw is not None:
         if power.months_over:
+            first = power.months_over[0]
+            fits = [m for m in budget.months if m.month < first]
+            served = (
+                f"the site hosts the fleet through month {fits[-1].month} (demand "
+                f"{fits[-1].demand:,.4g} {budget.pick.budget_capacity_unit})"
+                if fits
+                else "the site cannot host even the first month's fleet"
+            )
+            short = max(power.monthly_kw) - power.limit_kw
             lines.append(
-                f"power: the fleet needs more than {power.limit_kw:,.0f} kW from month "
-                f"{power.months_over[0]} ({power.max_nodes} node(s) fit)"
+                f"power: the fleet needs more than {power.limit_kw:,.0f} kW from month {first} "
+                f"({power.max_nodes} node(s) fit): {served}; the last month needs "
+                f"{short:,.0f} kW more"
             )
         else:
             peak = max(power.monthly_kw)

@@ -193,6 +193,14 @@ def test_power_counts_every_node_against_the_limit() -> None:
     over = [m.month for m in budget.months if m.nodes * per_node > 40.0]
     assert budget.power.months_over == tuple(over) and over
     assert budget.power.kwh_per_million_tokens[0] > 0
+    from reports.budget_view import budget_lines
+
+    said = next(line for line in budget_lines(budget) if line.startswith("power:"))
+    assert f"from month {over[0]}" in said
+    if over[0] > 1:
+        assert f"through month {over[0] - 1}" in said
+    else:
+        assert "cannot host even the first month's fleet" in said
 
 
 @pytest.mark.parametrize(
