@@ -54,14 +54,7 @@ def budget_to_dict(budget: BudgetPlan) -> dict[str, object]:
             {"path": c.path, "other": c.other, "month": c.month, "basis": c.basis, "text": c.text()}
             for c in budget.crossovers
         ],
-        "power": {
-            "node_it_kw": power.node_it_kw,
-            "node_facility_kw": power.node_facility_kw,
-            "limit_kw": power.limit_kw,
-            "months_over_limit": list(power.months_over),
-            "max_nodes_in_limit": power.max_nodes,
-            "basis": power.text,
-        },
+        "power": _power_dict(budget),
         "lenses": [
             {"name": lens.name, "usd_per_gpu_hour": lens.usd_per_gpu_hour, "source": lens.source}
             for lens in budget.lenses
@@ -69,6 +62,28 @@ def budget_to_dict(budget: BudgetPlan) -> dict[str, object]:
         "not_priced": list(budget.unavailable),
         "headline": budget_headline(budget),
         "notes": [*budget.notes, *budget_lines(budget)],
+    }
+
+
+def _power_dict(budget: BudgetPlan) -> dict[str, object]:
+    power = budget.power
+    return {
+        "node_it_kw": power.node_it_kw,
+        "node_facility_kw": power.node_facility_kw,
+        "limit_kw": power.limit_kw,
+        "months_over_limit": list(power.months_over),
+        "max_nodes_in_limit": power.max_nodes,
+        "basis": power.text,
+        "options_month_1": [
+            {
+                "option": o.option,
+                "nodes": o.nodes,
+                "facility_kw": o.facility_kw,
+                "kwh_per_million_tokens": o.kwh_per_million_tokens,
+                "fits_limit": o.fits,
+            }
+            for o in power.options
+        ],
     }
 
 

@@ -180,6 +180,23 @@ def draw(found: BudgetPlan | CapplanError | None) -> None:
             st.caption(plain(f"lens: {lens.name} ${lens.usd_per_gpu_hour:.2f}/GPU-hour "
                              f"({lens.source})"))  # fmt: skip
         st.caption(plain(budget.power.text))
+    if budget.power.options:
+        with st.expander("Power of every option (month 1)"):
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "Option": o.option,
+                            "Nodes": o.nodes,
+                            "Facility kW": round(o.facility_kw, 1),
+                            "kWh per 1M tokens": round(o.kwh_per_million_tokens, 3),
+                            "Fits the site": "-" if o.fits is None else ("yes" if o.fits else "no"),
+                        }
+                        for o in budget.power.options
+                    ]
+                ),
+                hide_index=True,
+            )
 
 
 _WAY_FORMAT = {

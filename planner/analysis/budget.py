@@ -6,7 +6,6 @@ month by month against what the site has.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -14,7 +13,7 @@ from hardware.prices import PriceEntry
 from planner.analysis.capacity import Plan
 from planner.analysis.commitments import Schedule, Term
 from planner.analysis.horizon import MonthFleet, horizon_fleets, picked
-from planner.analysis.owning import NodeEconomics, node_economics, node_it_kw
+from planner.analysis.owning import NodeEconomics, node_economics
 from planner.analysis.paths import (
     API,
     ON_DEMAND,
@@ -30,11 +29,12 @@ from planner.analysis.paths import (
     owned_path,
     schedule_for,
 )
+from planner.analysis.power import PowerView, option_power, power_view
 from planner.inputs.horizon_spec import HorizonSpec
 from planner.sizing.costs import Fleet, uncovered_node_months
 from planner.sizing.options import SizedOption
 
-__all__ = ["BudgetPlan", "Crossover", "Lens", "PowerView", "plan_budget"]
+__all__ = ["BudgetPlan", "Crossover", "Lens", "plan_budget"]
 
 Months = tuple[MonthFleet, ...]
 
@@ -64,20 +64,6 @@ class Lens:
     name: str
     usd_per_gpu_hour: float
     source: str
-
-
-@dataclass(frozen=True, slots=True)
-class PowerView:
-    """The fleet's facility power month by month, against the site's limit."""
-
-    node_it_kw: float
-    node_facility_kw: float  # IT x PUE x (1 + headroom): what one node takes from the limit
-    monthly_kw: tuple[float, ...]  # the stated-confidence fleet's peak, facility kW
-    kwh_per_million_tokens: tuple[float, ...]
-    limit_kw: float | None
-    months_over: tuple[int, ...]  # months whose fleet needs more than the limit
-    max_nodes: int | None  # nodes that fit in the limit
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +109,10 @@ def plan_budget(plan: Plan, prices: Sequence[PriceEntry]) -> BudgetPlan:
         months=ways.months,
         paths=tuple(paths),
         crossovers=_crossovers(paths),
-        power=_power(horizon, ways.months, pick.gpu, ways.gpus),
+        power=replace(
+            power_view(horizon, ways.months, pick.gpu, ways.gpus),
+            options=option_power(plan, horizon),
+        ),
         lenses=_lenses(prices, pick.gpu, ways.node),
         unavailable=tuple(ways.unavailable),
         notes=_notes(plan, pick, ways.months),
@@ -335,33 +324,6 @@ def _from(mine: Sequence[float], theirs: Sequence[float]) -> int | None:
         else:
             break
     return month
-
-
-def _power(horizon: HorizonSpec, months: Sequence[MonthFleet], gpu: str, gpus: int) -> PowerView:
-    it_kw, text = node_it_kw(gpu, gpus, horizon)
-    per_node = it_kw * horizon.pue * (1.0 + horizon.power_headroom_pct / 100.0)
-    monthly = tuple(m.nodes * per_node for m in months)
-    hours = months[0].fleet.packing.hours_per_month
-    energy = tuple(
-        uncovered_node_months(m.fleet, 0)
-        * hours
-        * it_kw
-        * horizon.pue
-        / ((m.input_tokens + m.output_tokens) / 1e6)
-        for m in months
-    )
-    limit = horizon.power_limit_kw
-    over = (
-        ()
-        if limit is None
-        else tuple(m.month for m, kw in zip(months, monthly, strict=True) if kw > limit + 1e-9)
-    )
-    most = None if limit is None else math.floor(limit / per_node + 1e-9)
-    words = (
-        f"{text}; facility {per_node:.1f} kW per node with PUE {horizon.pue:g} and "
-        f"{horizon.power_headroom_pct:g}% headroom"
-    )
-    return PowerView(it_kw, per_node, monthly, energy, limit, over, most, words)
 
 
 def _lenses(prices: Sequence[PriceEntry], gpu: str, node: NodeEconomics | None) -> tuple[Lens, ...]:

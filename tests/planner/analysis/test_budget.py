@@ -195,6 +195,13 @@ def test_power_counts_every_node_against_the_limit() -> None:
     assert budget.power.kwh_per_million_tokens[0] > 0
     from reports.budget_view import budget_lines
 
+    options = budget.power.options
+    assert options and {o.option for o in options} >= {budget.pick.title()}
+    mine = next(o for o in options if o.option == budget.pick.title())
+    assert mine.nodes == budget.months[0].nodes
+    assert mine.facility_kw == pytest.approx(budget.power.monthly_kw[0])
+    assert mine.kwh_per_million_tokens == pytest.approx(budget.power.kwh_per_million_tokens[0])
+    assert all(o.fits == (o.facility_kw <= 40.0 + 1e-9) for o in options)
     said = next(line for line in budget_lines(budget) if line.startswith("power:"))
     assert f"from month {over[0]}" in said
     if over[0] > 1:
