@@ -159,13 +159,15 @@ def _fallback_defaults(entries: list[PriceEntry]) -> list[PriceEntry]:
         if entry.gpu in has_default or entry.pricing_type != DEFAULT_PRICING_TYPE:
             continue
         held = best.get(entry.gpu)
-        if held is None or _quote_rank(entry) < _quote_rank(held):
+        if held is None or quote_rank(entry) < quote_rank(held):
             best[entry.gpu] = entry
     chosen = {id(e) for e in best.values()}
     return [replace(e, is_default=True) if id(e) in chosen else e for e in entries]
 
 
-def _quote_rank(entry: PriceEntry) -> tuple[int, str, float]:
+def quote_rank(entry: PriceEntry) -> tuple[int, str, float]:
+    """How a quote sorts among others of its GPU: the most confident, then the latest, then the
+    cheapest first."""
     trust = _CONFIDENCE_RANK.get(entry.confidence.strip().lower(), len(_CONFIDENCE_RANK))
     dated = "".join(ch for ch in entry.as_of if ch.isdigit() or ch == "-")[:10]
     # Latest first: negate the date's characters so a plain ascending sort prefers it.

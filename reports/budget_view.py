@@ -14,7 +14,14 @@ if TYPE_CHECKING:
     from planner.analysis.budget import BudgetPlan
     from planner.analysis.paths import PaymentPath
 
-__all__ = ["budget_headline", "budget_lines", "budget_to_dict", "money_text", "print_budget"]
+__all__ = [
+    "budget_headline",
+    "budget_lines",
+    "budget_to_dict",
+    "million_tokens",
+    "money_text",
+    "print_budget",
+]
 
 
 def budget_to_dict(budget: BudgetPlan) -> dict[str, object]:
@@ -196,8 +203,8 @@ def print_budget(budget: BudgetPlan, out: Console) -> None:
     for title in ("way", "total", "P10-P90", "$/1M blended"):
         paths.add_column(title, justify="left" if title == "way" else "right", no_wrap=True)
     paths.add_column("basis", ratio=1)
+    tokens = million_tokens(budget)
     for path in budget.paths:
-        tokens = sum(m.input_tokens + m.output_tokens for m in budget.months) / 1e6
         paths.add_row(
             path.name,
             money_text(path.total_usd),
@@ -221,6 +228,12 @@ def print_budget(budget: BudgetPlan, out: Console) -> None:
     out.print(table)
     for line in budget_lines(budget):
         out.print(f"  - {line}", markup=False, highlight=False)
+
+
+def million_tokens(budget: BudgetPlan) -> float:
+    """Input and output tokens over the whole horizon, in millions (a way's total over it is
+    its blended $/1M)."""
+    return sum(m.input_tokens + m.output_tokens for m in budget.months) / 1e6
 
 
 def money_text(usd: float) -> str:

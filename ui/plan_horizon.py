@@ -11,12 +11,13 @@ import streamlit as st
 
 from errors import CapplanError
 from planner.analysis.budget import BudgetPlan
-from planner.inputs.horizon_spec import MAX_MONTHS
+from planner.inputs.horizon_spec import MAX_MONTHS, OwningSpec
 from planner.inputs.scenario import Scenario
-from reports.budget_view import budget_headline, budget_lines
+from reports.budget_view import budget_headline, budget_lines, million_tokens
 from ui import resources as res
 from ui.text import plain
 
+_OWNING = OwningSpec.model_fields
 ON = "plan_horizon_on"
 BASE = "plan_horizon_base"  # what a loaded scenario's horizon set that no widget shows
 # (widget key, horizon field path, default): the fields the sidebar shows.
@@ -26,8 +27,8 @@ FIELDS: tuple[tuple[str, tuple[str, ...], float | None], ...] = (
     ("plan_horizon_1y", ("commitments", "reserved_1y"), None),
     ("plan_horizon_3y", ("commitments", "reserved_3y"), None),
     ("plan_horizon_node_price", ("owning", "node_price_usd"), None),
-    ("plan_horizon_lead", ("owning", "lead_time_months"), 3),
-    ("plan_horizon_kwh", ("owning", "usd_per_kwh"), 0.10),
+    ("plan_horizon_lead", ("owning", "lead_time_months"), _OWNING["lead_time_months"].default),
+    ("plan_horizon_kwh", ("owning", "usd_per_kwh"), _OWNING["usd_per_kwh"].default),
     ("plan_horizon_api_in", ("hosted_api", "usd_per_million_input"), None),
     ("plan_horizon_api_out", ("hosted_api", "usd_per_million_output"), None),
     ("plan_horizon_power", ("power_limit_kw",), None),
@@ -210,7 +211,7 @@ _WAY_FORMAT = {
 
 
 def _ways(budget: BudgetPlan) -> pd.DataFrame:
-    tokens = sum(m.input_tokens + m.output_tokens for m in budget.months) / 1e6
+    tokens = million_tokens(budget)
     return pd.DataFrame(
         [
             {

@@ -171,7 +171,8 @@ def _sample_fleets(option: SizedOption) -> tuple[tuple[int, ...], tuple[int, ...
     """The hourly replicas of the samples at P10 and P90 of cost (a sample that misses the SLA
     everywhere counts as the largest fleet any sample needs)."""
     spread = option.spread
-    fleets = [f for i, f in enumerate(spread.fleets) if i in set(spread.sample_fleet)]
+    drawn = set(spread.sample_fleet)
+    fleets = [f for i, f in enumerate(spread.fleets) if i in drawn]
     if not fleets:
         return option.hourly_replicas, option.hourly_replicas
     largest = max(fleets, key=lambda f: f.total_usd)

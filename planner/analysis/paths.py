@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hardware.prices import PriceEntry
+from hardware.prices import PriceEntry, quote_rank
 from planner.analysis.commitments import Schedule, Term, cheapest_schedule
 from planner.analysis.horizon import MonthFleet
 from planner.analysis.owning import NodeEconomics
@@ -141,14 +141,8 @@ def commitment_terms(
 
 def catalog_quote(prices: Sequence[PriceEntry], gpu: str, kind: str) -> PriceEntry | None:
     """The catalog's quote of one pricing type for a GPU: the most confident, then the latest."""
-    rank = {"high": 0, "medium": 1, "low": 2}
     found = [e for e in prices if e.gpu == gpu and e.pricing_type == kind]
-    found.sort(key=lambda e: (rank.get(e.confidence, 3), _neg(e.as_of)))
-    return found[0] if found else None
-
-
-def _neg(text: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in text)
+    return min(found, key=quote_rank, default=None)
 
 
 Bill = Callable[[Fleet, int], float]  # a fleet's on-demand month beyond `held` nodes, USD

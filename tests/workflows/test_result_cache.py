@@ -31,6 +31,14 @@ from workflows.result_cache import CACHE_ENV, DiskResults, code_version, keep_re
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _plant_link(path: Path, tmp_path: Path, value: dict[str, object]) -> None:
+    """Replace a kept file by a link to a planted one (never followed on reading)."""
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps(value))
+    path.unlink()
+    path.symlink_to(planted)
+
+
 @pytest.fixture
 def kept_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, DiskResults]]:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
@@ -104,10 +112,7 @@ def test_a_damaged_or_planted_calibration_is_fitted_again(
     elif damage == "spread-repeated":
         text = json.dumps({**good, "spread": [["tpot", 0.1]] * 3})
     elif damage == "link":
-        planted = tmp_path / "planted.json"
-        planted.write_text(json.dumps({**good, "params": [9.0] * 7}))
-        path.unlink()
-        path.symlink_to(planted)
+        _plant_link(path, tmp_path, {**good, "params": [9.0] * 7})
         text = None
     else:
         text = damage
@@ -199,10 +204,7 @@ def test_a_damaged_or_planted_fit_is_fitted_again(
         text = None
         path.write_text(json.dumps({"none": True}))
     elif damage == "link":
-        planted = tmp_path / "planted.json"
-        planted.write_text(json.dumps({**good, "params": [9.0] * len(good["params"])}))
-        path.unlink()
-        path.symlink_to(planted)
+        _plant_link(path, tmp_path, {**good, "params": [9.0] * len(good["params"])})
         text = None
     else:
         text = damage
