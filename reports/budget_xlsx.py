@@ -18,10 +18,12 @@ from openpyxl.styles import Font  # type: ignore[import-untyped]
 from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]
 
 from planner.sizing.costs import uncovered_node_months
+from reports.cells import visible
 from reports.xlsx_layout import USD, USD_CENTS, WHOLE
 
 if TYPE_CHECKING:
     from openpyxl import Workbook  # type: ignore[import-untyped]
+    from openpyxl.worksheet.worksheet import Worksheet  # type: ignore[import-untyped]
 
     from planner.analysis.budget import BudgetPlan
     from planner.analysis.horizon import MonthFleet
@@ -91,6 +93,7 @@ def _inputs(book: Workbook, budget: BudgetPlan) -> dict[str, str]:
     refs: dict[str, str] = {}
     for index, (name, value, unit, source, form) in enumerate(rows, start=2):
         sheet.append([name, value, unit, source])
+        _as_text(sheet, index, (1, 3, 4))  # the source is the scenario's or a catalog's text
         sheet.cell(row=index, column=2).number_format = form
         refs[name] = f"{INPUTS}!$B${index}"
     rest = refs["on_demand_usd_per_gpu_hour"]
@@ -104,11 +107,22 @@ def _inputs(book: Workbook, budget: BudgetPlan) -> dict[str, str]:
                         "capital annuity + support + power x PUE + hosting", USD))  # fmt: skip
     for index, (name, formula, unit, words, form) in enumerate(derived, start=len(rows) + 2):
         sheet.append([name, formula, unit, words])
+        _as_text(sheet, index, (1, 3, 4))
         sheet.cell(row=index, column=2).number_format = form
         refs[name] = f"{INPUTS}!$B${index}"
     for column, width in zip("ABCD", (32, 14, 14, 90), strict=True):
         sheet.column_dimensions[column].width = width
     return refs
+
+
+def _as_text(sheet: Worksheet, row: int, columns: tuple[int, ...]) -> None:
+    """Text that came from a scenario or a catalog stays text in those cells: never a formula
+    (a source "=HYPERLINK(...)" would run in Excel), hidden characters escaped (reports.cells)."""
+    for column in columns:
+        cell = sheet.cell(row=row, column=column)
+        if isinstance(cell.value, str):
+            cell.value = visible(cell.value)
+            cell.data_type = "s"
 
 
 def _owned_formula(refs: dict[str, str]) -> str:
@@ -274,6 +288,7 @@ def _paths(book: Workbook, budget: BudgetPlan, columns: dict[str, str]) -> None:
             name, f"=SUM({MONTHS}!{letter}2:{letter}{last})", path.low_total_usd,
             path.high_total_usd, path.decisions, path.basis,
         ])  # fmt: skip
+        _as_text(sheet, sheet.max_row, (1, 5, 6))  # the basis quotes the sources' text
     end = len(names) + 1
     sheet.append([])
     sheet.append(["cheapest", f"=INDEX(A2:A{end},MATCH(MIN(B2:B{end}),B2:B{end},0))", None, None,

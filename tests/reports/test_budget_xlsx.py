@@ -78,3 +78,24 @@ def test_spot_for_part_of_the_rest_is_priced_alike_in_the_workbook(tmp_path: Pat
     for priced in budget.paths:
         total = _value(solved, _cell(PATHS, f"B{ways[priced.name]}"))
         assert total == pytest.approx(priced.total_usd, rel=1e-9), priced.name
+
+
+@pytest.mark.hostile
+def test_a_source_written_as_a_formula_stays_text(tmp_path: Path) -> None:
+    """A colleague's scenario whose price source reads '=HYPERLINK(...)' cannot put a live
+    formula into the workbook someone else opens."""
+    from planner.analysis.budget import plan_budget
+    from tests.planner.analysis.test_budget import CATALOG
+
+    assert BRIEF.horizon is not None
+    trap = '=HYPERLINK("http://example.invalid/x","quote")'
+    owning = BRIEF.horizon.owning.model_copy(update={"source": trap})  # type: ignore[union-attr]
+    horizon = BRIEF.horizon.model_copy(update={"owning": owning})
+    data = plan_to_xlsx(_plan(horizon), budget=plan_budget(_plan(horizon), CATALOG))
+    book = load_workbook(io.BytesIO(data))
+    cells = [c for sheet in book for row in sheet.iter_rows() for c in row
+             if isinstance(c.value, str)]  # fmt: skip
+    planted = [c for c in cells if "example.invalid" in c.value]
+    assert planted and all(c.data_type == "s" for c in planted)
+    inputs = [c for row in book[INPUTS].iter_rows(min_row=2) for c in row[:1]]
+    assert all(c.data_type == "s" for c in inputs)
