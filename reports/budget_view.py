@@ -196,6 +196,7 @@ def print_budget(budget: BudgetPlan, out: Console) -> None:
     """The horizon in the terminal: headline, the paths, the months."""
     from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
     out.print(budget_headline(budget), markup=False, highlight=False)
     paths = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
@@ -210,7 +211,7 @@ def print_budget(budget: BudgetPlan, out: Console) -> None:
             money_text(path.total_usd),
             f"{money_text(path.low_total_usd)}-{money_text(path.high_total_usd)}",
             f"${path.total_usd / tokens:.3f}",
-            path.basis,
+            Text(path.basis),  # quotes a scenario's and a catalog's text: never markup
         )
     out.print(paths)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,

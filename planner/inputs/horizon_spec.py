@@ -16,10 +16,12 @@ month after month.
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hardware.prices import MAX_USD_PER_GPU_HOUR
+from measurements.entry_names import clean_name
 from measurements.numbers import Count, Number
+from measurements.safe_text import first_control
 from planner.inputs.spec_base import Spec
 
 MAX_MONTHS = 60
@@ -29,6 +31,15 @@ DEFAULT_OUTPUT_INPUT_COST_RATIO = 4.0
 # A DGX H100 draws up to 10.2 kW for 8 x 700 W of GPUs (NVIDIA DGX H100 datasheet): the rest of
 # the server adds about 80% to the GPUs' own draw at full load.
 DEFAULT_SERVER_OVERHEAD_PCT = 80.0
+
+
+def printable(value: str) -> str:
+    """A source, date or name the terminal, the page and the reports print: no control or bidi
+    character (as a scenario's name), NFKC, no zero-width characters."""
+    found = first_control(value)
+    if found is not None:
+        raise ValueError(f"must not contain control characters; found {found}")
+    return clean_name(value)
 
 
 class CommitmentsSpec(Spec):
@@ -54,6 +65,8 @@ class CommitmentsSpec(Spec):
     source: str = Field("", max_length=300, description="Where entered prices come from")
     as_of: str = Field("", max_length=40, description="Date of the entered prices")
 
+    _printable = field_validator("source", "as_of")(printable)
+
 
 class OwningSpec(Spec):
     """Buying nodes: capex, depreciation, cost of capital, power, hosting and support."""
@@ -75,6 +88,8 @@ class OwningSpec(Spec):
     source: str = Field("", max_length=300, description="Where the node price comes from")
     as_of: str = Field("", max_length=40, description="Date of the node price")
 
+    _printable = field_validator("source", "as_of")(printable)
+
 
 class HostedApiSpec(Spec):
     """A hosted model API priced per token (the option of not serving at all)."""
@@ -84,6 +99,8 @@ class HostedApiSpec(Spec):
     name: str = Field("hosted API", min_length=1, max_length=100, description="Whose API")
     source: str = Field("", max_length=300, description="Where the prices come from")
     as_of: str = Field("", max_length=40, description="Date of the prices")
+
+    _printable = field_validator("name", "source", "as_of")(printable)
 
 
 class HorizonSpec(Spec):

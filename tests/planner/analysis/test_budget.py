@@ -247,3 +247,13 @@ def test_a_scenario_file_round_trips_its_horizon() -> None:
 
     again: Scenario = scenario_from_yaml(scenario_to_yaml(BRIEF), "again.yaml")
     assert again == BRIEF and again.horizon is not None and again.horizon.owning is not None
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("field", ["commitments", "owning", "hosted_api"])
+def test_a_horizon_source_with_control_characters_is_refused(field: str) -> None:
+    raw = BRIEF.model_dump(mode="json", exclude_none=True)
+    raw["horizon"][field]["source"] = "quote \x1b[2J\u202e"
+    with pytest.raises(ScenarioError, match="control characters") as caught:
+        scenario_from_dict(raw, "brief.yaml")
+    assert caught.value.field == f"horizon.{field}.source"
