@@ -24,6 +24,7 @@ MAX_LOAD = 1e6  # concurrent streams or requests/s: far above any one deployment
 MAX_TOKENS_PER_REQUEST = 2**24  # 16.8 M: beyond any model's context window
 MAX_TOK_S = 1e9  # tokens/s: a thousand times the largest fleet's
 MAX_LATENCY_MS = 1e9  # 11.6 days for one request, one token or one gap
+MAX_GPU_POWER_W = 5000.0  # one GPU's board power: over three times a GB300's 1,400 W
 MAX_SPAN_S = 1e7  # a send time 116 days from its level's start
 # Requests completed in one level whose sent count is unknown (else completed <= sent bounds
 # it): 10 M, a thousand requests/s for almost three hours, far beyond any benchmark's level.
@@ -36,6 +37,8 @@ def metric_problem(name: str, value: float) -> str | None:
         ceiling, unit = MAX_TOK_S, "tok/s"
     elif name.endswith("_ms"):
         ceiling, unit = MAX_LATENCY_MS, "ms"
+    elif name.endswith("_w"):
+        ceiling, unit = MAX_GPU_POWER_W, "W per GPU"
     else:  # requests/s and concurrent requests
         ceiling, unit = MAX_LOAD, ""
     if value > ceiling:

@@ -53,6 +53,10 @@ MAX_RUN_FILE_BYTES = 200 * 1024 * 1024
 LATENCY_METRICS = ("ttft", "tpot", "itl", "icl", "e2e", "e2e_per_token")
 LATENCY_STATS = ("mean", "p50", "p90", "p95", "p99", "std", "min", "max")
 RATE_METRICS = ("output_tok_s", "total_tok_s", "input_tok_s", "request_s", "stream_tok_s")
+# Board power per GPU over the level, watts, averaged over the deployment's GPUs (NVML's
+# nvmlDeviceGetPowerUsage, DCGM's DCGM_FI_DEV_POWER_USAGE): what owning and the power limit read
+# where a run measured it (planner.analysis.measured_power).
+POWER_METRIC = "mean_gpu_power_w"
 
 
 def latency_metric_names() -> tuple[str, ...]:
@@ -65,7 +69,7 @@ def latency_metric_names() -> tuple[str, ...]:
 CANONICAL_METRICS: frozenset[str] = frozenset(
     RATE_METRICS
     + latency_metric_names()
-    + ("max_output_tok_s", "goodput_request_s", "max_concurrent_requests")
+    + ("max_output_tok_s", "goodput_request_s", "max_concurrent_requests", POWER_METRIC)
 )
 
 

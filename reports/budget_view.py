@@ -81,6 +81,7 @@ def _power_dict(budget: BudgetPlan) -> dict[str, object]:
         "months_over_limit": list(power.months_over),
         "max_nodes_in_limit": power.max_nodes,
         "basis": power.text,
+        "power_measured": power.measured,
         "options_month_1": [
             {
                 "option": o.option,
@@ -88,6 +89,7 @@ def _power_dict(budget: BudgetPlan) -> dict[str, object]:
                 "facility_kw": o.facility_kw,
                 "kwh_per_million_tokens": o.kwh_per_million_tokens,
                 "fits_limit": o.fits,
+                "power_measured": o.measured,
             }
             for o in power.options
         ],

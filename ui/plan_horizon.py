@@ -192,6 +192,7 @@ def draw(found: BudgetPlan | CapplanError | None) -> None:
                             "Facility kW": round(o.facility_kw, 1),
                             "kWh per 1M tokens": round(o.kwh_per_million_tokens, 3),
                             "Fits the site": "-" if o.fits is None else ("yes" if o.fits else "no"),
+                            "Power from": "measured" if o.measured else "TDP x utilisation",
                         }
                         for o in budget.power.options
                     ]

@@ -28,6 +28,7 @@ from measurements.importers.common import (
     join_notes,
     resolve_deployment,
 )
+from measurements.importers.gpu_telemetry import add_telemetry_power
 from measurements.importers.versions import named, version_notes
 from measurements.run_file import (
     Environment,
@@ -240,6 +241,7 @@ def _level(
     load = file_load(config, overrides, top.text("aiperf_version"))
     metrics = MetricSet()
     notes = [*load.notes, *add_metrics(objects, metrics)]
+    notes += add_telemetry_power(top, metrics, overrides.gpu_count or overrides.tp)
     if failed:
         notes.append(f"request_latency statistics include the {failed} failed requests (AIPerf)")
     duration = objects.get("benchmark_duration")

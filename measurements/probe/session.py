@@ -21,6 +21,7 @@ from measurements.probe.engines import RunningServer, attach, launch
 from measurements.probe.launch_spec import LaunchSpec, engine_args
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.outbound import Outbound
+from measurements.probe.power import NvmlPower
 from measurements.probe.redaction import remember_command_secrets
 from measurements.probe.request import ProbeRequest
 from measurements.probe.server_facts import ServerFacts, server_facts
@@ -138,25 +139,32 @@ async def _measure(
     label = "capplan probe"
     if facts.simulated:
         label = f"capplan probe, SIMULATED engine (capplan sim-server, profile {facts.profile})"
-    return await run_probe(
-        config,
-        label=label,
-        deployment=deployment_for(plan, server, facts, gpus),
-        environment=environment_for(gpus),
-        startup=with_kv_facts(
-            Startup(
-                cold_start_s=server.cold_start_s,
-                engine_build_s=server.engine_build_s,
-                vram_idle_gb=server.vram_idle_gb,
+    # A simulated engine's GPUs (if any) do no work: its run never carries power.
+    meter = None if facts.simulated or gpus is None else await asyncio.to_thread(NvmlPower.open)
+    try:
+        return await run_probe(
+            config,
+            label=label,
+            deployment=deployment_for(plan, server, facts, gpus),
+            environment=environment_for(gpus),
+            startup=with_kv_facts(
+                Startup(
+                    cold_start_s=server.cold_start_s,
+                    engine_build_s=server.engine_build_s,
+                    vram_idle_gb=server.vram_idle_gb,
+                ),
+                kv_facts_from_file(server.log_path),
             ),
-            kv_facts_from_file(server.log_path),
-        ),
-        capabilities=capabilities,
-        out=plan.out,
-        on_progress=on_progress,
-        notes=facts.notes,
-        outbound=outbound,
-    )
+            capabilities=capabilities,
+            out=plan.out,
+            on_progress=on_progress,
+            notes=facts.notes,
+            outbound=outbound,
+            power=None if meter is None else meter.read,
+        )
+    finally:
+        if meter is not None:
+            meter.close()
 
 
 def _transport(outbound: Outbound | None) -> httpx.AsyncBaseTransport | None:

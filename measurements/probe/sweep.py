@@ -13,7 +13,8 @@ import asyncio
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -29,6 +30,7 @@ from errors import InputError
 from measurements.probe.config import ProbeConfig
 from measurements.probe.level_run import LevelRun, ProgressEvent
 from measurements.probe.outbound import Outbound
+from measurements.probe.power import LevelPower, with_power
 from measurements.probe.prompts import PromptFactory, PromptSpec, load_tokenizer
 from measurements.probe.redaction import (
     redact_args,
@@ -78,12 +80,15 @@ async def run_probe(
     label: str = "capplan probe",
     notes: tuple[str, ...] = (),
     outbound: Outbound | None = None,
+    power: Callable[[], Sequence[float]] | None = None,
 ) -> ProbeOutcome:
     """Warm up, sweep the levels (stopping at saturation or when the server dies) and write
     the RunFile to `out` after every level; the written file says complete=False until the
-    sweep has ended normally. `outbound` (the app) connects to its checked addresses only."""
+    sweep has ended normally. `outbound` (the app) connects to its checked addresses only;
+    `power` reads each GPU's watts (NVML), sampled through every level (probe.power)."""
     header = _Header(deployment, environment, startup, capabilities, label)
     sweep = _Sweep(config, clock, transport, on_progress, outbound=outbound)
+    sweep.power, sweep.gpus = power, deployment.gpu_count
     sweep.notes.extend(notes)
     return await sweep.run(header, out)
 
@@ -112,6 +117,8 @@ class _Sweep:
         self.config, self.clock = config, clock
         self.transport, self.on_progress = transport, on_progress
         self.outbound = outbound
+        self.power: Callable[[], Sequence[float]] | None = None
+        self.gpus: int | None = None
         tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
         self.factory = PromptFactory(config.workload, tokenizer)
         self.prompt_rng = np.random.default_rng(config.workload.seed)
@@ -194,8 +201,10 @@ class _Sweep:
     async def _level(self, index: int, value: float) -> tuple[str | None, bool, float | None]:
         run = LevelRun(self, index, value)
         pool = int(value) if self.config.closed_loop else None
-        async with self.client(pool) as client:
-            await (run.closed(client) if self.config.closed_loop else run.open(client))
+        meter = LevelPower(self.power, self.clock) if self.power else None
+        with meter or nullcontext():
+            async with self.client(pool) as client:
+                await (run.closed(client) if self.config.closed_loop else run.open(client))
         try:
             level = run.level()
         except (ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
@@ -203,6 +212,8 @@ class _Sweep:
             # the level's counts are kept and written, and the sweep stops there.
             self.levels.append(run.counts_only(f"{type(exc).__name__}: {exc!s:.160}"))
             return f"the probe could not aggregate {self.unit} {value:g}", False, None
+        if meter is not None:
+            level = with_power(level, meter, self.gpus, run.t0)
         self.levels.append(level)
         self.points.append(
             SaturationPoint(value, level.value("output_tok_s"), level.value("p50_ttft_ms"))

@@ -13,6 +13,7 @@ from hardware.prices import PriceEntry
 from planner.analysis.capacity import Plan
 from planner.analysis.commitments import Schedule, Term
 from planner.analysis.horizon import MonthFleet, horizon_fleets, picked
+from planner.analysis.measured_power import measured_power
 from planner.analysis.owning import NodeEconomics, node_economics
 from planner.analysis.paths import (
     API,
@@ -110,7 +111,7 @@ def plan_budget(plan: Plan, prices: Sequence[PriceEntry]) -> BudgetPlan:
         paths=tuple(paths),
         crossovers=_crossovers(paths),
         power=replace(
-            power_view(horizon, ways.months, pick.gpu, ways.gpus),
+            power_view(horizon, ways.months, pick.gpu, ways.gpus, ways.watts),
             options=option_power(plan, horizon),
         ),
         lenses=_lenses(prices, pick.gpu, ways.node),
@@ -139,6 +140,7 @@ class _Ways:
         packing = months[0].fleet.packing
         self.gpus, self.hours = packing.gpus_per_node, packing.hours_per_month
         self.od_price = pick.usd_per_gpu_hour
+        self.watts = measured_power(pick)
         self.ratio = horizon.output_input_cost_ratio
         self.rest_price, self.rest_text, self.spot, self.spot_source = _rest_price(
             horizon, prices, pick.gpu, self.od_price
@@ -201,7 +203,9 @@ class _Ways:
         if owning is None:
             self.unavailable.append("owning not priced: the horizon gives no owning.node_price_usd")
             return []
-        node = node_economics(owning, self.horizon, self.pick.gpu, self.gpus, self.hours)
+        node = node_economics(
+            owning, self.horizon, self.pick.gpu, self.gpus, self.hours, measured=self.watts
+        )
         self.node = node
         lead = owning.lead_time_months
 

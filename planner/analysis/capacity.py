@@ -16,6 +16,7 @@ from hardware.gpus import load_gpu_specs
 from planner.analysis.measurement_plan import TP_SIZES as PHYSICS_TP_SIZES
 from planner.analysis.measurement_plan import MeasurementPlan, plan_measurements
 from planner.analysis.recommend import Recommendation, Verdict, recommend
+from planner.analysis.site_power import with_power_limit
 from planner.curves.load import LoadCurve
 from planner.curves.spelling import engine_name, gpu_name
 from planner.engine.reach_errors import reach_error
@@ -85,6 +86,7 @@ def make_plan(
         for c in candidates
     ]
     warnings.extend(note for p in price_by_gpu.values() for note in costs.price_warnings(p))
+    options = with_power_limit(options, scenario)
     options.sort(key=_sort_key)
     budget = scenario.budget.monthly_usd if scenario.budget else None
     used = tuple(e for p in price_by_gpu.values() for e in (p.entry, p.reserved_entry) if e)

@@ -75,8 +75,10 @@ class MonthFleet:
 
 
 def picked(plan: Plan) -> SizedOption:
-    """The option the months carry: the recommendation, else the sound option over budget."""
-    found = plan.recommendation.choice or plan.recommendation.over_budget
+    """The option the months carry: the recommendation, else the sound option over budget or,
+    over the site's power limit, the one needing the least power."""
+    rec = plan.recommendation
+    found = rec.choice or rec.over_budget or rec.over_power
     if found is None:
         raise NoHorizonError(
             f"no option meets the SLA, so there is no fleet to plan over the months: "

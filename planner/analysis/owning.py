@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hardware.gpus import gpu_catalog
+from planner.analysis.measured_power import MeasuredPower
 from planner.inputs.horizon_spec import MONTHS_PER_YEAR, HorizonSpec, OwningSpec
 
 __all__ = ["NodeEconomics", "node_economics", "node_it_kw"]
@@ -51,26 +52,44 @@ class NodeEconomics:
         return self.total_usd / (self.gpus * self.hours_per_month)
 
 
-def node_it_kw(gpu: str, gpus: int, horizon: HorizonSpec) -> tuple[float, str]:
-    """A node's IT power, kW, and how it was reached."""
+def node_it_kw(
+    gpu: str, gpus: int, horizon: HorizonSpec, measured: MeasuredPower | None = None
+) -> tuple[float, str]:
+    """A node's IT power, kW, and how it was reached: a run's measured watts per GPU where it has
+    them, else the catalog's TDP x the stated utilisation; plus the rest of the server."""
+    overhead = 1.0 + horizon.server_overhead_pct / 100.0
+    if measured is not None:
+        kw = gpus * measured.watts_per_gpu / 1000.0 * overhead
+        text = (
+            f"{gpus} x {measured.text} + {horizon.server_overhead_pct:g}% for the rest of the "
+            f"server = {kw:.1f} kW per node"
+        )
+        return kw, text
     spec = gpu_catalog().find(gpu)
     tdp = FALLBACK_TDP_W if spec is None else spec.tdp_w
     gpu_kw = gpus * tdp * horizon.gpu_power_utilisation / 1000.0
-    kw = gpu_kw * (1.0 + horizon.server_overhead_pct / 100.0)
+    kw = gpu_kw * overhead
     known = "" if spec is not None else f" ({gpu} not in the GPU catalog: {FALLBACK_TDP_W:g} W)"
     text = (
         f"{gpus} x {tdp:g} W TDP{known} x {horizon.gpu_power_utilisation:.0%} utilisation "
         f"+ {horizon.server_overhead_pct:g}% for the rest of the server = {kw:.1f} kW per node "
-        f"(no run measured power)"
+        f"(no run of this deployment measured power: probe it on the GPU box, or import AIPerf "
+        "with GPU telemetry)"
     )
     return kw, text
 
 
 def node_economics(
-    owning: OwningSpec, horizon: HorizonSpec, gpu: str, gpus: int, hours_per_month: float
+    owning: OwningSpec,
+    horizon: HorizonSpec,
+    gpu: str,
+    gpus: int,
+    hours_per_month: float,
+    *,
+    measured: MeasuredPower | None = None,
 ) -> NodeEconomics:
     """One owned node's monthly costs and power."""
-    it_kw, power_text = node_it_kw(gpu, gpus, horizon)
+    it_kw, power_text = node_it_kw(gpu, gpus, horizon, measured)
     facility_kw = it_kw * horizon.pue
     life = max(1, round(owning.depreciation_years * MONTHS_PER_YEAR))
     rate = owning.cost_of_capital_pct / 100.0 / MONTHS_PER_YEAR

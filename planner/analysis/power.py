@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from planner.analysis.capacity import Plan
 from planner.analysis.horizon import MonthFleet, option_fleet
+from planner.analysis.measured_power import MeasuredPower, measured_power
 from planner.analysis.owning import node_it_kw
 from planner.inputs.horizon_spec import HorizonSpec
 from planner.sizing.costs import uncovered_node_months
@@ -27,6 +28,7 @@ class OptionPower:
     facility_kw: float  # nodes x IT kW x PUE x (1 + headroom)
     kwh_per_million_tokens: float
     fits: bool | None  # within the site's limit (None: no limit given)
+    measured: bool = False  # its power per GPU is a run's measurement (else TDP x utilisation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +44,18 @@ class PowerView:
     max_nodes: int | None  # nodes that fit in the limit
     text: str
     options: tuple[OptionPower, ...] = ()  # every sized option of the plan, month 1
+    measured: bool = False  # the node's power is a run's measurement (else TDP x utilisation)
 
 
 def power_view(
-    horizon: HorizonSpec, months: Sequence[MonthFleet], gpu: str, gpus: int
+    horizon: HorizonSpec,
+    months: Sequence[MonthFleet],
+    gpu: str,
+    gpus: int,
+    measured: MeasuredPower | None = None,
 ) -> PowerView:
-    it_kw, text = node_it_kw(gpu, gpus, horizon)
+    """The pick's facility power month by month against the site's limit."""
+    it_kw, text = node_it_kw(gpu, gpus, horizon, measured)
     per_node = it_kw * horizon.pue * (1.0 + horizon.power_headroom_pct / 100.0)
     monthly = tuple(m.nodes * per_node for m in months)
     hours = months[0].fleet.packing.hours_per_month
@@ -70,7 +78,9 @@ def power_view(
         f"{text}; facility {per_node:.1f} kW per node with PUE {horizon.pue:g} and "
         f"{horizon.power_headroom_pct:g}% headroom"
     )
-    return PowerView(it_kw, per_node, monthly, energy, limit, over, most, words)
+    return PowerView(
+        it_kw, per_node, monthly, energy, limit, over, most, words, measured=measured is not None
+    )
 
 
 def option_power(plan: Plan, horizon: HorizonSpec) -> tuple[OptionPower, ...]:
@@ -81,7 +91,8 @@ def option_power(plan: Plan, horizon: HorizonSpec) -> tuple[OptionPower, ...]:
             continue
         fleet = option_fleet(option, plan)
         gpus, hours = fleet.packing.gpus_per_node, fleet.packing.hours_per_month
-        it_kw, _ = node_it_kw(option.gpu, gpus, horizon)
+        watts = measured_power(option)
+        it_kw, _ = node_it_kw(option.gpu, gpus, horizon, watts)
         per_node = it_kw * horizon.pue * (1.0 + horizon.power_headroom_pct / 100.0)
         nodes = int(fleet.hourly_nodes.max())
         workload = plan.scenario.workload
@@ -89,5 +100,7 @@ def option_power(plan: Plan, horizon: HorizonSpec) -> tuple[OptionPower, ...]:
         energy = uncovered_node_months(fleet, 0) * hours * it_kw * horizon.pue / (tokens / 1e6)
         limit = horizon.power_limit_kw
         fits = None if limit is None else nodes * per_node <= limit + 1e-9
-        found.append(OptionPower(option.title(), nodes, nodes * per_node, energy, fits))
+        found.append(
+            OptionPower(option.title(), nodes, nodes * per_node, energy, fits, watts is not None)
+        )
     return tuple(found)

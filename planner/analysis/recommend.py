@@ -37,13 +37,15 @@ DEFAULT_PREFERENCE_TOLERANCE_PCT = 15.0
 class Verdict(StrEnum):
     """Why the plan does or does not recommend something, checked in this order: no data to
     plan on; only data with concerns meets the SLA; nothing meets the SLA at any size; what
-    meets it costs more than the budget."""
+    meets it costs more than the budget; what meets it within the budget needs more power than
+    the site's limit (planner.analysis.site_power)."""
 
     RECOMMENDED = "recommended"
     NO_DATA = "no data"
     NOT_SOUND = "data not sound"
     SLA_NOT_MET = "SLA not met"
     OVER_BUDGET = "over budget"
+    OVER_POWER = "over the power limit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,9 @@ class Recommendation:
     verdict: Verdict = Verdict.RECOMMENDED
     # Over budget: the cheapest option that meets the SLA on sound data (never the choice).
     over_budget: SizedOption | None = None
+    # Over the site's power limit: of the sound options meeting the SLA (within the budget),
+    # the one needing the least power (never the choice).
+    over_power: SizedOption | None = None
 
 
 def recommend(
@@ -84,7 +89,8 @@ def recommend(
     factor preference within the tolerance, with the reason."""
     tolerance = preference_tolerance_pct
     meeting = sorted((o for o in options if isinstance(o, SizedOption)), key=_cost_key)
-    affordable = [o for o in meeting if budget is None or o.within_budget]
+    in_budget = [o for o in meeting if budget is None or o.within_budget]
+    affordable = [o for o in in_budget if o.fits_power]
     sound = [o for o in affordable if not o.concerns]
     if not sound:
         return _no_choice(options, meeting, budget, tolerance)
@@ -95,6 +101,12 @@ def recommend(
         note = (
             f"passed over {passed[0].title()} (${_cost(passed[0]):,.0f}/month): "
             f"{'; '.join(passed[0].concerns)}"
+        )
+        decision = f"{decision}; {note}" if decision else note
+    unhosted = [o for o in in_budget if not o.fits_power and _cost(o) < _cost(choice)]
+    if unhosted:
+        note = f"passed over {unhosted[0].title()} (${_cost(unhosted[0]):,.0f}/month): " + (
+            _power_words(unhosted[0])
         )
         decision = f"{decision}; {note}" if decision else note
     overridden = cheapest if choice is not cheapest else None
@@ -125,6 +137,18 @@ def _no_choice(
     """Nothing to recommend, and the binding reason (Verdict) in its order: no option at all;
     only flagged data meets the SLA; nothing meets it; what meets it soundly is over budget."""
     sound = [o for o in meeting if not o.concerns]
+    in_budget = [o for o in sound if budget is None or o.within_budget]
+    if in_budget:  # each needs more power than the site has
+        least = min(in_budget, key=lambda o: (o.facility_kw or 0.0, _cost(o)))
+        reason = (
+            f"no option that meets the SLA{'' if budget is None else ' within the budget'} fits "
+            f"the site's power limit; the one needing least is {least.title()} at "
+            f"${_cost(least):,.0f}/month: {_power_words(least)}"
+        )
+        return Recommendation(
+            None, None, reason, None, None, reason, (), None, tolerance,
+            verdict=Verdict.OVER_POWER, over_power=least,
+        )  # fmt: skip
     if sound:
         cheapest = _choose(sound)
         reason = _nothing_fits(options, [cheapest], budget)
@@ -329,6 +353,14 @@ def _comparison(choice: SizedOption, runner_up: SizedOption, margin: float, pct:
             f"{COST_TIE_PCT:g}% counts as the same cost, and {why}"
         )
     return f"the same cost as the runner-up {other}; {why}"
+
+
+def _power_words(option: SizedOption) -> str:
+    """'its 6 nodes need 74 kW, over the site's 60 kW limit (4 fit)'."""
+    kw, limit = option.facility_kw or 0.0, option.power_limit_kw or 0.0
+    fit = int(limit / (kw / option.nodes) + 1e-9) if kw > 0 and option.nodes else 0
+    nodes = f"{option.nodes} node" + ("" if option.nodes == 1 else "s")
+    return f"its {nodes} need {kw:,.1f} kW, over the site's {limit:,.0f} kW limit ({fit} fit)"
 
 
 def _rejection(option: Option) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from measurements.run_file import Level, LoadKind, Origin, RunFile
+from measurements.run_file import POWER_METRIC, Level, LoadKind, Origin, RunFile
 from planner.curves.deployment import (
     attention_dp,
     expert_parallel,
@@ -80,6 +80,9 @@ class CurvePoint:
     p50_e2e_ms: float | None = None
     p90_e2e_ms: float | None = None
     mean_e2e_ms: float | None = None
+    # Board power per GPU over the level, W (RunFile's mean_gpu_power_w): read for owning and a
+    # site's power limit, never fitted (planner.analysis.measured_power).
+    mean_gpu_power_w: float | None = None
 
 
 # Per metric, the latency statistics a point carries -> CurvePoint attribute ("unstated": not said).
@@ -328,8 +331,8 @@ def _point(level: Level) -> CurvePoint | None:
     values = {attr: level.value(attr) for attr in PLANNED_ATTRS}
     if all(value is None for value in values.values()):
         return None
-    chunks = {attr: level.value(attr) for attr in ("p50_icl_ms", "p99_icl_ms")}
-    return CurvePoint(concurrency=level.load_value, **values, **chunks)
+    shown = {attr: level.value(attr) for attr in ("p50_icl_ms", "p99_icl_ms", POWER_METRIC)}
+    return CurvePoint(concurrency=level.load_value, **values, **shown)
 
 
 def _stat_flags(points: list[CurvePoint]) -> list[str]:

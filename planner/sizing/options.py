@@ -137,6 +137,10 @@ class SizedOption(_OptionBase):
     budget_capacity: float | None  # demand the budget serves, in budget_capacity_unit
     notes: tuple[str, ...]
     spread: Spread  # the fleet every error sample needs; this option is the one at confidence
+    # The peak fleet's facility power and the site's limit, kW, when the scenario states a
+    # limit (planner.analysis.site_power); None: no limit given, power not a constraint.
+    facility_kw: float | None = None
+    power_limit_kw: float | None = None
 
     @property
     def confidence(self) -> float:
@@ -169,6 +173,13 @@ class SizedOption(_OptionBase):
     def nodes(self) -> int:
         """Nodes at the peak hour."""
         return math.ceil(self.replicas / self.replicas_per_node - 1e-9) * self.nodes_per_replica
+
+    @property
+    def fits_power(self) -> bool:
+        """The peak fleet fits the site's power limit (True when no limit is given)."""
+        if self.power_limit_kw is None or self.facility_kw is None:
+            return True
+        return self.facility_kw <= self.power_limit_kw + 1e-9
 
     @property
     def within_budget(self) -> bool | None:
