@@ -311,6 +311,13 @@ def _nothing_brief(plan: Plan) -> Brief:
         return _flagged_brief(rec.flagged, plan)
     if rec.verdict is Verdict.OVER_BUDGET and rec.over_budget is not None:
         return _over_budget_brief(plan, rec.over_budget)
+    if rec.verdict is Verdict.OVER_POWER and rec.over_power is not None:
+        return Brief(
+            f"Over the site's power limit: {rec.reason}. Raise the "
+            "limit, or plan fewer requests per second, a faster GPU or one measured drawing less.",
+            tuple(rejected_lines(plan.options)),
+            sound=False,
+        )
     bullets = rejected_lines(plan.options)
     if rec.binding_text:
         bullets.insert(0, rec.binding_text)

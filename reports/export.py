@@ -55,6 +55,8 @@ def _option_row(option: Option, recommended: bool) -> dict[str, Cell]:
         "meets_sla": option.meets_sla,
         "above_physical_ceiling": option.above_ceiling,
         "within_budget": s.within_budget if s else None,
+        "facility_kw": _finite(s.facility_kw if s else None),
+        "fits_power_limit": s.fits_power if s and s.power_limit_kw is not None else None,
         "concurrency_per_replica": s.concurrency_per_replica if s else None,
         "binding_constraint": s.binding_constraint if s else None,
         "output_tok_s_per_replica": _finite(s.output_tok_s_per_replica if s else None),
@@ -118,6 +120,7 @@ def plan_to_dict(plan: Plan) -> dict[str, object]:
             "over_budget_monthly_cost_usd": (
                 rec.over_budget.total_monthly_cost_usd if rec.over_budget else None
             ),
+            "over_power": rec.over_power.title() if rec.over_power else None,
             "flagged": rec.flagged.title() if rec.flagged else None,
             "flagged_concerns": list(rec.flagged.concerns) if rec.flagged else [],
         },

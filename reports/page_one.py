@@ -258,6 +258,8 @@ def _why_nothing(report: Report) -> str:
         return "data not sound: only data with concerns meets the SLA"
     if verdict is Verdict.OVER_BUDGET:
         return "over budget: what meets the SLA costs more than the budget"
+    if verdict is Verdict.OVER_POWER:
+        return "over the power limit: what meets the SLA needs more power than the site has"
     return "SLA not met: no option meets every target at any fleet size"
 
 

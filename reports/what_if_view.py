@@ -67,6 +67,8 @@ def what_if_sentence(rows: Sequence[WhatIfRow]) -> str | None:
             parts.append(f"{at} {row.note or 'no option'}")
             continue
         over = ", over the budget" if row.within_budget is False else ""
+        if row.note == "over the power limit":
+            over += ", over the power limit"
         nodes = f"{row.nodes} node{'s' if row.nodes != 1 else ''}"
         parts.append(
             f"{at} {nodes}, ${row.monthly_usd:,.0f}/month (${row.yearly_usd or 0:,.0f}/year){over}"

@@ -144,7 +144,7 @@ def _said(rec: Recommendation, warnings: list[str], no_data: bool) -> Recommenda
         return rec
     if no_data:
         return replace(rec, verdict=Verdict.NO_DATA)
-    if rec.flagged is None and warnings:
+    if rec.flagged is None and warnings and rec.verdict is not Verdict.OVER_POWER:
         return replace(rec, reason=f"{rec.reason} Not considered: {' '.join(warnings)}")
     return rec
 

@@ -74,8 +74,10 @@ def scaled_demand(scenario: Scenario, factor: float) -> Scenario:
 
 
 def _picked(plan: Plan) -> SizedOption | None:
-    """What a row shows: the recommendation, else the sound option over budget."""
-    return plan.recommendation.choice or plan.recommendation.over_budget
+    """What a row shows: the recommendation, else the sound option over budget or over the
+    site's power limit."""
+    rec = plan.recommendation
+    return rec.choice or rec.over_budget or rec.over_power
 
 
 def _row(
@@ -98,7 +100,8 @@ def _row(
         return WhatIfRow(
             multiplier, demand, unit, verdict, None, None, None, None, None, changes, why
         )
-    over = plan.recommendation.verdict is Verdict.OVER_BUDGET
+    verdict = plan.recommendation.verdict
+    over = {Verdict.OVER_BUDGET: "over the budget", Verdict.OVER_POWER: "over the power limit"}
     return WhatIfRow(
         multiplier=multiplier,
         demand=demand,
@@ -110,5 +113,5 @@ def _row(
         monthly_usd=option.total_monthly_cost_usd,
         within_budget=option.within_budget,
         pick_changes=changes,
-        note="over the budget" if over else None,
+        note=over.get(verdict),
     )
