@@ -311,29 +311,20 @@ def _nothing_brief(plan: Plan) -> Brief:
         return _flagged_brief(rec.flagged, plan)
     if rec.verdict is Verdict.OVER_BUDGET and rec.over_budget is not None:
         return _over_budget_brief(plan, rec.over_budget)
-    if rec.verdict is Verdict.OVER_POWER and rec.over_power is not None:
-        return Brief(
-            f"Over the site's power limit: {rec.reason}. Raise the "
-            "limit, or plan fewer requests per second, a faster GPU or one measured drawing less.",
-            tuple(rejected_lines(plan.options)),
-            sound=False,
-        )
     bullets = rejected_lines(plan.options)
+    if rec.verdict is Verdict.OVER_POWER and rec.over_power is not None:
+        ways = "plan fewer requests per second, a faster GPU or one measured drawing less"
+        headline = f"Over the site's power limit: {rec.reason}. Raise the limit, or {ways}."
+        return Brief(headline, tuple(bullets), sound=False)
     if rec.binding_text:
         bullets.insert(0, rec.binding_text)
-    precision = plan.scenario.precision
-    if plan.precision_note and precision:
-        return Brief(
+    headline = "SLA not met: no option meets every SLA target at any fleet size."
+    if plan.precision_note and (precision := plan.scenario.precision):
+        headline = (
             f"SLA not met at {precision.upper()}: no option at this precision meets every SLA "
-            f"target at any fleet size. {plan.precision_note}",
-            tuple(bullets),
-            sound=False,
+            f"target at any fleet size. {plan.precision_note}"
         )
-    return Brief(
-        "SLA not met: no option meets every SLA target at any fleet size.",
-        tuple(bullets),
-        sound=False,
-    )
+    return Brief(headline, tuple(bullets), sound=False)
 
 
 def _over_budget_brief(plan: Plan, cheapest: SizedOption) -> Brief:
