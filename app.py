@@ -25,5 +25,6 @@ st.navigation(
         st.Page("ui/prices.py", title="Prices", icon=":material/payments:"),
         st.Page("ui/models.py", title="Models", icon=":material/memory:"),
         st.Page("ui/scenarios.py", title="Scenarios", icon=":material/compare:"),
+        st.Page("ui/audit.py", title="Audit", icon=":material/history:"),
     ]
 ).run()

@@ -7,6 +7,7 @@ CapplanError                   anything capplan raises on purpose
  |    +-- FileTooLargeError    a file over the size limit
  |    +-- ScenarioError        a scenario YAML/dict that does not validate
  +-- StoreError                the database refused or is not at the expected revision
+ +-- PermissionDeniedError          this person's role may not do this (team.roles)
  +-- PlanningError             the planner cannot answer (no curve, no fit, nothing meets the SLA)
       +-- NoDataError          no curve can back any candidate; carries what to measure
 """
@@ -66,6 +67,11 @@ class ScenarioError(InputError):
 
 class StoreError(CapplanError):
     """The database could not be used (wrong revision, locked too long, refused a write)."""
+
+
+class PermissionDeniedError(CapplanError):
+    """A person's role does not allow the change they asked for (team.roles.Actor.require):
+    says who, their role, what was refused and which role may."""
 
 
 class PlanningError(CapplanError):

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from team.roles import SYSTEM
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -80,7 +82,7 @@ def scale_store(workdir: Path, runs: int, samples: int) -> str:
     ensure_demo_data(engine)
     start = time.perf_counter()
     for batch in batches(runs, samples, 100):
-        repository.save_runs(engine, batch)
+        repository.save_runs(engine, batch, actor=SYSTEM)
     engine.dispose()
     print(f"built {runs} runs in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     partial.rename(path)

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from team.roles import SYSTEM
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -142,7 +144,7 @@ def ingest(url: str, args: argparse.Namespace) -> dict[str, Any]:
     runs = samples = 0
     for batch in batches(args.runs, args.samples, args.batch):
         start = time.perf_counter()
-        repository.save_runs(engine, batch)
+        repository.save_runs(engine, batch, actor=SYSTEM)
         saved_s += time.perf_counter() - start
         runs += len(batch)
         samples += sum(len(level.samples) for run in batch for level in run.levels)
@@ -186,7 +188,9 @@ def ingest_ab(backend: str, args: argparse.Namespace, rounds: int = 2) -> dict[s
                 ("core_executemany", product),
             ):
                 repository._insert_level = insert_level  # type: ignore[assignment]
-                out[name].append(ingest(fresh_store(backend, args), args)["samples_per_s"])
+                out[name].append(
+                    ingest(fresh_store(backend, args), args, actor=SYSTEM)["samples_per_s"]
+                )
     finally:
         repository._insert_level = product  # type: ignore[assignment]
     return {"runs": args.runs, "samples": args.samples, "samples_per_s": out}
@@ -352,7 +356,7 @@ def main() -> None:
             print(json.dumps(results[backend]), file=sys.stderr)
             continue
         url = args.reuse or fresh_store(backend, args)
-        found: dict[str, Any] = {} if args.reuse else {"ingest": ingest(url, args)}
+        found: dict[str, Any] = {} if args.reuse else {"ingest": ingest(url, args, actor=SYSTEM)}
         if args.top_up_to:
             found["top_up"] = top_up(url, args.top_up_to)
         found["queries"] = queries(url, args.repeats)

@@ -13,7 +13,7 @@ from cli.common import app
 
 # Importing the command modules registers their commands on `app`, in the order --help lists.
 # isort: off
-from cli import ingest, curves, plan, report, probe, models, admin  # noqa: F401
+from cli import ingest, curves, plan, report, probe, models, team, admin  # noqa: F401
 # isort: on
 
 __all__ = ["app", "main"]

@@ -13,6 +13,7 @@ import typer
 from cli.common import (
     DbOption,
     JsonOption,
+    acting,
     app,
     db_app,
     guard,
@@ -36,7 +37,8 @@ def demo_data_cmd(
     from workflows.store import load_demo_data  # noqa: PLC0415
 
     engine = open_engine(db)
-    result = guard(lambda: load_demo_data(engine, reset_prices=reset_prices))
+    actor = acting(engine)
+    result = guard(lambda: load_demo_data(engine, actor=actor, reset_prices=reset_prices))
     if as_json:
         print_json(
             {
@@ -98,7 +100,10 @@ def db_restore_cmd(
     from workflows.store import redact, resolve_db_url, restore  # noqa: PLC0415
 
     url = resolve_db_url(db)
-    summary = guard(lambda: restore(url, backup_file, replace=replace))
+    from workflows.team import restore_actor  # noqa: PLC0415
+
+    actor = guard(lambda: restore_actor(url))  # the target's roles (a new store: its admin)
+    summary = guard(lambda: restore(url, backup_file, actor=actor, replace=replace))
     if as_json:
         print_json({"db": redact(url), **dataclasses.asdict(summary)})
         return

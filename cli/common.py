@@ -18,6 +18,7 @@ from workflows.limits import CONCURRENCY, PREDICT_POINTS, Bound
 from workflows.text import escape_hidden
 
 if TYPE_CHECKING:  # sqlalchemy and alembic load when a command opens the store
+    from team.roles import Actor
     from workflows.store import Engine
 
 app = typer.Typer(
@@ -70,6 +71,13 @@ def open_engine(db: str | None) -> Engine:
 
     url = resolve_db_url(db)
     return guard(lambda: open_store(url))
+
+
+def acting(engine: Engine) -> Actor:
+    """Who runs this command, with the role this store gives their login (workflows.team)."""
+    from workflows.team import cli_actor  # noqa: PLC0415
+
+    return guard(lambda: cli_actor(engine))
 
 
 def print_json(document: object) -> None:

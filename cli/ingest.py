@@ -11,6 +11,7 @@ import typer
 from cli.common import (
     DbOption,
     JsonOption,
+    acting,
     app,
     err,
     fail,
@@ -127,7 +128,8 @@ def import_cmd(
     options = IngestOptions(overrides, provenance, fmt, merge=not no_merge, atomic=True)
     uploads = guard(lambda: read_uploads(paths))
     engine = open_engine(db)
-    outcomes = guard(lambda: ingest(engine, uploads, options))
+    actor = acting(engine)
+    outcomes = guard(lambda: ingest(engine, uploads, options, actor=actor))
     _report_imports(outcomes, paths, as_json)
 
 

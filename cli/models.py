@@ -8,7 +8,17 @@ from typing import Annotated
 
 import typer
 
-from cli.common import DbOption, JsonOption, app, fail, guard, open_engine, out, print_json
+from cli.common import (
+    DbOption,
+    JsonOption,
+    acting,
+    app,
+    fail,
+    guard,
+    open_engine,
+    out,
+    print_json,
+)
 
 models_app = typer.Typer(
     help="The model catalog: shipped and added Hugging Face config.json files.",
@@ -63,7 +73,8 @@ def add_cmd(
     from workflows.models import add_models  # noqa: PLC0415
 
     engine = open_engine(db)
-    added = guard(lambda: add_models(engine, path, name))
+    actor = acting(engine)
+    added = guard(lambda: add_models(engine, path, name, actor=actor))
     if as_json:
         print_json([_entry_json(a.name, "added", a.source, a.facts, a.problem) for a in added])
     else:
@@ -81,7 +92,8 @@ def remove_cmd(name: str, db: DbOption = None) -> None:
     from workflows.models import remove_model  # noqa: PLC0415
 
     engine = open_engine(db)
-    if not guard(lambda: remove_model(engine, name)):
+    actor = acting(engine)
+    if not guard(lambda: remove_model(engine, name, actor=actor)):
         fail(InputError("no added model of that name", field="name", value=name))
     out.print(f"removed {name}", markup=False, highlight=False)
 

@@ -11,9 +11,11 @@ import typer
 
 from cli.common import (
     JsonOption,
+    acting,
     app,
     err,
     guard,
+    open_engine,
     out,
     print_json,
     within,
@@ -24,6 +26,7 @@ from workflows.limits import PORT, TIME_SCALE
 
 if TYPE_CHECKING:  # the probe, the simulator and the store load when a command runs
     from measurements.probe.request import ProbeRequest
+    from team.roles import Actor
     from workflows.probe import ProbeResult
     from workflows.store import Engine
 
@@ -230,7 +233,11 @@ def probe_cmd(
     fields = {name: value for name, value in given.items() if name not in NOT_REQUEST_FIELDS}
     request = guard(lambda: _flagged(lambda: _probe_request(fields)))
     open_store = None if db is None else (lambda: _open_store(db))
-    result = guard(lambda: _flagged(lambda: _probe_with_progress(request, open_store, db, as_json)))
+    # Storing is a planner's: the store's roles are read before the sweep, never after it.
+    actor = None if db is None else acting(open_engine(db))
+    result = guard(
+        lambda: _flagged(lambda: _probe_with_progress(request, (open_store, actor), db, as_json))
+    )
     _report_probe(result, as_json)
     if not result.outcome.complete:
         raise typer.Exit(1)
@@ -263,7 +270,10 @@ def _open_store(db: str) -> Engine:
 
 
 def _probe_with_progress(
-    request: ProbeRequest, open_store: Callable[[], Engine] | None, db: str | None, quiet: bool
+    request: ProbeRequest,
+    store: tuple[Callable[[], Engine] | None, Actor | None],
+    db: str | None,
+    quiet: bool,
 ) -> ProbeResult:
     from rich.progress import (  # noqa: PLC0415
         BarColumn,
@@ -307,7 +317,10 @@ def _probe_with_progress(
                 status += f", {event.failures} failed"
             progress.update(tasks[event.level_index], completed=event.requests_done, status=status)
 
-        return probe_endpoint(request, open_store=open_store, on_progress=show, store_url=store_url)
+        open_store, actor = store
+        return probe_endpoint(
+            request, open_store=open_store, on_progress=show, store_url=store_url, actor=actor
+        )
 
 
 def _report_probe(result: ProbeResult, as_json: bool) -> None:

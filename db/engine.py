@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 # The newest migration (db/migrations/versions), so that opening a store already there reads one
 # row and imports no Alembic (a third of a new process's start); a test holds it to Alembic's head.
-SCHEMA_HEAD = "0005"
+SCHEMA_HEAD = "0006"
 
 # Engine is re-exported so cli/ui can annotate with db.engine.Engine without importing sqlalchemy.
 __all__ = [

@@ -122,6 +122,10 @@ class Run(Base):
     max_concurrency: Mapped[float | None] = mapped_column(Float)
     max_concurrency_at_tokens: Mapped[int | None] = mapped_column(BigInteger)
     capabilities: Mapped[JsonDict] = mapped_column(JSON)
+    # In the trash (migration 0006): hidden from every read until undone or purged.
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deleted_by: Mapped[str | None] = mapped_column(String(320))
+    imported_by: Mapped[str | None] = mapped_column(String(320))
 
 
 class LoadLevel(Base):
@@ -221,6 +225,11 @@ class Scenario(Base):
     yaml_text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Owner and last editor (migration 0006; None for scenarios saved before owners were kept).
+    created_by: Mapped[str | None] = mapped_column(String(320))
+    updated_by: Mapped[str | None] = mapped_column(String(320))
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deleted_by: Mapped[str | None] = mapped_column(String(320))
 
 
 class PlanRecord(Base):
@@ -248,6 +257,10 @@ class PlanRecord(Base):
     total_monthly_cost_usd: Mapped[float | None] = mapped_column(Float)
     nodes: Mapped[int | None] = mapped_column(Integer)
     recommendation: Mapped[str] = mapped_column(Text)
+    # What it rested on (migration 0006): each run's content sha256 by id, the prices' sha256.
+    run_hashes: Mapped[JsonDict | None] = mapped_column(JSON)
+    prices_sha256: Mapped[str | None] = mapped_column(String(64))
+    created_by: Mapped[str | None] = mapped_column(String(320))
 
 
 class ModelConfig(Base):
@@ -260,3 +273,39 @@ class ModelConfig(Base):
     config_json: Mapped[str] = mapped_column(Text)
     source: Mapped[str] = mapped_column(Text)  # the file it came from, as the user named it
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    added_by: Mapped[str | None] = mapped_column(String(320))
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deleted_by: Mapped[str | None] = mapped_column(String(320))
+
+
+class AuditEntry(Base):
+    """One change to the store: who (and in which role), when, what, the value before and after.
+    Written in the same transaction as the change; nothing in capplan updates or deletes a row
+    (a restore keeps the trail: db/restore.py)."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    actor: Mapped[str] = mapped_column(String(320), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    kind: Mapped[str] = mapped_column(String(32), index=True)  # run, prices, scenario, ...
+    action: Mapped[str] = mapped_column(String(32))  # imported, deleted, restored, ...
+    target: Mapped[str] = mapped_column(Text)  # "run 12", "scenario 'q3'", "price catalog"
+    before: Mapped[Any] = mapped_column(JSON, nullable=True)
+    after: Mapped[Any] = mapped_column(JSON, nullable=True)
+    summary: Mapped[str] = mapped_column(Text)
+
+
+class TeamRole(Base):
+    """A role an admin gave a person in capplan (team.mapping: the higher of this and the
+    operator's mapping decides)."""
+
+    __tablename__ = "team_roles"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    person: Mapped[str] = mapped_column(String(320), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    given_by: Mapped[str] = mapped_column(String(320))
+    given_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -15,6 +15,7 @@ from typing import cast
 from sqlalchemy import Engine, Table, delete, insert, select
 from sqlalchemy.orm import Session
 
+from db import audit
 from db.engine import write_transaction
 from db.limits import check_fits
 from db.models import Deployment as DeploymentRow
@@ -22,6 +23,7 @@ from db.models import LevelMetric, LoadLevel, Run
 from db.models import RequestSample as SampleRow
 from errors import InputError
 from measurements.run_file import Deployment, Level, Origin, RunFile
+from team.roles import Action, Actor
 
 # The Core tables behind the per-level rows: saves insert them with executemany (no ORM objects).
 _LEVELS = cast(Table, LoadLevel.__table__)
@@ -45,43 +47,74 @@ def run_content_sha256(run: RunFile) -> str:
     return hashlib.sha256(run.model_dump_json().encode("utf-8")).hexdigest()
 
 
-def save_run(engine: Engine, run: RunFile) -> SaveResult:
+def save_run(engine: Engine, run: RunFile, *, actor: Actor) -> SaveResult:
     """Store one run in one transaction; a run already stored (same sha256) is not written again."""
-    return write_transaction(engine, lambda session: _save(session, run))
+    actor.require(Action.IMPORT_RUNS)
+    return write_transaction(engine, lambda session: _save(session, run, actor))
 
 
-def save_runs(engine: Engine, runs: Iterable[RunFile]) -> list[SaveResult]:
+def save_runs(engine: Engine, runs: Iterable[RunFile], *, actor: Actor) -> list[SaveResult]:
     """Store many runs in ONE transaction: if any fails, none is stored."""
+    actor.require(Action.IMPORT_RUNS)
     batch = list(runs)
-    return write_transaction(engine, lambda session: [_save(session, run) for run in batch])
+    return write_transaction(engine, lambda session: [_save(session, r, actor) for r in batch])
 
 
-def _save(session: Session, run: RunFile) -> SaveResult:
+def _save(session: Session, run: RunFile, actor: Actor) -> SaveResult:
     sha = run_content_sha256(run)
     found = session.execute(
-        select(Run.id, DeploymentRow)
+        select(Run.id, Run.deleted_at, Run.deleted_by, DeploymentRow)
         .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
         .where(Run.content_sha256 == sha)
     ).first()
     if found is not None:
-        existing, stored = found
+        existing, deleted_at, deleted_by, stored = found
         _refuse_other_facts(existing, stored, run)
+        trash = (
+            f", in the trash since {deleted_at:%Y-%m-%d %H:%M} UTC (deleted by {deleted_by}): "
+            "undo its delete to use it again"
+            if deleted_at is not None
+            else ""
+        )
         return SaveResult(
             existing,
             False,
-            f"already stored as run {existing} (same content sha256 {sha[:12]}…); nothing written",
+            f"already stored as run {existing} (same content sha256 {sha[:12]}…){trash}; "
+            "nothing written",
         )
     _check_metrics_unique(run)
     _check_run_fits(run)
     row = _run_row(run, sha, _deployment_id(session, run.deployment))
+    row.imported_by = actor.name
     session.add(row)
     session.flush()
     for position, level in enumerate(run.levels):
         _insert_level(session, row.id, position, level)
     samples = sum(len(level.samples) for level in run.levels)
+    facts = run_facts(run, sha)
+    said = f"run {row.id} imported: {facts['model']} on {facts['gpu']} ({facts['engine']})"
+    audit.record(session, actor, ("run", "imported", f"run {row.id}"), (None, facts), said)
     return SaveResult(
         row.id, True, f"stored as run {row.id} ({len(run.levels)} levels, {samples} samples)"
     )
+
+
+def run_facts(run: RunFile, sha: str) -> dict[str, object]:
+    """What the audit trail keeps of a run: enough to know which one it was."""
+    deployment = run.deployment
+    return {
+        "model": deployment.model,
+        "gpu": deployment.gpu,
+        "gpu_count": deployment.gpu_count,
+        "engine": deployment.engine,
+        "precision": deployment.precision,
+        "isl": run.workload.isl,
+        "osl": run.workload.osl,
+        "levels": len(run.levels),
+        "label": run.label,
+        "origin_file": run.origin_file,
+        "content_sha256": sha,
+    }
 
 
 def _refuse_other_facts(run_id: int, stored: DeploymentRow, run: RunFile) -> None:
@@ -208,19 +241,40 @@ def _insert_level(session: Session, run_id: int, position: int, level: Level) ->
         session.execute(insert(_SAMPLES), samples)
 
 
-def delete_run(engine: Engine, run_id: int) -> bool:
-    """Delete a run with its levels, metrics and samples; False when there was no such run.
-
-    Its deployment goes too when no other run uses it; a run of that deployment stored at the
-    same moment makes the delete retry, and then the deployment stays."""
+def delete_run(engine: Engine, run_id: int, *, actor: Actor) -> bool:
+    """Move a run to the trash (an admin's): every read leaves it out until its delete is undone
+    or it is purged (db/trash.py); False when there is no such run outside the trash."""
+    actor.require(Action.DELETE_RUNS)
 
     def remove(session: Session) -> bool:
-        deployment_id = session.scalar(select(Run.deployment_id).where(Run.id == run_id))
-        if deployment_id is None:
+        query = select(Run, DeploymentRow).join(
+            DeploymentRow, Run.deployment_id == DeploymentRow.id
+        )
+        found = session.execute(query.where(Run.id == run_id, Run.deleted_at.is_(None))).first()
+        if found is None:
             return False
-        session.execute(delete(Run).where(Run.id == run_id))
-        still_used = select(Run.id).where(Run.deployment_id == deployment_id).exists()
-        session.execute(delete(DeploymentRow).where(DeploymentRow.id == deployment_id, ~still_used))
+        row, deployment = found
+        row.deleted_at, row.deleted_by = datetime.now(UTC), actor.name
+        before = {
+            "model": deployment.model,
+            "gpu": deployment.gpu,
+            "engine": deployment.engine,
+            "label": row.label,
+            "content_sha256": row.content_sha256,
+        }
+        said = f"run {run_id} deleted: {deployment.model} on {deployment.gpu} ({deployment.engine})"
+        audit.record(session, actor, ("run", "deleted", f"run {run_id}"), (before, None), said)
         return True
 
     return write_transaction(engine, remove)
+
+
+def purge_run(session: Session, run_id: int) -> None:
+    """Delete a run for good with its levels, metrics and samples (db/trash.py's purge); its
+    deployment goes too when no other run uses it."""
+    deployment_id = session.scalar(select(Run.deployment_id).where(Run.id == run_id))
+    if deployment_id is None:
+        return
+    session.execute(delete(Run).where(Run.id == run_id))
+    still_used = select(Run.id).where(Run.deployment_id == deployment_id).exists()
+    session.execute(delete(DeploymentRow).where(DeploymentRow.id == deployment_id, ~still_used))

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, Table, delete, func, insert, select, text
 from sqlalchemy.exc import DataError, DBAPIError
@@ -22,15 +23,20 @@ from sqlalchemy.exc import DataError, DBAPIError
 from db.backup import CHUNK_ROWS, BackupSummary, backup, read_snapshot, store_tables
 from db.backup_reader import check_file, read_header, records
 from db.engine import alembic_config, current_revision, head_revision, make_engine, redact, upgrade
+from db.models import AuditEntry
 from errors import InputError, StoreError
+from team.roles import Action, Actor
 
 T = TypeVar("T")
+_AUDIT = cast(Table, AuditEntry.__table__)
 
 
-def restore(url: str, path: Path, *, replace: bool = False) -> BackupSummary:
+def restore(url: str, path: Path, *, actor: Actor, replace: bool = False) -> BackupSummary:
     """Load a backup into the store at `url`: empty (or emptied with replace=True), filled in
     one transaction with the original ids. The whole file is checked first, and nothing in the
-    target changes unless the whole restore succeeds (a new database gets the schema)."""
+    target changes unless the whole restore succeeds (a new database gets the schema). An
+    admin's; the audit trail keeps the backup's entries, the replaced store's, and this restore."""
+    actor.require(Action.RESTORE_BACKUPS)
     header = read_header(path)
     revision = str(header["revision"])
     if not _known_revision(revision):
@@ -50,23 +56,64 @@ def restore(url: str, path: Path, *, replace: bool = False) -> BackupSummary:
         # Refuse a filled store before migrating it; checked again inside the load.
         _in_transaction(url, lambda connection: _refuse_filled(connection, url), read=True)
     if revision == head_revision():
-        rows = _restore_at_head(url, path, header, replace)
+        rows = _restore_at_head(url, path, header, (replace, actor))
     else:
         with tempfile.TemporaryDirectory(prefix="capplan-restore-") as folder:
             staged = _migrate_to_head(path, header, revision, Path(folder))
-            rows = _restore_at_head(url, staged, read_header(staged), replace)
+            rows = _restore_at_head(url, staged, read_header(staged), (replace, actor))
     return BackupSummary(path, revision, rows)
 
 
-def _restore_at_head(url: str, path: Path, header: dict[str, Any], replace: bool) -> dict[str, int]:
-    """Empty (with replace) and fill the store from a head-revision backup in one transaction."""
+def _restore_at_head(
+    url: str, path: Path, header: dict[str, Any], how: tuple[bool, Actor]
+) -> dict[str, int]:
+    """Empty (with replace) and fill the store from a head-revision backup in one transaction,
+    then put back the replaced store's audit entries the backup lacks and record the restore."""
+    replace, actor = how
     upgrade(url)  # creates the schema in a new database; a no-op at head
 
     def fill(connection: Connection) -> dict[str, int]:
+        old_trail = connection.execute(select(_AUDIT)).mappings().all()
         _refuse_or_empty(connection, url, replace)
-        return _load(connection, path, header)
+        rows = _load(connection, path, header)
+        kept = keep_trail(connection, [dict(row) for row in old_trail])
+        said = f"backup {path.name} restored ({sum(rows.values())} rows)"
+        if kept:
+            said += f"; {kept} audit entries of the replaced store kept"
+        entry = {
+            "at": datetime.now(UTC),
+            "actor": actor.name,
+            "role": actor.role.value,
+            "kind": "backup",
+            "action": "restored",
+            "target": f"backup {path.name}",
+            "before": {"replaced": replace, "audit_entries_kept": kept},
+            "after": {"file": path.name, "revision": header.get("revision"), "rows": rows},
+            "summary": said,
+        }
+        connection.execute(insert(_AUDIT), [entry])
+        return rows
 
     return _in_transaction(url, fill)
+
+
+def keep_trail(connection: Connection, old: list[dict[str, Any]]) -> int:
+    """Append the replaced store's audit entries that the restored trail lacks (new ids, same
+    when/who/what), so restoring an older backup never erases the trail; returns how many."""
+    table = _AUDIT
+    fields = ("at", "actor", "kind", "action", "target")
+    present = {
+        tuple(row[name] for name in fields)
+        for row in connection.execute(select(*(table.c[name] for name in fields))).mappings()
+    }
+    missing = [
+        {k: v for k, v in row.items() if k != "id"}
+        for row in old
+        if tuple(row[name] for name in fields) not in present
+    ]
+    if missing:
+        connection.execute(insert(table), missing)
+    return len(missing)
 
 
 def _migrate_to_head(path: Path, header: dict[str, Any], revision: str, folder: Path) -> Path:

@@ -107,11 +107,14 @@ def run_page(
 def run_filter_choices(engine: Engine) -> RunChoices:
     """The distinct engines, GPUs (None: not stated), models and provenances of stored runs."""
     stored = select(DeploymentRow).where(
-        select(Run.id).where(Run.deployment_id == DeploymentRow.id).exists()
+        select(Run.id)
+        .where(Run.deployment_id == DeploymentRow.id, Run.deleted_at.is_(None))
+        .exists()
     )
     with session_scope(engine, write=False) as session:
         deployments = session.scalars(stored).all()
-        provenances = session.scalars(select(Run.provenance).distinct()).all()
+        live = select(Run.provenance).where(Run.deleted_at.is_(None))
+        provenances = session.scalars(live.distinct()).all()
     return RunChoices(
         engines=tuple(sorted({d.engine for d in deployments})),
         gpus=tuple(sorted({d.gpu for d in deployments}, key=lambda gpu: (gpu is None, gpu or ""))),
@@ -123,6 +126,7 @@ def run_filter_choices(engine: Engine) -> RunChoices:
 def _filtered(query: _Query, filters: RunFilter | None) -> _Query:
     """The query over runs joined to their deployments, narrowed by the filters."""
     query = query.join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
+    query = query.where(Run.deleted_at.is_(None))  # the trash is listed by db/trash.py
     if filters is None:
         return query
     if filters.engines:
@@ -211,7 +215,9 @@ def count_runs(engine: Engine, filters: RunFilter | None = None) -> int:
 def model_names(engine: Engine) -> list[str]:
     """The distinct model names of stored runs, as stored (one small query on deployments)."""
     stored = select(DeploymentRow.model).where(
-        select(Run.id).where(Run.deployment_id == DeploymentRow.id).exists()
+        select(Run.id)
+        .where(Run.deployment_id == DeploymentRow.id, Run.deleted_at.is_(None))
+        .exists()
     )
     with session_scope(engine, write=False) as session:
         return sorted(set(session.scalars(stored.distinct())))
@@ -231,7 +237,7 @@ def curve_workloads(engine: Engine) -> list[tuple[str, int | None, int | None]]:
     query = (
         select(DeploymentRow.model, Run.isl, Run.osl)
         .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
-        .where(has_level)
+        .where(has_level, Run.deleted_at.is_(None))
         .distinct()
     )
     with session_scope(engine, write=False) as session:

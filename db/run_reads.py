@@ -83,7 +83,7 @@ def iter_runs(
 
     `models` keeps runs of those stored model names only; `workload` keeps runs of that
     (ISL, OSL), and (None, None) keeps those that do not state one or both."""
-    query = select(Run.id).order_by(Run.id)
+    query = select(Run.id).where(Run.deleted_at.is_(None)).order_by(Run.id)
     if models is not None:
         query = query.join(DeploymentRow, Run.deployment_id == DeploymentRow.id).where(
             DeploymentRow.model.in_(list(models))
@@ -127,7 +127,7 @@ def _select_runs(session: Session, wanted: list[int] | None) -> list[tuple[Run, 
     query = (
         select(Run, DeploymentRow)
         .join(DeploymentRow, Run.deployment_id == DeploymentRow.id)
-        .where(_wanted(Run.id, wanted))
+        .where(_wanted(Run.id, wanted), Run.deleted_at.is_(None))
         .order_by(Run.id)
     )
     return [(run, deployment) for run, deployment in session.execute(query)]

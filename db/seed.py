@@ -10,6 +10,7 @@ from db import repository, run_lists
 from db.prices import count_prices, replace_prices
 from hardware.prices import load_catalog_csv
 from measurements.demo.runs import demo_runs
+from team.roles import SYSTEM, Actor
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,18 +34,19 @@ class DemoLoadResult:
         )
 
 
-def load_demo_data(engine: Engine, *, reset_prices: bool = False) -> DemoLoadResult:
+def load_demo_data(engine: Engine, *, actor: Actor, reset_prices: bool = False) -> DemoLoadResult:
     """Store the published demo runs (deduplicated) and the price catalog if it is empty."""
-    results = repository.save_runs(engine, demo_runs())
+    results = repository.save_runs(engine, demo_runs(), actor=actor)
     created = sum(1 for result in results if result.created)
     prices_loaded = 0
     if reset_prices or count_prices(engine) == 0:
-        prices_loaded = replace_prices(engine, load_catalog_csv())
+        why = "restored" if reset_prices else "changed"
+        prices_loaded = replace_prices(engine, load_catalog_csv(), actor=actor, why=why)
     return DemoLoadResult(created, len(results) - created, prices_loaded)
 
 
 def ensure_demo_data(engine: Engine) -> DemoLoadResult | None:
     """Load the demo data into a store that has neither runs nor prices (a first start)."""
     if count_prices(engine) == 0 and run_lists.count_runs(engine) == 0:
-        return load_demo_data(engine)
+        return load_demo_data(engine, actor=SYSTEM)
     return None

@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from team.roles import SYSTEM
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -55,7 +57,7 @@ def seed_scenarios(db_url: str) -> list[str]:
     for path in SCENARIOS:
         text = path.read_text(encoding="utf-8")
         name = scenario_from_yaml(text, str(path)).name
-        scenarios.save_scenario(engine, name, text)
+        scenarios.save_scenario(engine, name, text, actor=SYSTEM)
         names.append(name)
     return names
 

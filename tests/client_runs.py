@@ -12,6 +12,7 @@ from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
 from measurements.importers.sweeps import merge_sweeps
 from planner.curves.load import LoadCurve, curve_from_run
+from team.roles import SYSTEM
 from workflows.ingest import IngestOptions, IngestStatus, Upload, ingest
 
 FOLDER = Path(__file__).resolve().parent / "fixtures" / "vllm-cpu-clients"
@@ -73,7 +74,7 @@ def store_client_runs(
     ids: dict[str, int] = {}
     try:
         for source, uploads in (("vllm-bench", vllm), ("guidellm", [guidellm])):
-            (outcome,) = ingest(engine, uploads, IngestOptions(facts, atomic=True))
+            (outcome,) = ingest(engine, uploads, IngestOptions(facts, atomic=True), actor=SYSTEM)
             assert outcome.status is IngestStatus.STORED and outcome.run_id is not None, outcome
             ids[source] = outcome.run_id
     finally:

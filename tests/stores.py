@@ -18,6 +18,7 @@ from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
 from db.engine import make_engine, upgrade
 from db.seed import load_demo_data
+from team.roles import SYSTEM
 
 BACKEND_ENV = "CAPPLAN_TEST_DB"
 PG_URL_ENV = "CAPPLAN_TEST_PG_URL"
@@ -133,7 +134,7 @@ class Stores:
             upgrade(url)
             if seed:
                 engine = make_engine(url)
-                load_demo_data(engine)
+                load_demo_data(engine, actor=SYSTEM)
                 engine.dispose()  # a template must have no open connections (and closes WAL)
             self._templates[kind] = name
         return self._templates[kind]

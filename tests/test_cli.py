@@ -22,6 +22,7 @@ from measurements.sim.server import start_in_thread
 from planner.analysis.capacity import make_plan
 from planner.curves.load import curve_from_run
 from planner.inputs.scenario import load_scenario
+from team.roles import SYSTEM
 from tests.stores import Stores
 from workflows import history
 
@@ -525,12 +526,12 @@ def test_report_of_a_plan_record_is_remade_from_its_own_runs_and_prices(
 ) -> None:
     engine = make_engine(demo_db)
     text = (SCENARIOS / "agent-platform.yaml").read_text(encoding="utf-8")
-    scenarios.save_scenario(engine, "agent-platform", text)
+    scenarios.save_scenario(engine, "agent-platform", text, actor=SYSTEM)
     scenario = load_scenario(SCENARIOS / "agent-platform.yaml")
     stored = load_runs(engine)
     curves = [c for c in (curve_from_run(s.run, s.run_id) for s in stored) if c is not None]
     plan = make_plan(scenario, curves, list_prices(engine))
-    record = history.record_plan(engine, "agent-platform", plan, curves=curves)
+    record = history.record_plan(engine, "agent-platform", plan, curves=curves, actor=SYSTEM)
     target = tmp_path / "audit.json"
     base = ["report", "--record", str(record.record_id), "--format", "json"]
     summary = _json([*base, "--out", str(target), "--samples", "0", "--db", demo_db, "--json"])

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from cli import app
 from db.engine import make_engine
 from db.repository import save_runs
+from team.roles import SYSTEM
 from tests.db.conftest import team_run
 from tests.stores import Stores
 
@@ -21,7 +22,10 @@ def db(stores: Stores) -> tuple[str, list[int]]:
     """A store of 24 runs (engines alternate, GPUs cycle, runs 20+ of another model)."""
     url = stores.migrated("runs_page")
     engine = make_engine(url)
-    ids = [result.run_id for result in save_runs(engine, [team_run(i) for i in range(24)])]
+    ids = [
+        result.run_id
+        for result in save_runs(engine, [team_run(i) for i in range(24)], actor=SYSTEM)
+    ]
     engine.dispose()
     return url, ids
 

@@ -42,6 +42,7 @@ from planner.curves.load import curve_from_run
 from planner.inputs.scenario import load_scenario
 from reports.formats import render_report
 from reports.model import build_report, run_meta
+from team.roles import SYSTEM
 from tests.stores import Stores, query, row_counts
 from tests.ui.conftest import shown
 from ui.upload_form import MAX_UPLOAD_ENV, check_upload, max_upload_mb
@@ -406,7 +407,7 @@ def test_html_report_escapes_hostile_names_labels_and_models(tmp_path: Path) -> 
     url = f"sqlite:///{tmp_path / 'demo.db'}"
     upgrade(url)
     engine = make_engine(url)
-    load_demo_data(engine)
+    load_demo_data(engine, actor=SYSTEM)
     stored = run_reads.load_runs(engine)
     prices = list_prices(engine)
     engine.dispose()
@@ -465,7 +466,7 @@ def demo_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{tmp_path / 'capplan.db'}"
     upgrade(url)
     engine = make_engine(url)
-    load_demo_data(engine)
+    load_demo_data(engine, actor=SYSTEM)
     engine.dispose()
     monkeypatch.setenv("CAPPLAN_DB", url)
     return url

@@ -9,8 +9,10 @@ import pandas as pd
 import streamlit as st
 
 from planner.physics.config_layers import ConfigError
+from team.roles import Action
 from ui import resources as res
 from ui import upload_budget
+from ui.team import refused_line, role_caption
 from ui.text import plain
 from workflows.models import (
     add_config,
@@ -58,54 +60,70 @@ def _rows() -> pd.DataFrame:
 
 st.dataframe(_rows(), hide_index=True, key="models_table")
 
-st.subheader("Add a model")
-st.caption(
-    "Upload the model's config.json from its folder (or from the hub's Files tab, saved "
-    "locally). The name defaults to the config's _name_or_path, else the file name."
-)
-with st.form("add_model", clear_on_submit=True):
-    picked = st.file_uploader(
-        "config.json file(s)", type=["json"], accept_multiple_files=True, key="model_files"
-    )
-    folder = st.file_uploader(
-        "...or a folder of them",
-        type=["json"],
-        accept_multiple_files="directory",
-        key="model_folder",
-        help="Its config.json and <org>--<model>_config.json files are read; nothing else.",
-    )
-    name = st.text_input(
-        "Model name (one file only; optional)",
-        key="model_name",
-        help="The name runs and scenarios use for it, e.g. acme/Llama-3.1-70B-Support.",
-    )
-    submitted = st.form_submit_button("Add")
-files = [*(picked or []), *(f for f in folder or [] if is_model_config_name(f.name))]
-if submitted:
-    if not files:
-        st.warning("Choose a config.json first.")
-    for upload in upload_budget.within_budget(files):
-        try:
-            config = json.loads(upload.getvalue().decode("utf-8"))
-            if not isinstance(config, dict):
-                raise ConfigError("expected a JSON object (a config.json)", file=upload.name)
-            chosen = name.strip() if name.strip() and len(files) == 1 else None
-            added = add_config(engine, config, upload.name, chosen)
-        except (ValueError, UnicodeDecodeError) as error:
-            st.error(plain(f"{upload.name}: not JSON: {error}"))
-            continue
-        except ConfigError as error:
-            st.error(plain(str(error)))
-            continue
-        assert added.facts is not None
-        st.success(plain(f"Added {added.name}: {added.facts.summary()}"))
-        res.bump_version(url)
 
-added_names = [e.model for e in catalog_entries() if e.origin == "added"]
-if added_names:
-    st.subheader("Remove an added model")
-    gone = st.selectbox("Added model", added_names, key="model_remove_choice")
-    if st.button("Remove", key="model_remove") and res.guarded(lambda: remove_model(engine, gone)):
-        st.success(plain(f"Removed {gone}."))
-        res.bump_version(url)
-        st.rerun()
+def _add_section() -> None:
+    st.subheader("Add a model")
+    st.caption(
+        "Upload the model's config.json from its folder (or from the hub's Files tab, saved "
+        "locally). The name defaults to the config's _name_or_path, else the file name."
+    )
+    with st.form("add_model", clear_on_submit=True):
+        picked = st.file_uploader(
+            "config.json file(s)", type=["json"], accept_multiple_files=True, key="model_files"
+        )
+        folder = st.file_uploader(
+            "...or a folder of them",
+            type=["json"],
+            accept_multiple_files="directory",
+            key="model_folder",
+            help="Its config.json and <org>--<model>_config.json files are read; nothing else.",
+        )
+        name = st.text_input(
+            "Model name (one file only; optional)",
+            key="model_name",
+            help="The name runs and scenarios use for it, e.g. acme/Llama-3.1-70B-Support.",
+        )
+        submitted = st.form_submit_button("Add")
+    files = [*(picked or []), *(f for f in folder or [] if is_model_config_name(f.name))]
+    if submitted:
+        if not files:
+            st.warning("Choose a config.json first.")
+        for upload in upload_budget.within_budget(files):
+            try:
+                config = json.loads(upload.getvalue().decode("utf-8"))
+                if not isinstance(config, dict):
+                    raise ConfigError("expected a JSON object (a config.json)", file=upload.name)
+                chosen = name.strip() if name.strip() and len(files) == 1 else None
+                added = add_config(engine, config, upload.name, chosen, actor=res.actor(url))
+            except (ValueError, UnicodeDecodeError) as error:
+                st.error(plain(f"{upload.name}: not JSON: {error}"))
+                continue
+            except ConfigError as error:
+                st.error(plain(str(error)))
+                continue
+            assert added.facts is not None
+            st.success(plain(f"Added {added.name}: {added.facts.summary()}"))
+            res.bump_version(url)
+
+
+def _remove_section() -> None:
+    added_names = [e.model for e in catalog_entries() if e.origin == "added"]
+    if added_names:
+        st.subheader("Remove an added model")
+        gone = st.selectbox("Added model", added_names, key="model_remove_choice")
+        if st.button("Remove", key="model_remove") and res.guarded(
+            lambda: remove_model(engine, gone, actor=res.actor(url))
+        ):
+            st.success(plain(f"Removed {gone}."))
+            res.bump_version(url)
+            st.rerun()
+
+
+actor = res.actor(url)
+role_caption(actor)
+if actor.may(Action.ADD_MODELS):
+    _add_section()
+else:
+    refused_line(actor, Action.ADD_MODELS)
+if actor.may(Action.REMOVE_MODELS):
+    _remove_section()

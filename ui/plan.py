@@ -14,6 +14,7 @@ from planner.analysis.uncertainty import PlanRanges
 from planner.inputs.scenario import Scenario
 from reports.brief import pick_holds_sentence
 from reports.export import options_table
+from team.roles import Action
 from ui import (
     charts,
     measurement,
@@ -27,8 +28,10 @@ from ui import (
 )
 from ui import resources as res
 from ui.background import Later
+from ui.team import refused_line
 from ui.text import plain
 from workflows.scenario_files import scenario_from_dict, scenario_to_yaml
+from workflows.store import ScenarioExistsError
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 POLL_S = 1.0  # how often the page looks whether the ranges are in (each look costs the worker)
@@ -229,12 +232,31 @@ def _report(url: str, version: int, plan: Plan, later: Later) -> None:
 
 
 def _save(url: str, scenario: Scenario) -> None:
-    if st.button(plain(f"Save scenario as {scenario.name!r}"), key="plan_save"):
-        record = res.guarded(lambda: res.save_scenario(url, scenario))
-        if record is not None:
-            planned = res.guarded(lambda: res.record_plan_now(url, scenario.name))
-            kept = " and this plan in its history" if planned is not None else ""
-            st.success(plain(f"saved scenario {record.name!r}{kept}"))
+    """Save (a planner's); over a scenario of the same name only after 'replace it?'."""
+    if not res.actor(url).may(Action.SAVE_SCENARIOS):
+        refused_line(res.actor(url), Action.SAVE_SCENARIOS)
+        return
+    replace = st.session_state.get("plan_replace") == scenario.name
+    if replace:
+        st.warning(plain(st.session_state.get("plan_replace_why", "")))
+    label = (
+        f"Replace scenario {scenario.name!r}" if replace else f"Save scenario as {scenario.name!r}"
+    )
+    if not st.button(plain(label), key="plan_save"):
+        return
+    try:
+        record = res.save_scenario(url, scenario, replace=replace)
+    except ScenarioExistsError as exc:
+        st.session_state["plan_replace"] = scenario.name
+        st.session_state["plan_replace_why"] = f"{exc}. Press the button again to replace it."
+        st.rerun()
+    except CapplanError as exc:
+        st.error(plain(str(exc)))
+        return
+    st.session_state.pop("plan_replace", None)
+    planned = res.guarded(lambda: res.record_plan_now(url, scenario.name))
+    kept = " and this plan in its history" if planned is not None else ""
+    st.success(plain(f"saved scenario {record.name!r}{kept}"))
 
 
 def _applied(raw: dict[str, object]) -> Scenario | None:

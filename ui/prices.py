@@ -13,8 +13,10 @@ from hardware.prices import (
     catalog_version,
     skipped_rows,
 )
+from team.roles import Action
 from ui import resources as res
 from ui import tables
+from ui.team import refused_line, role_caption
 from ui.text import plain
 
 COLUMNS = {
@@ -49,6 +51,8 @@ COLUMNS = {
 
 url = res.open_store()
 version = res.store_version(url)
+actor = res.actor(url)
+role_caption(actor)
 st.title("GPU prices")
 if flash := st.session_state.pop("prices_flash", None):
     st.success(plain(flash))
@@ -58,21 +62,32 @@ st.caption(
     "version they used. Edit cells, add or delete rows, then save."
 )
 frame = pd.DataFrame(tables.price_rows(catalog), columns=list(tables.PRICE_COLUMNS))
-# Keyed by the store version so edits start afresh from the catalog just saved.
-edited = st.data_editor(
-    frame, column_config=COLUMNS, num_rows="dynamic", hide_index=True, key=f"price_editor_{version}"
-)
+if not actor.may(Action.CHANGE_PRICES):
+    st.dataframe(frame, column_config=COLUMNS, hide_index=True)
+    refused_line(actor, Action.CHANGE_PRICES)
+    edited = None
+else:  # Keyed by the store version so edits start afresh from the catalog just saved.
+    edited = st.data_editor(
+        frame,
+        column_config=COLUMNS,
+        num_rows="dynamic",
+        hide_index=True,
+        key=f"price_editor_{version}",
+    )
 save, restore = st.columns(2)
-if save.button("Save catalog", type="primary"):
+if edited is not None and save.button("Save catalog", type="primary"):
     rows = tables.records(edited)
     count = res.guarded(lambda: res.save_price_rows(url, rows))
     if count is not None:
         st.session_state["prices_flash"] = f"catalog saved: {count} prices"
         st.rerun()
-if restore.button("Restore shipped catalog"):
+if edited is not None and restore.button("Restore shipped catalog"):
     count = res.guarded(lambda: res.restore_shipped_prices(url))
     if count is not None:
-        st.session_state["prices_flash"] = f"shipped catalog restored: {count} prices"
+        st.session_state["prices_flash"] = (
+            f"shipped catalog restored: {count} prices (the catalog before is in the Audit "
+            "page's trail, with an undo)"
+        )
         st.rerun()
 st.subheader("Shipped rows without a usable price")
 st.caption("Quotes given only as a range (or blank) cannot price a plan; they are left out.")

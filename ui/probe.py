@@ -12,9 +12,11 @@ import streamlit as st
 from measurements.probe.defaults import PROBE_LIMITS as MOST
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
+from team.roles import Action
 from ui import resources as res
 from ui import upload_form
 from ui.app_secrets import secret_values, sign_in_configured
+from ui.team import refused_line, role_caption
 from ui.text import plain
 from workflows.probe import ProbeResult, probe_from_app
 from workflows.probe_guard import AppProbePolicy, app_policy
@@ -115,7 +117,11 @@ def _sweep(url: str, request: ProbeRequest) -> ProbeResult | None:
 
     result = res.guarded(
         lambda: probe_from_app(
-            request, _policy(url), open_store=lambda: res.store_engine(url), on_progress=show
+            request,
+            _policy(url),
+            open_store=lambda: res.store_engine(url),
+            actor=res.actor(url),
+            on_progress=show,
         )
     )
     if result is None:
@@ -161,6 +167,11 @@ st.caption(
     "`capplan probe --base-url` does, and stores the run. For a sweep on the GPU box itself "
     "(launching the engine, GPU facts from nvidia-smi), run `capplan probe` there."
 )
+actor = res.actor(url)
+role_caption(actor)
+if not actor.may(Action.IMPORT_RUNS):
+    refused_line(actor, Action.IMPORT_RUNS)
+    st.stop()
 request = _form()
 if request is not None:
     result = _sweep(url, request)

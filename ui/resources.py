@@ -19,8 +19,10 @@ from planner.curves.load import LoadCurve
 from planner.fitting.fit import CurveFit
 from planner.inputs.prices import PriceEntry
 from planner.inputs.scenario import Scenario
+from team.roles import Actor
 from ui import background
 from ui.tables import price_entries_from_rows
+from ui.team import current_actor
 from ui.text import plain
 from workflows import history, planning, store
 from workflows.curves import fits_of
@@ -77,6 +79,11 @@ def bump_version(url: str) -> None:
 def _bump_scenarios(url: str) -> None:
     """Mark the saved scenarios changed: their lists reload; curves, fits and plans stay."""
     _counter(url).scenarios += 1
+
+
+def actor(url: str) -> Actor:
+    """Who this session's writes are made as (ui/team.py), with the role that decides them."""
+    return current_actor(store_engine(url))
 
 
 def guarded(action: Callable[[], T]) -> T | None:
@@ -279,12 +286,11 @@ def import_uploads(
     format_id: str = "auto",
 ) -> list[FileOutcome]:
     """Import (name, bytes) pairs one file at a time (workflows.ingest): a bad file is rejected
-    on its own and stores nothing; the good ones are stored, files of one sweep merged. With
-    `refuse`, a run the planner could not use (no GPU, TP...) is rejected too."""
+    on its own; files of one sweep merged; `refuse`: a run the planner cannot use too."""
     # A folder upload names each file by its path in the folder: those read as a result folder.
     uploads = [Upload(name, data, _folder(name)) for name, data in files]
     options = IngestOptions(overrides, provenance, format_id, refuse_unplannable=refuse)
-    outcomes = ingest(store_engine(url), uploads, options)
+    outcomes = ingest(store_engine(url), uploads, options, actor=actor(url))
     if any(outcome.created for outcome in outcomes):
         bump_version(url)
     return outcomes
@@ -305,8 +311,8 @@ def deployment_overrides(values: dict[str, object]) -> DeploymentOverrides:
 
 
 def delete_run(url: str, run_id: int) -> bool:
-    """Delete a stored run and its levels; False when it was already gone."""
-    deleted = store.delete_run(store_engine(url), run_id)
+    """Move a stored run to the trash (an admin's); False when it was already gone."""
+    deleted = store.delete_run(store_engine(url), run_id, actor=actor(url))
     bump_version(url)
     return deleted
 
@@ -314,21 +320,26 @@ def delete_run(url: str, run_id: int) -> bool:
 def save_price_rows(url: str, rows: Sequence[dict[str, object]]) -> int:
     """Validate edited catalog rows and replace the stored catalog with them."""
     entries = price_entries_from_rows(rows)
-    count = store.replace_prices(store_engine(url), entries)
+    count = store.replace_prices(store_engine(url), entries, actor=actor(url))
     bump_version(url)
     return count
 
 
 def restore_shipped_prices(url: str) -> int:
     """Replace the stored catalog with the shipped hardware/data/gpu_prices.csv."""
-    count = store.replace_prices(store_engine(url), load_catalog_csv())
+    engine, shipped = store_engine(url), load_catalog_csv()
+    count = store.replace_prices(engine, shipped, actor=actor(url), why="restored")
     bump_version(url)
     return count
 
 
-def save_scenario(url: str, scenario: Scenario) -> ScenarioRecord:
-    """Save a scenario as YAML under its name (replacing one with the same name)."""
-    record = store.save_scenario(store_engine(url), scenario.name, scenario_to_yaml(scenario))
+def save_scenario(url: str, scenario: Scenario, *, replace: bool = False) -> ScenarioRecord:
+    """Save a scenario as YAML under its name; with `replace`, over the one of that name
+    (its owner's or an admin's: ScenarioExistsError / PermissionDeniedError otherwise)."""
+    engine, yaml_text = store_engine(url), scenario_to_yaml(scenario)
+    record = store.save_scenario(
+        engine, scenario.name, yaml_text, actor=actor(url), replace=replace
+    )
     _bump_scenarios(url)
     return record
 
@@ -354,21 +365,21 @@ def _plan_history(url: str, version: int, saved: int, name: str) -> list[PlanRec
 
 def rename_scenario(url: str, old: str, new: str) -> ScenarioRecord:
     """Rename a saved scenario (InputError when the new name is taken)."""
-    record = history.rename_scenario(store_engine(url), old, new)
+    record = history.rename_scenario(store_engine(url), old, new, actor=actor(url))
     _bump_scenarios(url)
     return record
 
 
 def clone_scenario(url: str, name: str, new_name: str) -> ScenarioRecord:
     """Copy a saved scenario under a new name."""
-    record = history.clone_scenario(store_engine(url), name, new_name)
+    record = history.clone_scenario(store_engine(url), name, new_name, actor=actor(url))
     _bump_scenarios(url)
     return record
 
 
 def delete_scenario(url: str, name: str) -> bool:
-    """Delete a saved scenario (its recorded plans stay, for audit)."""
-    deleted = store.delete_scenario(store_engine(url), name)
+    """Move a saved scenario to the trash (its recorded plans stay, for audit)."""
+    deleted = store.delete_scenario(store_engine(url), name, actor=actor(url))
     _bump_scenarios(url)
     return deleted
 
@@ -379,7 +390,8 @@ def record_plan_now(url: str, name: str) -> PlanRecord:
     scenario = load_scenario(url, name)
     plan = plan_for(scenario, url, version)
     curves = scenario_curves(scenario, url, version)
-    record = history.record_plan(store_engine(url), name, plan, curves=curves)
+    engine = store_engine(url)
+    record = history.record_plan(engine, name, plan, curves=curves, actor=actor(url))
     _bump_scenarios(url)
     return record
 

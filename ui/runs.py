@@ -1,13 +1,15 @@
-"""Runs page: upload result files, browse the stored runs a page at a time (filters, search),
-inspect one, delete it."""
+"""Runs page: upload result files (a planner's), browse the stored runs a page at a time (filters,
+search), inspect one, delete it (an admin's; to the trash, with an undo)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from measurements.run_file import Origin
+from team.roles import Action, Actor
 from ui import resources as res
-from ui import tables, upload
+from ui import tables, team_actions, upload
+from ui.team import refused_line, role_caption
 from ui.text import plain
 from workflows.curves import NOT_STATED
 from workflows.store import RunFilter, RunSummary
@@ -62,7 +64,7 @@ def _runs_table(url: str) -> list[RunSummary]:
     return list(shown.summaries)
 
 
-def _inspect(url: str, shown: list[RunSummary]) -> None:
+def _inspect(url: str, shown: list[RunSummary], actor: Actor) -> None:
     labels = {s.run_id: f"run {s.run_id} · {s.engine} · {s.model} · {s.gpu or '?'}" for s in shown}
     run_id = st.selectbox(
         "Inspect run", list(labels), format_func=labels.__getitem__, key="inspect_run"
@@ -84,8 +86,12 @@ def _inspect(url: str, shown: list[RunSummary]) -> None:
         if rows:
             levels.markdown(f"**Levels: {caption}**")
             levels.dataframe(rows, hide_index=True)
+    if not actor.may(Action.DELETE_RUNS):
+        refused_line(actor, Action.DELETE_RUNS)
+        return
     confirm = st.checkbox(
-        f"Yes, delete run {run_id} with its levels and samples", key=f"confirm_delete_{run_id}"
+        f"Yes, delete run {run_id} (to the trash: undo on this page or the Audit page)",
+        key=f"confirm_delete_{run_id}",
     )
     clicked = st.button(f"Delete run {run_id}", disabled=not confirm, type="primary")
     if not clicked:
@@ -94,13 +100,31 @@ def _inspect(url: str, shown: list[RunSummary]) -> None:
     if deleted is False:
         st.warning(f"run {run_id} was not in the store any more (deleted elsewhere?)")
     elif deleted:
-        st.session_state["runs_flash"] = f"run {run_id} deleted"
+        st.session_state["runs_flash"] = f"run {run_id} deleted (in the trash)"
+        st.session_state["runs_undo"] = run_id
+        st.rerun()
+
+
+def _undo(url: str) -> None:
+    """The undo of the delete just made, until the page is left."""
+    run_id = st.session_state.get("runs_undo")
+    if run_id is None or not st.button(f"Undo: bring run {run_id} back", key="runs_undo_button"):
+        return
+    if res.guarded(lambda: team_actions.undo_delete(url, "run", str(run_id))) is not None:
+        st.session_state.pop("runs_undo", None)
+        st.session_state["runs_flash"] = f"run {run_id} is back"
         st.rerun()
 
 
 url = res.open_store()
+actor = res.actor(url)
+role_caption(actor)
 st.title("Runs")
 if flash := st.session_state.pop("runs_flash", None):
     st.success(plain(flash))
-upload.section(url)
-_inspect(url, _runs_table(url))
+_undo(url)
+if actor.may(Action.IMPORT_RUNS):
+    upload.section(url)
+else:
+    refused_line(actor, Action.IMPORT_RUNS)
+_inspect(url, _runs_table(url), actor)

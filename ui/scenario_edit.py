@@ -23,7 +23,10 @@ from workflows.scenario_files import scenario_to_yaml as to_yaml
 
 
 def draw(url: str, names: list[str], done: Callable[[str], None]) -> None:
-    """The editor of one saved scenario; `done(message)` reports a save (and reruns)."""
+    """The editor of one saved scenario (`names`: those this person may change); `done(message)`
+    reports a save (and reruns)."""
+    if not names:
+        return
     st.subheader("Edit a scenario")
     name = st.selectbox("Scenario to edit", names, key="edit_name")
     scenario = res.guarded(lambda: res.load_scenario(url, name))
@@ -34,7 +37,7 @@ def draw(url: str, names: list[str], done: Callable[[str], None]) -> None:
         saved = st.form_submit_button("Save changes")
     if saved:
         edited = res.guarded(lambda: _edited(scenario, raw))
-        if edited is not None and _saved(url, edited):
+        if edited is not None and _saved(url, edited, name):
             _forget(name)
             done(f"saved the changes to {name!r}")
     with st.expander("Details: every input as YAML"):
@@ -44,7 +47,7 @@ def draw(url: str, names: list[str], done: Callable[[str], None]) -> None:
         text = st.text_area("Scenario YAML", current, height=320, key=f"edit_yaml_{digest}")
         if st.button("Save the YAML", key=f"edit_yaml_save_{name}"):
             parsed = res.guarded(lambda: scenario_from_yaml(text, f"the YAML of {name!r}"))
-            if parsed is not None and _saved(url, parsed):
+            if parsed is not None and _saved(url, parsed, name):
                 _forget(name)
                 done(f"saved scenario {parsed.name!r} from its YAML")
     if st.button("Open it on the Plan page", key=f"edit_open_{name}"):
@@ -59,9 +62,11 @@ def _forget(name: str) -> None:
         del st.session_state[key]
 
 
-def _saved(url: str, scenario: Scenario) -> bool:
-    """Save it under its name; False (the error shown) when the store refused."""
-    return res.guarded(lambda: res.save_scenario(url, scenario)) is not None
+def _saved(url: str, scenario: Scenario, edited: str) -> bool:
+    """Save it over the scenario being edited (a new name is a new scenario); False (the error
+    shown) when the store refused."""
+    replace = scenario.name == edited
+    return res.guarded(lambda: res.save_scenario(url, scenario, replace=replace)) is not None
 
 
 def _fields(scenario: Scenario) -> dict[str, object]:

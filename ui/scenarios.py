@@ -9,11 +9,14 @@ from collections.abc import Callable
 import streamlit as st
 
 from planner.analysis.capacity import Plan
+from team.roles import Action, Actor
 from ui import resources as res
 from ui import scenario_compare as compare
 from ui import scenario_edit
+from ui.team import refused_line, role_caption
 from ui.text import plain
 from workflows.history import Regenerated
+from workflows.store import ScenarioRecord
 
 EMPTY = (
     "No saved scenarios yet. On the Plan page, set the workload, SLA and demand, then press "
@@ -50,21 +53,45 @@ def _act(action: Callable[[], object], message: str) -> None:
         st.rerun()
 
 
-def _manage(url: str, names: list[str]) -> None:
+def _manage(url: str, saved: list[ScenarioRecord], actor: Actor) -> None:
+    st.subheader("Saved scenarios")
+    st.dataframe([_owner_row(record) for record in saved], hide_index=True)
+    if not actor.may(Action.SAVE_SCENARIOS):
+        refused_line(actor, Action.SAVE_SCENARIOS)
+        return
     st.subheader("Rename, clone or delete")
+    names = [record.name for record in saved]
     name = st.selectbox("Scenario", names, key="manage_name")
+    owner = next(record.created_by for record in saved if record.name == name)
     new_name = st.text_input("New name (for rename or clone)", key="manage_new_name")
     rename, clone, delete = st.columns(3)
-    if rename.button("Rename", key="rename"):
-        _act(lambda: res.rename_scenario(url, name, new_name), f"renamed {name!r} to {new_name!r}")
     if clone.button("Clone", key="clone"):
         _act(lambda: res.clone_scenario(url, name, new_name), f"cloned {name!r} as {new_name!r}")
+    if not actor.may_change(owner):
+        st.caption(
+            plain(
+                f"{name!r} is {owner or 'nobody'}'s: only its owner or an admin may rename, "
+                "replace or delete it; clone it to make your own."
+            )
+        )
+        return
+    if rename.button("Rename", key="rename"):
+        _act(lambda: res.rename_scenario(url, name, new_name), f"renamed {name!r} to {new_name!r}")
     sure = delete.checkbox("Yes, delete it", key="delete_confirm")
     if delete.button("Delete", key="delete", disabled=not sure):
         _act(
             lambda: res.delete_scenario(url, name),
-            f"deleted {name!r} (its recorded plans stay for audit, under its name)",
+            f"deleted {name!r} (in the trash: undo on the Audit page; its recorded plans stay)",
         )
+
+
+def _owner_row(record: ScenarioRecord) -> dict[str, object]:
+    return {
+        "scenario": record.name,
+        "owner": record.created_by or "(saved before owners were kept)",
+        "last changed by": record.updated_by or "",
+        "last changed (UTC)": record.updated_at.strftime("%Y-%m-%d %H:%M"),
+    }
 
 
 def _compare(url: str, version: int, names: list[str]) -> None:
@@ -99,7 +126,9 @@ def _plan(url: str, version: int, name: str) -> Plan | None:
 def _history(url: str, version: int, names: list[str]) -> None:
     st.subheader("Plan history")
     name = st.selectbox("Scenario", names, key="history_name")
-    if st.button("Record a plan run now", key="record_now"):
+    if res.actor(url).may(Action.RECORD_PLANS) and st.button(
+        "Record a plan run now", key="record_now"
+    ):
         record = res.guarded(lambda: res.record_plan_now(url, name))
         if record is not None:
             _flash(f"recorded plan {record.record_id} of {name!r}")
@@ -142,13 +171,16 @@ def _record_report(url: str, result: Regenerated) -> None:
 st.title("Scenarios")
 store = res.open_store()
 store_version = res.store_version(store)
+me = res.actor(store)
+role_caption(me)
 if flash := st.session_state.pop("scenarios_flash", None):
     st.success(plain(flash))
-saved = [record.name for record in res.saved_scenarios(store, store_version)]
+records = res.saved_scenarios(store, store_version)
+saved = [record.name for record in records]
 if not saved:
     st.info(EMPTY)
     st.stop()
-_manage(store, saved)
-scenario_edit.draw(store, saved, _done)
+_manage(store, records, me)
+scenario_edit.draw(store, [r.name for r in records if me.may_change(r.created_by)], _done)
 _compare(store, store_version, saved)
 _history(store, store_version, saved)

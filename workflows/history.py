@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from db import scenarios
+from db import plan_basis, scenarios
+from db.plan_basis import BasisNow
 from db.engine import Engine
 from db.scenarios import NewPlanRecord, PlanRecord, PlanSummary, ScenarioRecord
 from errors import ScenarioError
@@ -17,6 +18,7 @@ from planner.analysis.capacity import Plan, make_plan
 from planner.curves.load import LoadCurve
 from planner.fitting.shapes import group_key
 from planner.inputs.scenario import scenario_from_yaml, scenario_to_yaml
+from team.roles import Actor
 from workflows.planning import load_curves, plan_run_ids, run_curves
 
 __all__ = [
@@ -70,7 +72,12 @@ def basis_run_ids(plan: Plan, curves: Sequence[LoadCurve]) -> list[int]:
 
 
 def record_plan(
-    engine: Engine, scenario_name: str, plan: Plan, *, curves: Sequence[LoadCurve] | None = None
+    engine: Engine,
+    scenario_name: str,
+    plan: Plan,
+    *,
+    actor: Actor,
+    curves: Sequence[LoadCurve] | None = None,
 ) -> PlanRecord:
     """Record a plan of a saved scenario (InputError when none has that name). `curves` are the
     curves the plan was made from (default: every stored run's curve)."""
@@ -83,7 +90,7 @@ def record_plan(
         prices_used=tuple(plan.prices_used),
         summary=plan_summary(plan),
     )
-    return scenarios.record_plan(engine, scenario_name, new)
+    return scenarios.record_plan(engine, scenario_name, new, actor=actor)
 
 
 def regenerate(engine: Engine, record_id: int) -> Regenerated:
@@ -91,7 +98,7 @@ def regenerate(engine: Engine, record_id: int) -> Regenerated:
     with the recorded summary compared to the new one; PlanningError naming the runs deleted
     since. The plan keeps the recorded catalog version (its prices are that catalog's)."""
     record = scenarios.get_plan_record(engine, record_id)
-    scenarios.refuse_missing_runs(engine, record)
+    plan_basis.refuse_missing_runs(engine, record)
     scenario = scenario_from_yaml(record.scenario_yaml, f"plan record {record_id}")
     curves = run_curves(engine, record.basis_run_ids)
     plan = make_plan(scenario, curves, record.prices_used)
@@ -110,11 +117,16 @@ def renamed_yaml(yaml_text: str, name: str) -> str:
     return scenario_to_yaml(scenario.model_copy(update={"name": name}))
 
 
-def rename_scenario(engine: Engine, old: str, new: str) -> ScenarioRecord:
+def rename_scenario(engine: Engine, old: str, new: str, *, actor: Actor) -> ScenarioRecord:
     """Rename a saved scenario and the name in its YAML; its plan history follows it."""
-    return scenarios.rename_scenario(engine, old, new, rename_yaml=renamed_yaml)
+    return scenarios.rename_scenario(engine, old, new, rename_yaml=renamed_yaml, actor=actor)
 
 
-def clone_scenario(engine: Engine, name: str, new_name: str) -> ScenarioRecord:
-    """Copy a saved scenario under a new name (no plan history)."""
-    return scenarios.clone_scenario(engine, name, new_name, rename_yaml=renamed_yaml)
+def clone_scenario(engine: Engine, name: str, new_name: str, *, actor: Actor) -> ScenarioRecord:
+    """Copy a saved scenario under a new name (no plan history), owned by actor."""
+    return scenarios.clone_scenario(engine, name, new_name, rename_yaml=renamed_yaml, actor=actor)
+
+
+def basis_now(engine: Engine, record: PlanRecord) -> BasisNow:
+    """How the runs and prices a recorded plan rested on stand now (db.plan_basis)."""
+    return plan_basis.basis_now(engine, record)

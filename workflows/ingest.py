@@ -29,6 +29,7 @@ from measurements.importers.common import NO_OVERRIDES, DeploymentOverrides
 from measurements.importers.sweeps import MergedRun, merge_sweep_groups
 from measurements.run_file import Provenance, input_error_from_validation
 from planner.curves.plannable import missing_for_planning
+from team.roles import Action, Actor
 from workflows.result_folders import (
     Member,
     Verdict,
@@ -149,9 +150,13 @@ def _read(path: Path) -> Upload:
     return Upload(path.name, data)
 
 
-def ingest(engine: Engine, uploads: Sequence[Upload], options: IngestOptions) -> list[FileOutcome]:
-    """Import and store a batch; outcomes in upload order (archive members where their archive
-    was). With options.atomic the first bad file raises its CapplanError and nothing is stored."""
+def ingest(
+    engine: Engine, uploads: Sequence[Upload], options: IngestOptions, *, actor: Actor
+) -> list[FileOutcome]:
+    """Import and store a batch as actor (a planner or above: PermissionDeniedError before any file
+    is read); outcomes in upload order (archive members where their archive was). With
+    options.atomic the first bad file raises its CapplanError and nothing is stored."""
+    actor.require(Action.IMPORT_RUNS)
     parsed, refused, order = _parse(uploads, options)
     merged = (
         merge_sweep_groups([run for imported in parsed for run in imported.runs])
@@ -164,12 +169,12 @@ def ingest(engine: Engine, uploads: Sequence[Upload], options: IngestOptions) ->
         refused += [_unplannable(item, missing[id(item)]) for item in merged if missing[id(item)]]
         merged = [item for item in merged if not missing[id(item)]]
     if options.atomic:
-        results = repository.save_runs(engine, [item.run for item in merged])
+        results = repository.save_runs(engine, [item.run for item in merged], actor=actor)
         stored = [
             _outcome(item, result, files) for item, result in zip(merged, results, strict=True)
         ]
     else:
-        stored = [_save_one(engine, item, files) for item in merged]
+        stored = [_save_one(engine, item, files, actor) for item in merged]
     stored = [
         replace(outcome, unplannable=missing[id(item)])
         for item, outcome in zip(merged, stored, strict=True)
@@ -325,10 +330,12 @@ def _import(upload: Upload, options: IngestOptions) -> ImportedFile:
     )
 
 
-def _save_one(engine: Engine, item: MergedRun, files: dict[str, ImportedFile]) -> FileOutcome:
+def _save_one(
+    engine: Engine, item: MergedRun, files: dict[str, ImportedFile], actor: Actor
+) -> FileOutcome:
     """One run in its own transaction: stored whole or not at all."""
     try:
-        result = repository.save_run(engine, item.run)
+        result = repository.save_run(engine, item.run, actor=actor)
     except CapplanError as exc:
         return FileOutcome(item.files, IngestStatus.REJECTED, message=str(exc))
     return _outcome(item, result, files)

@@ -18,6 +18,7 @@ from planner.physics import catalog
 from planner.physics.config import facts_from_config, read_config
 from planner.physics.config_layers import ConfigError
 from planner.physics.models import ModelFacts
+from team.roles import Actor
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,9 @@ class AddedModel:
     added_at: datetime | None = None
 
 
-def add_models(engine: Engine, path: Path, name: str | None = None) -> list[AddedModel]:
+def add_models(
+    engine: Engine, path: Path, name: str | None = None, *, actor: Actor
+) -> list[AddedModel]:
     """Add the config.json at `path`, or every one under a folder (`name` only for one file):
     each is checked, stored and known to the catalog, or refused with the field it lacks;
     InputError when the path holds no config.json at all."""
@@ -61,28 +64,29 @@ def add_models(engine: Engine, path: Path, name: str | None = None) -> list[Adde
                     value=model,
                 )
             named[model] = str(file)
-            out.append(add_config(engine, config, str(file), name))
+            out.append(add_config(engine, config, str(file), name, actor=actor))
         except ConfigError as error:
             out.append(AddedModel(str(file), "", None, str(error)))
     return out
 
 
 def add_config(
-    engine: Engine, config: dict[str, Any], source: str, name: str | None = None
+    engine: Engine, config: dict[str, Any], source: str, name: str | None = None, *, actor: Actor
 ) -> AddedModel:
     """Check one config (ConfigError naming what it lacks), store it and make it known."""
     model = canonical_model(clean_name(name or catalog.model_name_of(config, source)))
     if not model:
         raise ConfigError("no model name: name it", file=source, field="name")
     facts = facts_from_config(config, model, source)
-    row = model_configs.store_model_config(engine, model, json.dumps(config), source)
+    row = model_configs.store_model_config(engine, model, json.dumps(config), source, actor=actor)
     catalog.add_config(config, source, name=model)
     return AddedModel(source, model, facts, None, row.added_at)
 
 
-def remove_model(engine: Engine, name: str) -> bool:
-    """Forget an added config by any spelling of its name; False when none was stored."""
-    removed = model_configs.delete_model_config(engine, canonical_model(name))
+def remove_model(engine: Engine, name: str, *, actor: Actor) -> bool:
+    """Forget an added config by any spelling of its name (to the trash); False when none was
+    stored."""
+    removed = model_configs.delete_model_config(engine, canonical_model(name), actor=actor)
     sync_catalog(engine)
     return removed
 

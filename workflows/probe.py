@@ -13,12 +13,13 @@ from db.access import check_store_writable
 from db.backup import store_files
 from db.engine import Engine
 from db.repository import SaveResult
-from errors import InputError, StoreError
+from errors import InputError, PermissionDeniedError, StoreError
 from measurements.probe.level_run import ProgressEvent
 from measurements.probe.outbound import Outbound
 from measurements.probe.request import ProbeRequest
 from measurements.probe.session import run_session
 from measurements.probe.sweep import ProbeOutcome
+from team.roles import Action, Actor
 from workflows.outputs import OutputRule, check_output
 from workflows.probe_guard import AppProbePolicy, guard
 
@@ -43,6 +44,7 @@ def probe_endpoint(
     on_progress: OnProgress | None = None,
     store_url: str | None = None,
     outbound: Outbound | None = None,
+    actor: Actor | None = None,
 ) -> ProbeResult:
     """Run the session the request asks for, then store the run when open_store is given.
 
@@ -54,6 +56,10 @@ def probe_endpoint(
     request; a server that dies mid-sweep gives an incomplete outcome, the levels measured so
     far kept. `outbound` (the app, workflows.probe_guard) limits where requests go.
     """
+    if open_store is not None:  # storing is a planner's: refused before the sweep, not after
+        if actor is None:
+            raise PermissionDeniedError("storing a probed run needs the person it is stored for")
+        actor.require(Action.IMPORT_RUNS)
     protected = store_files(store_url) if store_url is not None else ()
     check_output(request.out_path, RUN_FILE, force=request.force, protected=protected)
     if open_store is not None and store_url is not None:
@@ -62,7 +68,8 @@ def probe_endpoint(
     stored = None
     if open_store is not None:
         try:
-            stored = repository.save_run(open_store(), outcome.run)
+            assert actor is not None  # checked before the sweep
+            stored = repository.save_run(open_store(), outcome.run, actor=actor)
         except (StoreError, InputError) as exc:
             raise StoreError(
                 f"{exc}; the measured run is kept in {request.out_path}: store it later with "
@@ -76,11 +83,12 @@ def probe_from_app(
     policy: AppProbePolicy,
     *,
     open_store: Callable[[], Engine],
+    actor: Actor,
     on_progress: OnProgress | None = None,
 ) -> ProbeResult:
     """The Probe page's sweep: the request checked against the app's policy first (host, key
     variable), then run with requests going to the checked addresses only, and stored."""
     outbound = guard(request, policy)
     return probe_endpoint(
-        request, open_store=open_store, on_progress=on_progress, outbound=outbound
+        request, open_store=open_store, on_progress=on_progress, outbound=outbound, actor=actor
     )

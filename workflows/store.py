@@ -28,6 +28,7 @@ from db.run_lists import (
 from db.run_reads import StoredRun, get_run, load_runs
 from db.scenarios import (
     PlanRecord,
+    ScenarioExistsError,
     ScenarioRecord,
     delete_scenario,
     get_scenario,
@@ -36,6 +37,7 @@ from db.scenarios import (
     save_scenario,
 )
 from db.seed import DemoLoadResult, ensure_demo_data, load_demo_data
+from workflows.team import purge_due
 
 __all__ = [
     "BackupSummary",
@@ -46,6 +48,7 @@ __all__ = [
     "RunFilter",
     "RunPage",
     "RunSummary",
+    "ScenarioExistsError",
     "ScenarioRecord",
     "StoredRun",
     "backup",
@@ -87,7 +90,9 @@ def open_store(url: str) -> Engine:
 
 
 def open_app_store(url: str) -> Engine:
-    """The app's store: opened as open_store, the demo data loaded when it holds no run yet."""
+    """The app's store: opened as open_store, the demo data loaded when it holds no run yet,
+    and what has been in the trash past its time purged (recorded)."""
     engine = open_store(url)
     ensure_demo_data(engine)
+    purge_due(engine)
     return engine

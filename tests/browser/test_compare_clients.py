@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from db.engine import make_engine, upgrade
 from measurements.importers.common import DeploymentOverrides
+from team.roles import SYSTEM
 from tests.browser.app_server import AppStartError, RunningApp, running_app
 from tests.browser.conftest import VIEWPORT
 from tests.browser.pages import PAGE_TIMEOUT_MS, open_page
@@ -39,7 +40,7 @@ def _import_folders(db_url: str) -> None:
     """The four tools' real result folders, imported as `capplan import FOLDER...` does."""
     upgrade(db_url)
     engine = make_engine(db_url)
-    ingest(engine, read_uploads(list(FOLDERS)), IngestOptions(FACTS, atomic=True))
+    ingest(engine, read_uploads(list(FOLDERS)), IngestOptions(FACTS, atomic=True), actor=SYSTEM)
     engine.dispose()
 
 

@@ -14,6 +14,7 @@ from db import repository
 from db.backup import backup
 from db.engine import make_engine, upgrade
 from db.models import Base
+from team.roles import SYSTEM
 from tests.db.conftest import full_run
 from tests.stores import Stores
 
@@ -31,6 +32,20 @@ def table_rows(url: str) -> dict[str, list[tuple[object, ...]]]:
             }
     finally:
         engine.dispose()
+
+
+def restored_as(
+    after: dict[str, list[tuple[object, ...]]], before: dict[str, list[tuple[object, ...]]]
+) -> bool:
+    """Whether a restored store holds exactly `before`, its audit trail going on past the
+    backup's: the backup's entries first, then any the replaced store had that the backup
+    lacks, then the restore's own entry (db/restore.py)."""
+    trail, kept = after["audit_log"], before["audit_log"]
+    same = {name: rows for name, rows in after.items() if name != "audit_log"} == {
+        name: rows for name, rows in before.items() if name != "audit_log"
+    }
+    action = 5  # audit_log columns: id, at, actor, role, kind, action, ...
+    return same and trail[: len(kept)] == kept and bool(trail) and trail[-1][action] == "restored"
 
 
 def edit(file: Path, out: Path, change: Callable[[list[str]], list[str]]) -> Path:
@@ -72,6 +87,6 @@ def old_backup(tmp_path: Path, *names: str) -> Path:
 def filled_target(stores: Stores) -> str:
     url = stores.migrated("backup_target")
     engine = make_engine(url)
-    repository.save_run(engine, full_run("precious", "aa" * 32))
+    repository.save_run(engine, full_run("precious", "aa" * 32), actor=SYSTEM)
     engine.dispose()
     return url

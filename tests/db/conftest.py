@@ -28,6 +28,7 @@ from measurements.run_file import (
     Startup,
     Workload,
 )
+from team.roles import SYSTEM
 from tests.stores import Stores
 
 
@@ -71,7 +72,10 @@ def statements(engine: Engine) -> Iterator[list[str]]:
 @pytest.fixture
 def team_runs(engine: Engine) -> list[int]:
     """24 stored team runs (team_run(0..23)) of 2 levels and 3 samples each; ids, oldest first."""
-    return [result.run_id for result in save_runs(engine, [team_run(i) for i in range(24)])]
+    return [
+        result.run_id
+        for result in save_runs(engine, [team_run(i) for i in range(24)], actor=SYSTEM)
+    ]
 
 
 TEAM_ENGINES = ("vllm", "tensorrt-llm")

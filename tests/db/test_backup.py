@@ -7,6 +7,7 @@ The Postgres cases (marker `postgres`) run when CAPPLAN_TEST_PG_URL names an adm
 from __future__ import annotations
 
 import gzip
+import getpass
 import json
 import shutil
 from pathlib import Path
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 
 from cli import app
 from db import backup as backup_module
-from db import repository, run_lists, run_reads, scenarios
+from db import repository, run_lists, run_reads, scenarios, team_roles
 from db.backup import backup
 from db.engine import current_revision, head_revision, make_engine, upgrade
 from db.prices import list_prices
@@ -29,7 +30,8 @@ from planner.analysis.capacity import make_plan
 from planner.inputs.scenario import scenario_from_yaml
 from planner.physics import catalog
 from planner.physics.catalog import CONFIG_DIR
-from tests.db.backup_files import filled_target, table_rows
+from team.roles import SYSTEM, Role
+from tests.db.backup_files import restored_as, filled_target, table_rows
 from tests.db.conftest import full_run
 from tests.stores import Stores
 from workflows import history, models, planning
@@ -46,6 +48,8 @@ TABLES = [
     "model_configs",
     "scenarios",
     "plan_records",
+    "audit_log",
+    "team_roles",
 ]
 runner = CliRunner()
 
@@ -57,16 +61,19 @@ def filled_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     url = f"sqlite:///{path}"
     upgrade(url)
     engine = make_engine(url)
-    load_demo_data(engine)
-    doomed = repository.save_run(engine, full_run("deleted later", "cd" * 32)).run_id
-    repository.save_run(engine, full_run())
-    assert repository.delete_run(engine, doomed)
-    scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
+    load_demo_data(engine, actor=SYSTEM)
+    doomed = repository.save_run(engine, full_run("deleted later", "cd" * 32), actor=SYSTEM).run_id
+    repository.save_run(engine, full_run(), actor=SYSTEM)
+    assert repository.delete_run(engine, doomed, actor=SYSTEM)
+    scenarios.save_scenario(engine, "agent-platform", AGENT_YAML, actor=SYSTEM)
     config = (CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text(encoding="utf-8")
-    models.add_config(engine, json.loads(config), "acme/config.json", name="acme/Support-8B")
+    models.add_config(
+        engine, json.loads(config), "acme/config.json", name="acme/Support-8B", actor=SYSTEM
+    )
     scenario = scenario_from_yaml(AGENT_YAML, "agent-platform")
     plan = make_plan(scenario, planning.load_curves(engine), list_prices(engine))
-    history.record_plan(engine, "agent-platform", plan)
+    history.record_plan(engine, "agent-platform", plan, actor=SYSTEM)
+    team_roles.set_role(engine, "ada@example.com", Role.PLANNER, actor=SYSTEM)
     engine.dispose()
     catalog.forget_added()  # the store keeps it; the per-process catalog must not
     return path
@@ -83,17 +90,21 @@ def test_sqlite_backup_restores_every_row_with_its_id(source_url: str, tmp_path:
     before = table_rows(source_url)
     assert sorted(before) == sorted(TABLES)
     assert all(before[table] for table in TABLES), {t: len(r) for t, r in before.items()}
-    assert len(before["request_samples"]) == 3
+    assert len(before["request_samples"]) == 6  # 3 of the run in the trash
     file = tmp_path / "store.jsonl.gz"
     written = backup(source_url, file)
     assert written.rows == {table: len(rows) for table, rows in before.items()}
 
     target = f"sqlite:///{tmp_path / 'restored.db'}"
-    loaded = restore(target, file)
+    loaded = restore(target, file, actor=SYSTEM)
     assert loaded.rows == written.rows
     assert current_revision(target) == head_revision()
     after = table_rows(target)
     for table in TABLES:
+        if table == "audit_log":  # the trail goes on: the restore itself is its last entry
+            assert after[table][:-1] == before[table]
+            assert after[table][-1][5] == "restored", after[table][-1]
+            continue
         assert after[table] == before[table], table
 
 
@@ -104,9 +115,9 @@ def test_restored_store_takes_new_runs_above_every_old_id(source_url: str, tmp_p
     file = tmp_path / "store.jsonl.gz"
     backup(source_url, file)
     target = f"sqlite:///{tmp_path / 'restored.db'}"
-    restore(target, file)
+    restore(target, file, actor=SYSTEM)
     engine = make_engine(target)
-    new_id = repository.save_run(engine, full_run("after restore", "ef" * 32)).run_id
+    new_id = repository.save_run(engine, full_run("after restore", "ef" * 32), actor=SYSTEM).run_id
     # The deleted run was saved before the kept one, so the newest id is still in use.
     assert new_id == max_before + 1
     assert run_reads.get_run(engine, new_id).run.label == "after restore"
@@ -117,16 +128,16 @@ def test_a_deleted_runs_id_is_not_handed_out_again_after_restore(tmp_path: Path)
     url = f"sqlite:///{tmp_path / 'source.db'}"
     upgrade(url)
     engine = make_engine(url)
-    first = repository.save_run(engine, full_run("kept", "aa" * 32)).run_id
-    gone = repository.save_run(engine, full_run("deleted", "bb" * 32)).run_id
-    assert repository.delete_run(engine, gone)
+    first = repository.save_run(engine, full_run("kept", "aa" * 32), actor=SYSTEM).run_id
+    gone = repository.save_run(engine, full_run("deleted", "bb" * 32), actor=SYSTEM).run_id
+    assert repository.delete_run(engine, gone, actor=SYSTEM)
     engine.dispose()
     file = tmp_path / "store.jsonl.gz"
     backup(url, file)
     target = f"sqlite:///{tmp_path / 'restored.db'}"
-    restore(target, file)
+    restore(target, file, actor=SYSTEM)
     restored = make_engine(target)
-    new_id = repository.save_run(restored, full_run("new", "cc" * 32)).run_id
+    new_id = repository.save_run(restored, full_run("new", "cc" * 32), actor=SYSTEM).run_id
     restored.dispose()
     assert (first, gone, new_id) == (1, 2, 3)
 
@@ -139,13 +150,15 @@ def test_restore_refuses_a_non_empty_database_unless_replace(
     target = f"sqlite:///{tmp_path / 'other.db'}"
     upgrade(target)
     engine = make_engine(target)
-    repository.save_run(engine, full_run("in the way", "12" * 32))
+    repository.save_run(engine, full_run("in the way", "12" * 32), actor=SYSTEM)
     engine.dispose()
-    with pytest.raises(StoreError, match=r"is not empty \(1 deployments, 1 runs.*--replace"):
-        restore(target, file)
+    with pytest.raises(
+        StoreError, match=r"is not empty \(1 audit_log, 1 deployments, 1 runs.*--replace"
+    ):
+        restore(target, file, actor=SYSTEM)
     assert len(table_rows(target)["runs"]) == 1
-    restore(target, file, replace=True)
-    assert table_rows(target) == table_rows(source_url)
+    restore(target, file, replace=True, actor=SYSTEM)
+    assert restored_as(table_rows(target), table_rows(source_url))
 
 
 def test_restore_refuses_a_backup_from_a_newer_schema(source_url: str, tmp_path: Path) -> None:
@@ -158,11 +171,11 @@ def test_restore_refuses_a_backup_from_a_newer_schema(source_url: str, tmp_path:
     newer.write_bytes(gzip.compress("\n".join([json.dumps(header), *lines[1:]]).encode()))
     target = f"sqlite:///{tmp_path / 'restored.db'}"
     with pytest.raises(InputError, match=r"'9999_from_the_future'.*newer capplan"):
-        restore(target, newer)
+        restore(target, newer, actor=SYSTEM)
     not_gzip = tmp_path / "plain.json"
     not_gzip.write_text("{}", encoding="utf-8")
     with pytest.raises(InputError, match="not a capplan backup"):
-        restore(target, not_gzip)
+        restore(target, not_gzip, actor=SYSTEM)
 
 
 def test_a_backup_of_an_older_revision_is_migrated_up_after_restore(tmp_path: Path) -> None:
@@ -180,7 +193,7 @@ def test_a_backup_of_an_older_revision_is_migrated_up_after_restore(tmp_path: Pa
     file = tmp_path / "old.jsonl.gz"
     assert backup(url, file).revision == "0001"
     target = f"sqlite:///{tmp_path / 'restored.db'}"
-    restore(target, file)
+    restore(target, file, actor=SYSTEM)
     assert current_revision(target) == head_revision()
     restored = make_engine(target)
     assert [(s.name, s.yaml_text) for s in scenarios.list_scenarios(restored)] == [
@@ -194,15 +207,21 @@ def test_cli_backup_and_restore(source_url: str, tmp_path: Path) -> None:
     made = runner.invoke(app, ["db", "backup", "--db", source_url, "--out", str(file), "--json"])
     assert made.exit_code == 0, made.output
     document = json.loads(made.stdout)
-    assert document["rows"]["request_samples"] == 3
+    assert document["rows"]["request_samples"] == 6  # 3 of the run in the trash
     target = f"sqlite:///{tmp_path / 'cli-restored.db'}"
     done = runner.invoke(app, ["db", "restore", str(file), "--db", target, "--json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["rows"] == document["rows"]
-    again = runner.invoke(app, ["db", "restore", str(file), "--db", target])
+    # The restored store has roles now (ada is a planner): this login has none there, so it is a
+    # viewer, refused; as an operator (CAPPLAN_OPERATORS) it is told the store is not empty.
+    refused = runner.invoke(app, ["db", "restore", str(file), "--db", target, "--replace"])
+    assert refused.exit_code == 2
+    assert "is a viewer" in refused.output and "only an admin may restore backups" in refused.output
+    operator = {"CAPPLAN_OPERATORS": getpass.getuser()}
+    again = runner.invoke(app, ["db", "restore", str(file), "--db", target], env=operator)
     assert again.exit_code == 2
     assert "is not empty" in again.output and "--replace" in again.output
-    assert table_rows(target) == table_rows(source_url)
+    assert restored_as(table_rows(target), table_rows(source_url))
 
 
 # ---------------------------------------------------------------- Postgres
@@ -214,18 +233,20 @@ def test_sqlite_to_postgres_and_back(source_url: str, pg_stores: Stores, tmp_pat
     file = tmp_path / "store.jsonl.gz"
     backup(source_url, file)
     pg_url = pg_stores.empty("backup_target")
-    restore(pg_url, file)
+    restore(pg_url, file, actor=SYSTEM)
     assert current_revision(pg_url) == head_revision()
-    assert table_rows(pg_url) == before
+    assert restored_as(table_rows(pg_url), before)
     pg: Engine = make_engine(pg_url)
     top = max(int(str(row[0])) for row in before["runs"])
-    assert repository.save_run(pg, full_run("on postgres", "fe" * 32)).run_id == top + 1
+    assert (
+        repository.save_run(pg, full_run("on postgres", "fe" * 32), actor=SYSTEM).run_id == top + 1
+    )
     pg.dispose()
     back = tmp_path / "from-pg.jsonl.gz"
     backup(pg_url, back)
     target = f"sqlite:///{tmp_path / 'back.db'}"
-    restore(target, back)
-    assert table_rows(target) == table_rows(pg_url)
+    restore(target, back, actor=SYSTEM)
+    assert restored_as(table_rows(target), table_rows(pg_url))
     assert len(table_rows(target)["runs"]) == len(before["runs"]) + 1
 
 
@@ -235,19 +256,21 @@ def test_postgres_restore_with_replace_keeps_the_sequences_past_deleted_ids(
 ) -> None:
     source = pg_stores.migrated("backup_source")
     engine = make_engine(source)
-    repository.save_run(engine, full_run("kept", "aa" * 32))
-    gone = repository.save_run(engine, full_run("deleted", "bb" * 32)).run_id
-    assert repository.delete_run(engine, gone)
+    repository.save_run(engine, full_run("kept", "aa" * 32), actor=SYSTEM)
+    gone = repository.save_run(engine, full_run("deleted", "bb" * 32), actor=SYSTEM).run_id
+    assert repository.delete_run(engine, gone, actor=SYSTEM)
     engine.dispose()
     file = tmp_path / "pg.jsonl.gz"
     backup(source, file)
     target = pg_stores.demo("backup_replace")
     with pytest.raises(StoreError, match="is not empty"):
-        restore(target, file)
-    restore(target, file, replace=True)
-    assert table_rows(target) == table_rows(source)
+        restore(target, file, actor=SYSTEM)
+    restore(target, file, replace=True, actor=SYSTEM)
+    assert restored_as(table_rows(target), table_rows(source))
     restored = make_engine(target)
-    assert repository.save_run(restored, full_run("new", "cc" * 32)).run_id == gone + 1
+    assert (
+        repository.save_run(restored, full_run("new", "cc" * 32), actor=SYSTEM).run_id == gone + 1
+    )
     restored.dispose()
 
 
@@ -265,7 +288,9 @@ def test_a_backup_is_one_snapshot_while_a_run_is_stored(
     def dump_then_write(connection: Connection, table: Table, out: IO[str]) -> int:
         count = dump(connection, table, out)
         if table.name == "runs":  # another session stores a run between runs and its levels
-            stored.append(repository.save_run(writer, full_run("mid-backup", "bb" * 32)).run_id)
+            stored.append(
+                repository.save_run(writer, full_run("mid-backup", "bb" * 32), actor=SYSTEM).run_id
+            )
         return count
 
     monkeypatch.setattr(backup_module, "_dump_table", dump_then_write)
@@ -276,8 +301,8 @@ def test_a_backup_is_one_snapshot_while_a_run_is_stored(
     assert written.rows == {table: len(rows) for table, rows in before.items()}
     assert len(table_rows(source)["runs"]) == 2
     target = stores.empty("backup_snapshot")
-    assert restore(target, file).rows == written.rows
-    assert table_rows(target) == before
+    assert restore(target, file, actor=SYSTEM).rows == written.rows
+    assert restored_as(table_rows(target), before)
 
 
 def test_backup_refuses_to_write_over_the_store_it_backs_up(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from measurements.run_file import RunFile, read_run_file
 from planner.analysis.capacity import Plan, make_plan
 from planner.curves.load import LoadCurve
 from planner.inputs.scenario import scenario_from_yaml
+from team.roles import SYSTEM
 from tests.db.conftest import full_run
 from tests.ports import free_port
 from tests.stores import Stores, query, row_counts
@@ -354,7 +355,7 @@ def test_sessions_saving_one_name_at_once_all_succeed_and_the_last_write_wins(
         results = _all_at_once(
             6,
             lambda i, name=name, texts=texts: scenarios.save_scenario(
-                shared_engine, name, texts[i]
+                shared_engine, name, texts[i], actor=SYSTEM
             ),
         )
         errors = [r for r in results if isinstance(r, Exception)]
@@ -372,7 +373,7 @@ def test_sessions_saving_one_name_at_once_all_succeed_and_the_last_write_wins(
 def test_sessions_saving_different_names_at_once_lose_none(shared_engine: Engine) -> None:
     names = [f"team-{index}" for index in range(8)]
     results = _all_at_once(
-        8, lambda i: scenarios.save_scenario(shared_engine, names[i], _yaml(names[i]))
+        8, lambda i: scenarios.save_scenario(shared_engine, names[i], _yaml(names[i]), actor=SYSTEM)
     )
     assert [r.name for r in results if isinstance(r, scenarios.ScenarioRecord)] == names
     assert sorted(s.name for s in scenarios.list_scenarios(shared_engine)) == sorted(names)
@@ -381,11 +382,14 @@ def test_sessions_saving_different_names_at_once_lose_none(shared_engine: Engine
 def test_cloning_to_one_name_at_once_makes_one_copy_and_clear_input_errors(
     shared_engine: Engine,
 ) -> None:
-    scenarios.save_scenario(shared_engine, "base", _yaml("base"))
+    scenarios.save_scenario(shared_engine, "base", _yaml("base"), actor=SYSTEM)
     for round_ in range(3):
         target = f"copy-{round_}"
         results = _all_at_once(
-            5, lambda _, target=target: history.clone_scenario(shared_engine, "base", target)
+            5,
+            lambda _, target=target: history.clone_scenario(
+                shared_engine, "base", target, actor=SYSTEM
+            ),
         )
         made = [r for r in results if isinstance(r, scenarios.ScenarioRecord)]
         refused = [r for r in results if isinstance(r, Exception)]
@@ -402,16 +406,16 @@ def _demo_plan(engine: Engine) -> tuple[Plan, list[LoadCurve]]:
 
 
 def test_plans_recorded_while_others_save_the_scenario_are_all_kept(shared_engine: Engine) -> None:
-    scenarios.save_scenario(shared_engine, "agent-platform", AGENT_YAML)
+    scenarios.save_scenario(shared_engine, "agent-platform", AGENT_YAML, actor=SYSTEM)
     plan, curves = _demo_plan(shared_engine)
 
     def session(index: int) -> object:
         if index % 2:
             return scenarios.save_scenario(
-                shared_engine, "agent-platform", _yaml("agent-platform", str(index))
+                shared_engine, "agent-platform", _yaml("agent-platform", str(index)), actor=SYSTEM
             )
         return [
-            history.record_plan(shared_engine, "agent-platform", plan, curves=curves)
+            history.record_plan(shared_engine, "agent-platform", plan, curves=curves, actor=SYSTEM)
             for _ in range(2)
         ]
 
@@ -431,12 +435,12 @@ def test_a_plan_recorded_while_its_scenario_is_deleted_is_kept_or_refused_clearl
     plan, curves = _demo_plan(shared_engine)
     for round_ in range(4):
         name = f"doomed-{round_}"
-        scenarios.save_scenario(shared_engine, name, _yaml(name))
+        scenarios.save_scenario(shared_engine, name, _yaml(name), actor=SYSTEM)
 
         def session(index: int, name: str = name) -> object:
             if index == 0:
-                return scenarios.delete_scenario(shared_engine, name)
-            return history.record_plan(shared_engine, name, plan, curves=curves)
+                return scenarios.delete_scenario(shared_engine, name, actor=SYSTEM)
+            return history.record_plan(shared_engine, name, plan, curves=curves, actor=SYSTEM)
 
         results = _all_at_once(4, session)
         assert results[0] is True
@@ -481,7 +485,7 @@ def test_a_writer_locked_out_past_every_retry_gets_a_store_error_that_says_what_
     engine = make_engine(db_url)
     try:
         with pytest.raises(StoreError) as caught:
-            repository.save_run(engine, full_run("locked out"))
+            repository.save_run(engine, full_run("locked out"), actor=SYSTEM)
     finally:
         engine.dispose()
     message = str(caught.value)
@@ -513,7 +517,7 @@ def test_a_writer_gives_up_a_lock_no_one_commits_under_only_after_the_stall_floo
     started = time.monotonic()
     try:
         with pytest.raises(StoreError, match="database is locked"):
-            repository.save_run(engine, full_run("stalled"))
+            repository.save_run(engine, full_run("stalled"), actor=SYSTEM)
     finally:
         engine.dispose()
     assert time.monotonic() - started >= 0.5
@@ -536,7 +540,7 @@ def test_a_writer_locked_out_once_is_retried_and_stores_its_run(
     monkeypatch.setattr(db_engine.time, "sleep", release_during_backoff)
     engine = make_engine(db_url)
     try:
-        result = repository.save_run(engine, full_run("second try"))
+        result = repository.save_run(engine, full_run("second try"), actor=SYSTEM)
     finally:
         engine.dispose()
     assert result.created and len(backoffs) == 1
@@ -550,7 +554,7 @@ def test_a_scenario_save_locked_out_gets_the_same_clear_store_error(
     engine = make_engine(db_url)
     try:
         with pytest.raises(StoreError, match=r"busy timeout .* try again, or use Postgres"):
-            scenarios.save_scenario(engine, "agent-platform", AGENT_YAML)
+            scenarios.save_scenario(engine, "agent-platform", AGENT_YAML, actor=SYSTEM)
     finally:
         engine.dispose()
     assert len(short_busy_timeout) == WRITE_ATTEMPTS - 1

@@ -23,6 +23,7 @@ from db.repository import save_runs
 from db.run_lists import count_runs, list_runs
 from errors import InputError, StoreError
 from measurements.importers import import_path
+from team.roles import SYSTEM
 from tests.stores import Stores, backend, query, row_counts
 from workflows.store import open_store
 
@@ -195,7 +196,10 @@ def test_concurrent_writers_from_separate_engines_all_succeed(db_url: str) -> No
     def writer(worker: int) -> list[bool]:
         own = make_engine(db_url)
         try:
-            return [save_run(own, full_run(f"{worker}-{i}", None)).created for i in range(5)]
+            return [
+                save_run(own, full_run(f"{worker}-{i}", None), actor=SYSTEM).created
+                for i in range(5)
+            ]
         finally:
             own.dispose()
 
@@ -213,7 +217,7 @@ def test_a_number_too_large_for_the_store_is_an_input_error_and_nothing_is_kept(
     level = run.levels[0].model_copy(update={"requests_sent": 2**63})
     huge = run.model_copy(update={"levels": (level,), "source_sha256": "f" * 64})
     with pytest.raises(InputError, match="too large for the store"):
-        save_runs(engine, [run, huge])
+        save_runs(engine, [run, huge], actor=SYSTEM)
     assert count_runs(engine) == 0
 
 

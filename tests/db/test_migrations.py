@@ -45,7 +45,7 @@ def _drift(url: str) -> list[object]:
 def test_upgrade_creates_every_model_table_on_an_empty_database(stores: Stores) -> None:
     url = stores.empty()
     assert current_revision(url) is None
-    assert upgrade(url) == head_revision() == SCHEMA_HEAD == "0005"
+    assert upgrade(url) == head_revision() == SCHEMA_HEAD == "0006"
     assert current_revision(url) == head_revision()
     assert table_names(url) == set(Base.metadata.tables) | {"alembic_version"}
 

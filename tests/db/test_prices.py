@@ -13,6 +13,7 @@ from db.prices import count_prices, list_prices, prices_updated_at, replace_pric
 from errors import InputError
 from hardware.prices import DEFAULT_CATALOG, parse_catalog
 from planner.inputs.prices import PriceEntry, load_catalog_csv
+from team.roles import SYSTEM
 from tests.stores import row_counts
 
 
@@ -20,7 +21,7 @@ def test_replace_prices_round_trips_the_shipped_catalog(engine: Engine) -> None:
     catalog = load_catalog_csv()
     assert count_prices(engine) == 0
     assert prices_updated_at(engine) is None
-    assert replace_prices(engine, catalog) == len(catalog) > 0
+    assert replace_prices(engine, catalog, actor=SYSTEM) == len(catalog) > 0
     assert list_prices(engine) == catalog
     assert count_prices(engine) == len(catalog)
     edited_at = prices_updated_at(engine)
@@ -29,7 +30,7 @@ def test_replace_prices_round_trips_the_shipped_catalog(engine: Engine) -> None:
 
 
 def test_replace_prices_replaces_the_whole_catalog(engine: Engine) -> None:
-    replace_prices(engine, load_catalog_csv())
+    replace_prices(engine, load_catalog_csv(), actor=SYSTEM)
     one = PriceEntry(
         provider="Acme",
         sku="8xH200",
@@ -45,9 +46,9 @@ def test_replace_prices_replaces_the_whole_catalog(engine: Engine) -> None:
         notes="",
         is_default=True,
     )
-    assert replace_prices(engine, [one]) == 1
+    assert replace_prices(engine, [one], actor=SYSTEM) == 1
     assert list_prices(engine) == [one]
-    assert replace_prices(engine, []) == 0
+    assert replace_prices(engine, [], actor=SYSTEM) == 0
     assert count_prices(engine) == 0
 
 
@@ -63,7 +64,7 @@ def test_catalog_replaced_by_several_sessions_at_once_holds_one_catalog(db_url: 
     def replace(_: int) -> int:
         own = make_engine(db_url)
         try:
-            return replace_prices(own, catalog)
+            return replace_prices(own, catalog, actor=SYSTEM)
         finally:
             own.dispose()
 
@@ -87,10 +88,10 @@ def test_the_store_refuses_a_quote_no_provider_could_give(
 ) -> None:
     """Whatever wrote it (the Prices page, a catalog file, a script), the store checks last."""
     catalog = load_catalog_csv()
-    replace_prices(engine, catalog)
+    replace_prices(engine, catalog, actor=SYSTEM)
     bad = replace(catalog[1], **change)
     with pytest.raises(InputError, match="prices row 2") as caught:
-        replace_prices(engine, [catalog[0], bad])
+        replace_prices(engine, [catalog[0], bad], actor=SYSTEM)
     assert caught.value.field == field
     assert list_prices(engine) == catalog
 

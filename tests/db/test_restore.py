@@ -20,6 +20,7 @@ from db.engine import current_revision, head_revision
 from db.models import Base
 from db.restore import restore
 from errors import InputError, StoreError
+from team.roles import SYSTEM
 from tests.db.backup_files import edit, filled_target, old_backup, set_value, table_rows
 from tests.stores import Stores, backend
 
@@ -48,12 +49,12 @@ def test_a_broken_backup_changes_nothing_in_the_target(stores: Stores, tmp_path:
     assert len(before["runs"]) == 1
     for why, file in broken.items():
         with pytest.raises(InputError, match="nothing was restored"):
-            restore(target, file, replace=True)
+            restore(target, file, replace=True, actor=SYSTEM)
         assert current_revision(target) == head_revision(), why
         assert table_rows(target) == before, why
     new = stores.empty("backup_new")
     with pytest.raises(InputError, match="ends early"):
-        restore(new, broken["truncated old"])
+        restore(new, broken["truncated old"], actor=SYSTEM)
     assert current_revision(new) is None
 
 
@@ -71,19 +72,19 @@ def test_a_backup_the_database_refuses_changes_nothing(stores: Stores, tmp_path:
     target = filled_target(stores)
     before = table_rows(target)
     with pytest.raises(StoreError, match=r"revision 0001 cannot be migrated.*nothing was restored"):
-        restore(target, old_twins, replace=True)
+        restore(target, old_twins, replace=True, actor=SYSTEM)
     assert table_rows(target) == before
     assert current_revision(target) == head_revision()
     # A run line repeated under a new id collides on content_sha256 in the load transaction.
     dup = edit(head_file, tmp_path / "dup.jsonl.gz", _duplicate_run)
     with pytest.raises(StoreError, match="nothing was restored"):
-        restore(target, dup, replace=True)
+        restore(target, dup, replace=True, actor=SYSTEM)
     assert table_rows(target) == before
 
 
 def test_an_older_backup_replaces_a_filled_store(stores: Stores, tmp_path: Path) -> None:
     target = filled_target(stores)
-    restored = restore(target, old_backup(tmp_path, "old"), replace=True)
+    restored = restore(target, old_backup(tmp_path, "old"), replace=True, actor=SYSTEM)
     assert restored.revision == "0001"
     assert restored.rows["scenarios"] == 1 and restored.rows["runs"] == 0
     assert current_revision(target) == head_revision()
@@ -110,7 +111,7 @@ def test_a_value_the_store_refuses_is_named_and_nothing_is_restored(
     bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
     target = stores.empty("backup_refused")
     with pytest.raises(InputError, match=rf"{table} row id 1, column {column}: the value .*{why}"):
-        restore(target, bad)
+        restore(target, bad, actor=SYSTEM)
     assert current_revision(target) is None
 
 
@@ -126,10 +127,10 @@ def test_a_number_postgres_refuses_names_its_table(stores: Stores, tmp_path: Pat
     target = stores.migrated("backup_huge")
     if backend() == "postgres":  # INTEGER is 32 bits there; SQLite stores any 64-bit number
         with pytest.raises(StoreError, match=r"refused a load_levels row with id between 1 and"):
-            restore(target, huge)
+            restore(target, huge, actor=SYSTEM)
         assert all(not rows for rows in table_rows(target).values())
     else:
-        assert restore(target, huge).rows["load_levels"] > 0
+        assert restore(target, huge, actor=SYSTEM).rows["load_levels"] > 0
         assert table_rows(target)["load_levels"][0][2] == 2**40
 
 
@@ -235,6 +236,6 @@ def test_a_row_beyond_the_importers_plausibility_rules_is_refused_by_restore(
     bad = edit(file, tmp_path / "bad.jsonl.gz", lambda ls: set_value(ls, table, column, value))
     target = stores.empty("backup_implausible")
     with pytest.raises(InputError, match="nothing was restored") as caught:
-        restore(target, bad)
+        restore(target, bad, actor=SYSTEM)
     assert why in str(caught.value) and f"{table} row id 1" in str(caught.value)
     assert current_revision(target) is None

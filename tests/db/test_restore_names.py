@@ -13,6 +13,7 @@ from db.backup import backup
 from db.engine import current_revision
 from db.restore import restore
 from errors import InputError
+from team.roles import SYSTEM
 from tests.db.backup_files import edit, filled_target, set_value, table_rows
 from tests.stores import Stores
 
@@ -45,7 +46,7 @@ def test_a_normalised_spelling_restores_as_the_catalog_name(
     change = lambda ls: set_value(ls, "deployments", "gpu", name)  # noqa: E731
     spelled = edit(backup_file, tmp_path / "b.jsonl.gz", change)
     target = stores.empty("names_normalised")
-    restore(target, spelled)
+    restore(target, spelled, actor=SYSTEM)
     (deployment,) = table_rows(target)["deployments"]
     assert "H100-SXM-80GB" in deployment and name not in deployment
 
@@ -59,7 +60,7 @@ def test_a_lookalike_name_is_refused_and_nothing_is_restored(
     bad = edit(backup_file, tmp_path / "bad.jsonl.gz", change)
     target = stores.empty("names_lookalike")
     with pytest.raises(InputError, match="nothing was restored") as caught:
-        restore(target, bad)
+        restore(target, bad, actor=SYSTEM)
     message = str(caught.value)
     assert f"deployments row id 1, column {column}" in message
     assert "looks like the" in message and char in message
@@ -76,7 +77,7 @@ def test_a_billion_completed_with_no_sent_count_is_refused(
     bad = edit(backup_file, tmp_path / "bad.jsonl.gz", change)
     target = stores.empty("names_billion")
     with pytest.raises(InputError, match="nothing was restored") as caught:
-        restore(target, bad)
+        restore(target, bad, actor=SYSTEM)
     assert "load_levels row id 1" in str(caught.value)
     assert "completed 1,000,000,000 with no requests_sent" in str(caught.value)
     assert current_revision(target) is None

@@ -8,6 +8,7 @@ from sqlalchemy import Engine
 from db import run_lists
 from db.repository import save_runs
 from db.run_lists import RunFilter, RunSummary, list_runs
+from team.roles import SYSTEM
 from tests.db.conftest import full_run
 
 
@@ -20,7 +21,7 @@ def test_list_runs_counts_levels_and_samples_in_one_query(
 ) -> None:
     run = full_run()
     small = full_run("small", source_sha256=None).model_copy(update={"levels": run.levels[1:]})
-    first, second = save_runs(engine, [run, small])
+    first, second = save_runs(engine, [run, small], actor=SYSTEM)
     statements.clear()
     summaries = list_runs(engine)
     assert len(statements) == 1

@@ -10,6 +10,7 @@ from db import repository, run_lists, run_reads
 from db.repository import save_run, save_runs
 from db.run_reads import get_run, load_runs
 from errors import InputError
+from team.roles import SYSTEM
 from tests.db.conftest import full_run, team_run
 from workflows import planning
 
@@ -17,7 +18,9 @@ from workflows import planning
 def test_load_runs_uses_the_same_few_queries_for_one_run_or_many(
     engine: Engine, statements: list[str]
 ) -> None:
-    saved = save_runs(engine, [full_run(f"run {i}", source_sha256=None) for i in range(6)])
+    saved = save_runs(
+        engine, [full_run(f"run {i}", source_sha256=None) for i in range(6)], actor=SYSTEM
+    )
     statements.clear()
     load_runs(engine, [saved[0].run_id], with_samples=True)
     one = len(statements)
@@ -29,13 +32,16 @@ def test_load_runs_uses_the_same_few_queries_for_one_run_or_many(
 
 
 def test_load_runs_returns_runs_in_the_order_asked(engine: Engine) -> None:
-    ids = [r.run_id for r in save_runs(engine, [full_run(str(i), None) for i in range(3)])]
+    ids = [
+        r.run_id
+        for r in save_runs(engine, [full_run(str(i), None) for i in range(3)], actor=SYSTEM)
+    ]
     wanted = [ids[2], ids[0], ids[2]]
     assert [stored.run_id for stored in load_runs(engine, wanted)] == [ids[2], ids[0]]
 
 
 def test_asking_for_a_missing_run_names_its_id(engine: Engine) -> None:
-    saved = save_run(engine, full_run())
+    saved = save_run(engine, full_run(), actor=SYSTEM)
     with pytest.raises(InputError, match="no run with id 999") as caught:
         get_run(engine, 999)
     assert caught.value.field == "run_id"
@@ -60,7 +66,7 @@ def test_iter_runs_reads_every_run_in_chunks_and_skips_one_deleted_meanwhile(
     statements.clear()
     chunked = run_reads.iter_runs(engine, chunk=5)
     first = next(chunked)
-    assert repository.delete_run(engine, team_runs[17])
+    assert repository.delete_run(engine, team_runs[17], actor=SYSTEM)
     rest = list(chunked)
     assert [first.run_id, *(s.run_id for s in rest)] == team_runs[:17] + team_runs[18:]
     reads = [sql for sql in statements if "FROM load_levels" in sql and "level_metrics" not in sql]

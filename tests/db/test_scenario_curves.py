@@ -22,6 +22,7 @@ from planner.inputs.prices import load_catalog_csv
 from planner.inputs.scenario import Scenario, load_scenario
 from planner.physics.identity import same_or_twin
 from reports.export import plan_to_dict, ranges_to_dict
+from team.roles import SYSTEM
 from workflows import history, planning
 
 SCENARIOS = sorted(Path("docs/scenarios").glob("*.yaml"))
@@ -40,7 +41,7 @@ def store(stores: object) -> Engine:
     """The demo store plus a copy of every demo run measured on another model."""
     engine = make_engine(stores.demo("scenario_curves"))  # type: ignore[attr-defined]
     demo = [stored.run for stored in run_reads.load_runs(engine)]
-    repository.save_runs(engine, [_other_model(run, i) for i, run in enumerate(demo)])
+    repository.save_runs(engine, [_other_model(run, i) for i, run in enumerate(demo)], actor=SYSTEM)
     return engine
 
 

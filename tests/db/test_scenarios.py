@@ -18,6 +18,7 @@ from errors import InputError, PlanningError
 from planner.analysis.capacity import make_plan
 from planner.inputs.prices import catalog_version
 from planner.inputs.scenario import scenario_from_yaml
+from team.roles import SYSTEM
 from tests.stores import Stores
 from workflows import history, planning
 
@@ -48,48 +49,48 @@ def _names(engine: Engine) -> list[str]:
 def _recorded(
     engine: Engine, name: str = "agent-platform", text: str = AGENT_YAML
 ) -> scenarios.PlanRecord:
-    scenarios.save_scenario(engine, name, _yaml(name, text))
+    scenarios.save_scenario(engine, name, _yaml(name, text), actor=SYSTEM, replace=True)
     scenario = scenario_from_yaml(_yaml(name, text), name)
     plan = make_plan(scenario, planning.load_curves(engine), list_prices(engine))
-    return history.record_plan(engine, name, plan)
+    return history.record_plan(engine, name, plan, actor=SYSTEM)
 
 
 def test_rename_refuses_a_taken_name_and_changes_nothing(engine: Engine) -> None:
-    scenarios.save_scenario(engine, "a", _yaml("a"))
-    scenarios.save_scenario(engine, "b", _yaml("b"))
+    scenarios.save_scenario(engine, "a", _yaml("a"), actor=SYSTEM)
+    scenarios.save_scenario(engine, "b", _yaml("b"), actor=SYSTEM)
     with pytest.raises(InputError, match="a scenario named 'b' already exists"):
-        history.rename_scenario(engine, "a", "b")
+        history.rename_scenario(engine, "a", "b", actor=SYSTEM)
     assert _names(engine) == ["a", "b"]
     assert scenarios.get_scenario(engine, "a").yaml_text == _yaml("a")
 
 
 def test_rename_moves_the_name_into_the_yaml(engine: Engine) -> None:
-    saved = scenarios.save_scenario(engine, "a", _yaml("a"))
-    renamed = history.rename_scenario(engine, "a", "  finance-q3 ")
+    saved = scenarios.save_scenario(engine, "a", _yaml("a"), actor=SYSTEM)
+    renamed = history.rename_scenario(engine, "a", "  finance-q3 ", actor=SYSTEM)
     assert (renamed.scenario_id, renamed.name) == (saved.scenario_id, "finance-q3")
     assert _names(engine) == ["finance-q3"]
     assert scenario_from_yaml(renamed.yaml_text, "x").name == "finance-q3"
     with pytest.raises(InputError, match="no saved scenario named 'a'"):
-        history.rename_scenario(engine, "a", "c")
+        history.rename_scenario(engine, "a", "c", actor=SYSTEM)
 
 
 def test_clone_copies_the_inputs_under_a_new_name(engine: Engine) -> None:
-    scenarios.save_scenario(engine, "a", _yaml("a"))
-    clone = history.clone_scenario(engine, "a", "a-copy")
+    scenarios.save_scenario(engine, "a", _yaml("a"), actor=SYSTEM)
+    clone = history.clone_scenario(engine, "a", "a-copy", actor=SYSTEM)
     assert _names(engine) == ["a", "a-copy"]
     original = scenario_from_yaml(scenarios.get_scenario(engine, "a").yaml_text, "a")
     copied = scenario_from_yaml(clone.yaml_text, "a-copy")
     assert copied == original.model_copy(update={"name": "a-copy"})
     with pytest.raises(InputError, match="already exists"):
-        history.clone_scenario(engine, "a", "a-copy")
+        history.clone_scenario(engine, "a", "a-copy", actor=SYSTEM)
     with pytest.raises(InputError, match="1 to 200 characters"):
-        history.clone_scenario(engine, "a", "   ")
+        history.clone_scenario(engine, "a", "   ", actor=SYSTEM)
 
 
 def test_delete_removes_the_scenario_and_keeps_its_recorded_plans(demo: Engine) -> None:
     record = _recorded(demo)
-    assert scenarios.delete_scenario(demo, "agent-platform") is True
-    assert scenarios.delete_scenario(demo, "agent-platform") is False
+    assert scenarios.delete_scenario(demo, "agent-platform", actor=SYSTEM) is True
+    assert scenarios.delete_scenario(demo, "agent-platform", actor=SYSTEM) is False
     assert _names(demo) == []
     kept = scenarios.get_plan_record(demo, record.record_id)
     assert kept.scenario_name == "agent-platform"
@@ -120,8 +121,8 @@ def test_record_plan_keeps_inputs_and_summary(demo: Engine) -> None:
 def test_plan_history_is_newest_first_and_follows_a_rename(demo: Engine) -> None:
     first = _recorded(demo)
     second = _recorded(demo)
-    scenarios.save_scenario(demo, "other", _yaml("other"))
-    history.rename_scenario(demo, "agent-platform", "renamed")
+    scenarios.save_scenario(demo, "other", _yaml("other"), actor=SYSTEM)
+    history.rename_scenario(demo, "agent-platform", "renamed", actor=SYSTEM)
     records = scenarios.plan_history(demo, "renamed")
     assert [r.record_id for r in records] == [second.record_id, first.record_id]
     assert scenarios.plan_history(demo, "other") == []
@@ -134,7 +135,7 @@ def test_regenerate_reproduces_the_summary_even_after_the_catalog_changed(demo: 
     doubled = [
         replace(entry, usd_per_gpu_hour=entry.usd_per_gpu_hour * 2) for entry in list_prices(demo)
     ]
-    replace_prices(demo, doubled)
+    replace_prices(demo, doubled, actor=SYSTEM)
     fresh = make_plan(
         scenario_from_yaml(record.scenario_yaml, "x"),
         planning.load_curves(demo),
@@ -152,7 +153,9 @@ def test_regenerate_reproduces_the_summary_even_after_the_catalog_changed(demo: 
 
 def test_regenerate_after_a_run_was_deleted_names_the_missing_runs(demo: Engine) -> None:
     record = _recorded(demo)
-    assert repository.delete_run(demo, 97) and repository.delete_run(demo, 119)
+    assert repository.delete_run(demo, 97, actor=SYSTEM) and repository.delete_run(
+        demo, 119, actor=SYSTEM
+    )
     with pytest.raises(PlanningError, match=r"run\(s\) 97, 119 it used were deleted since"):
         history.regenerate(demo, record.record_id)
 
@@ -161,7 +164,7 @@ def test_record_plan_refuses_an_unsaved_scenario(demo: Engine) -> None:
     scenario = scenario_from_yaml(AGENT_YAML, "agent")
     plan = make_plan(scenario, planning.load_curves(demo), list_prices(demo))
     with pytest.raises(InputError, match="no saved scenario named 'agent-platform'"):
-        history.record_plan(demo, "agent-platform", plan)
+        history.record_plan(demo, "agent-platform", plan, actor=SYSTEM)
 
 
 def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None:
@@ -186,17 +189,17 @@ def test_basis_keeps_the_sibling_runs_that_shaped_the_fits(demo: Engine) -> None
         for level in run.levels
     )
     copy = run.model_copy(update={"levels": levels, "source_sha256": "cd" * 32, "label": "copy"})
-    copy_id = repository.save_run(demo, copy).run_id
+    copy_id = repository.save_run(demo, copy, actor=SYSTEM).run_id
     text = (
         "name: silicon\nmodel: meta-llama/Llama-3.1-70B\nprecision: fp8\n"
         "workload: {isl: 1024, osl: 1024}\ndemand: {peak_requests_per_s: 10}\n"
         "sla: {ttft_p99_ms: 2000}\n"
         "candidates: {engines: [vllm], gpus: [H200-SXM-141GB]}\n"
     )
-    scenarios.save_scenario(demo, "silicon", text)
+    scenarios.save_scenario(demo, "silicon", text, actor=SYSTEM)
     curves = planning.load_curves(demo)
     plan = make_plan(scenario_from_yaml(text, "silicon"), curves, list_prices(demo))
-    record = history.record_plan(demo, "silicon", plan, curves=curves)
+    record = history.record_plan(demo, "silicon", plan, curves=curves, actor=SYSTEM)
     assert copy_id not in record.run_ids
     assert original.run_id in record.run_ids
     assert copy_id in record.basis_run_ids

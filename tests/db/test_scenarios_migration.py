@@ -11,6 +11,7 @@ from db.seed import load_demo_data
 from measurements.run_file import RunFile
 from planner.analysis.capacity import make_plan
 from planner.inputs.scenario import scenario_from_yaml
+from team.roles import SYSTEM
 from tests.db.conftest import full_run
 from tests.stores import Stores, column_names, query, row_counts
 from workflows import history, planning
@@ -32,8 +33,8 @@ def test_upgrade_from_0001_keeps_runs_and_scenarios_and_adds_plan_history(stores
     try:
         # Written by this capplan, then taken down to 0001 (the ORM writes every column of the
         # head schema, so it cannot write a 0001 store itself): what a 0001 store holds.
-        stored = repository.save_run(engine, full_run())
-        scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML)
+        stored = repository.save_run(engine, full_run(), actor=SYSTEM)
+        scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML, actor=SYSTEM)
         assert downgrade(url, "0001") == "0001"
         before = row_counts(url)
         assert column_names(url, "plan_records") == []
@@ -65,12 +66,12 @@ def test_downgrade_to_0001_drops_plan_history_only_and_upgrade_works_again(
     upgrade(url)
     engine = make_engine(url)
     try:
-        load_demo_data(engine)
-        scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML)
+        load_demo_data(engine, actor=SYSTEM)
+        scenarios.save_scenario(engine, "seed-article-h100", SEED_YAML, actor=SYSTEM)
         scenario = scenario_from_yaml(SEED_YAML, "seed")
         curves = planning.load_curves(engine)
         plan = make_plan(scenario, curves, list_prices(engine))
-        history.record_plan(engine, "seed-article-h100", plan, curves=curves)
+        history.record_plan(engine, "seed-article-h100", plan, curves=curves, actor=SYSTEM)
         runs = run_lists.count_runs(engine)
     finally:
         engine.dispose()

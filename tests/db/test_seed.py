@@ -7,6 +7,7 @@ from db.engine import make_engine
 from db.prices import count_prices, replace_prices
 from db.seed import ensure_demo_data, load_demo_data
 from planner.inputs.prices import load_catalog_csv
+from team.roles import SYSTEM
 from tests.stores import Stores
 
 
@@ -30,11 +31,11 @@ def test_first_start_loads_demo_data_once(stores: Stores) -> None:
 def test_reloading_keeps_edited_prices_unless_asked(stores: Stores) -> None:
     url = stores.migrated()
     engine = make_engine(url)
-    load_demo_data(engine)
-    replace_prices(engine, load_catalog_csv()[:2])
-    again = load_demo_data(engine)
+    load_demo_data(engine, actor=SYSTEM)
+    replace_prices(engine, load_catalog_csv()[:2], actor=SYSTEM)
+    again = load_demo_data(engine, actor=SYSTEM)
     assert again.runs_created == 0 and again.prices_loaded == 0
     assert count_prices(engine) == 2
     assert "kept" in again.message()
-    reset = load_demo_data(engine, reset_prices=True)
+    reset = load_demo_data(engine, reset_prices=True, actor=SYSTEM)
     assert reset.prices_loaded == len(load_catalog_csv())

@@ -20,6 +20,7 @@ from db import run_reads
 from db.engine import Engine, make_engine
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Level
+from team.roles import SYSTEM
 from tests.integration.conftest import CLIENT_WALL_LIMIT_S, ServerKeeper, unavailable
 from tests.interop import compare, peer_tools
 from tests.stores import Stores
@@ -41,7 +42,7 @@ def _stored(engine: Engine, path: Path, load: peer_tools.Load) -> Level:
     given = {"concurrency": int(load.value)} if load.kind == "concurrency" else {}
     given = given or {"request_rate": load.value}
     options = IngestOptions(DeploymentOverrides.model_validate(FACTS | given), atomic=True)
-    (outcome,) = ingest(engine, [Upload(path.name, path.read_bytes())], options)
+    (outcome,) = ingest(engine, [Upload(path.name, path.read_bytes())], options, actor=SYSTEM)
     assert outcome.run_id is not None, outcome.message
     (level,) = run_reads.get_run(engine, outcome.run_id).run.levels
     return level
@@ -72,7 +73,7 @@ def _folder_problems(stores: Stores, done: peer_tools.Recorded) -> list[str]:
     engine = make_engine(stores.migrated(f"peer-folder-{done.tool}-{done.load.name}"))
     try:
         options = IngestOptions(DeploymentOverrides.model_validate(FACTS), atomic=True)
-        outcomes = ingest(engine, read_uploads([done.out_dir]), options)
+        outcomes = ingest(engine, read_uploads([done.out_dir]), options, actor=SYSTEM)
         stored = [o for o in outcomes if o.status is IngestStatus.STORED]
         if len(stored) != 1 or stored[0].run_id is None:
             return [f"folder: {len(stored)} runs stored ({[o.file for o in stored]})"]

@@ -16,6 +16,7 @@ from measurements.importers.common import DeploymentOverrides
 from planner.curves.load import CurvePoint, LoadCurve
 from reports.client_compare import CONCURRENCY, RATE, compare_clients
 from reports.tool_definitions import DEFINITIONS
+from team.roles import SYSTEM
 from tests.client_runs import client_curves
 from tests.stores import Stores
 from workflows.ingest import IngestOptions, IngestStatus, ingest, read_uploads
@@ -38,7 +39,9 @@ def test_four_tools_folders_compare_at_every_load_they_share(
     for tool, folder in FOLDERS.items():
         shutil.copytree(folder, results / tool)
     engine = make_engine(stores.migrated("client-folders"))
-    outcomes = ingest(engine, read_uploads([results]), IngestOptions(FACTS, atomic=True))
+    outcomes = ingest(
+        engine, read_uploads([results]), IngestOptions(FACTS, atomic=True), actor=SYSTEM
+    )
     stored = [o for o in outcomes if o.status is IngestStatus.STORED]
     assert len(stored) == 4 and all(o.levels == 3 for o in stored), [o.file for o in stored]
     (comparison,) = compare_clients(load_curves(engine))

@@ -28,6 +28,7 @@ from reports.html_page import report_html
 from reports.model import Report, build_report, run_meta
 from reports.names import option_name
 from reports.render import report_json, report_xlsx
+from team.roles import SYSTEM
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
@@ -41,7 +42,7 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Plan, PlanRanges,
     url = f"sqlite:///{tmp_path_factory.mktemp('polish') / 'capplan.db'}"
     upgrade(url)
     engine = make_engine(url)
-    load_demo_data(engine)
+    load_demo_data(engine, actor=SYSTEM)
     stored = run_reads.load_runs(engine)
     prices = list_prices(engine) or load_catalog_csv()
     engine.dispose()

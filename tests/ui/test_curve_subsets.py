@@ -11,6 +11,7 @@ from measurements.run_file import RunFile
 from planner.analysis.capacity import make_plan
 from planner.inputs.scenario import load_scenario
 from reports.export import plan_to_dict
+from team.roles import SYSTEM
 from ui import resources as res
 from workflows import model_choices
 
@@ -26,7 +27,7 @@ def _copy(run: RunFile, index: int) -> RunFile:
 def _with_other_model(url: str) -> None:
     engine = make_engine(url)
     demo = [stored.run for stored in run_reads.load_runs(engine)]
-    repository.save_runs(engine, [_copy(run, i) for i, run in enumerate(demo)])
+    repository.save_runs(engine, [_copy(run, i) for i, run in enumerate(demo)], actor=SYSTEM)
     engine.dispose()
     res.bump_version(url)
 

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from db.engine import make_engine
 from measurements.importers import DeploymentOverrides
+from team.roles import SYSTEM
 from tests.ui.conftest import APP, FIXTURES, RUN_TIMEOUT_S
 from ui import resources as res
 from workflows.ingest import IngestOptions, Upload, ingest
@@ -22,7 +23,7 @@ FACTS = DeploymentOverrides(engine="vllm", gpu="H100-SXM-80GB", tp=1)
 
 def _imported(url: str, name: str) -> int:
     data = (FIXTURES / "vllm-cpu-real" / name).read_bytes()
-    (outcome,) = ingest(make_engine(url), [Upload(name, data)], IngestOptions(FACTS))
+    (outcome,) = ingest(make_engine(url), [Upload(name, data)], IngestOptions(FACTS), actor=SYSTEM)
     assert outcome.run_id is not None, outcome
     res.bump_version(url)
     return outcome.run_id

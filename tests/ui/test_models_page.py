@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from db.engine import make_engine
 from planner.physics import catalog
 from planner.physics.catalog import CONFIG_DIR
+from team.roles import SYSTEM
 from tests.ui.conftest import APP, RUN_TIMEOUT_S
 from workflows.models import add_config
 
@@ -36,7 +37,9 @@ def test_the_catalog_shows_moe_models_with_their_active_size_and_attention(store
 
 def test_an_added_model_is_listed_and_can_be_removed(store_url: str) -> None:
     config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
-    add_config(make_engine(store_url), config, "support/config.json", name="acme/Support-8B")
+    add_config(
+        make_engine(store_url), config, "support/config.json", name="acme/Support-8B", actor=SYSTEM
+    )
     catalog.forget_added()  # the page reads it back from the store
     at = _models_page()
     rows = {r["model"]: r for r in _table(at)}
@@ -52,7 +55,7 @@ def test_a_config_read_from_a_hugging_face_cache_is_listed_by_its_model(store_ur
     # Its _name_or_path is the snapshot folder the engine loaded (issue 32 item 7), not a hash.
     config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
     config["_name_or_path"] = "/data/hf/models--acme--Support-9B/snapshots/0e9e39f2b1c3"
-    add_config(make_engine(store_url), config, "support/config.json")
+    add_config(make_engine(store_url), config, "support/config.json", actor=SYSTEM)
     catalog.forget_added()
     models = {r["model"] for r in _table(_models_page())}
     assert "support-9b" in models and not [m for m in models if "0e9e39f2" in m], models

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import scenarios
 from db.engine import make_engine
+from team.roles import SYSTEM
 from tests.ui.conftest import APP, FIXTURES, ROOT, RUN_TIMEOUT_S
 
 BRIEF = FIXTURES / "scenarios" / "agent-brief.yaml"
@@ -17,7 +18,7 @@ PLATFORM = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
 
 def _planned(store_url: str, name: str, text: str) -> AppTest:
     engine = make_engine(store_url)
-    scenarios.save_scenario(engine, name, text)
+    scenarios.save_scenario(engine, name, text, actor=SYSTEM)
     engine.dispose()
     at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S).run()
     at.selectbox(key="plan_saved").set_value(name).run()

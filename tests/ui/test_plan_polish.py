@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import scenarios
 from db.engine import make_engine
+from team.roles import SYSTEM
 from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S, settled
 
 SCENARIO = ROOT / "docs" / "scenarios" / "agent-platform.yaml"
@@ -49,7 +50,7 @@ def test_a_cost_tie_split_by_resampling_is_said_under_the_recommendation(
     store_url: str,
 ) -> None:
     engine = make_engine(store_url)
-    scenarios.save_scenario(engine, "agent-platform", SCENARIO.read_text())
+    scenarios.save_scenario(engine, "agent-platform", SCENARIO.read_text(), actor=SYSTEM)
     engine.dispose()
     at = _plan_page()
     at.run()  # (the default plan may or may not tie; the loaded one below does)

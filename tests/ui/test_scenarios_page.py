@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import scenarios
 from db.engine import Engine, make_engine
+from team.roles import SYSTEM
 from tests.ui.conftest import APP, ROOT, RUN_TIMEOUT_S
 
 SCENARIOS = ROOT / "docs" / "scenarios"
@@ -28,7 +29,9 @@ def saved(engine: Engine) -> list[str]:
     """The two shipped scenarios saved in the store."""
     names = ["agent-platform", "seed-article-h100"]
     for name in names:
-        scenarios.save_scenario(engine, name, (SCENARIOS / f"{name}.yaml").read_text("utf-8"))
+        scenarios.save_scenario(
+            engine, name, (SCENARIOS / f"{name}.yaml").read_text("utf-8"), actor=SYSTEM
+        )
     return names
 
 

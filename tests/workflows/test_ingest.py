@@ -16,6 +16,7 @@ from db.engine import Engine, make_engine
 from errors import InputError
 from measurements.importers import MAX_IMPORT_BYTES
 from measurements.importers.common import DeploymentOverrides
+from team.roles import SYSTEM
 from tests.stores import Stores
 from workflows.ingest import IngestOptions, IngestStatus, Upload, ingest, read_uploads
 
@@ -36,7 +37,7 @@ def _upload(name: str) -> Upload:
 
 def test_per_file_policy_stores_the_good_files_beside_a_bad_one(engine: Engine) -> None:
     uploads = [_upload("c8.json"), Upload("junk.txt", b"no benchmark here")]
-    outcomes = ingest(engine, uploads, IngestOptions(FACTS))
+    outcomes = ingest(engine, uploads, IngestOptions(FACTS), actor=SYSTEM)
     assert [(o.files, o.status) for o in outcomes] == [
         (("c8.json",), IngestStatus.STORED),
         (("junk.txt",), IngestStatus.REJECTED),
@@ -50,24 +51,27 @@ def test_per_file_policy_stores_the_good_files_beside_a_bad_one(engine: Engine) 
 def test_atomic_policy_stores_nothing_when_one_file_is_bad(engine: Engine) -> None:
     uploads = [_upload("c8.json"), Upload("junk.txt", b"no benchmark here")]
     with pytest.raises(InputError, match=r"junk\.txt"):
-        ingest(engine, uploads, IngestOptions(FACTS, atomic=True))
+        ingest(engine, uploads, IngestOptions(FACTS, atomic=True), actor=SYSTEM)
     assert run_lists.list_runs(engine) == []
 
 
 def test_a_merged_sweep_names_each_of_its_files(engine: Engine) -> None:
     uploads = [_upload("c1.json"), _upload("c32.json")]
-    (outcome,) = ingest(engine, uploads, IngestOptions(FACTS, atomic=True))
+    (outcome,) = ingest(engine, uploads, IngestOptions(FACTS, atomic=True), actor=SYSTEM)
     assert outcome.files == ("c1.json", "c32.json")
     assert outcome.file == "c1.json, c32.json"
     assert outcome.levels == 2 and outcome.created
-    unmerged = ingest(engine, uploads, IngestOptions(FACTS, merge=False))
+    unmerged = ingest(engine, uploads, IngestOptions(FACTS, merge=False), actor=SYSTEM)
     assert [o.files for o in unmerged] == [("c1.json",), ("c32.json",)]
 
 
 def test_the_same_content_again_is_a_duplicate(engine: Engine) -> None:
-    (first,) = ingest(engine, [_upload("c8.json")], IngestOptions(FACTS))
+    (first,) = ingest(engine, [_upload("c8.json")], IngestOptions(FACTS), actor=SYSTEM)
     (again,) = ingest(
-        engine, [Upload("copy.json", (REAL / "c8.json").read_bytes())], IngestOptions(FACTS)
+        engine,
+        [Upload("copy.json", (REAL / "c8.json").read_bytes())],
+        IngestOptions(FACTS),
+        actor=SYSTEM,
     )
     assert again.status is IngestStatus.DUPLICATE and not again.created
     assert again.run_id == first.run_id
@@ -80,7 +84,7 @@ def test_zip_members_take_the_place_of_their_archive_in_the_order(engine: Engine
         archive.writestr("results/c8.json", (REAL / "c8.json").read_bytes())
         archive.writestr("results/started_at.txt", b"2026-12-01T10:00:00")
     uploads = [Upload("first.txt", b"nothing"), Upload("run.zip", buffer.getvalue())]
-    outcomes = ingest(engine, uploads, IngestOptions(FACTS))
+    outcomes = ingest(engine, uploads, IngestOptions(FACTS), actor=SYSTEM)
     # A file given on its own that is no result is refused; inside a result folder, skipped.
     assert outcomes[0].status is IngestStatus.REJECTED
     assert outcomes[0].files == ("first.txt",)
@@ -116,7 +120,7 @@ def test_read_uploads_refuses_empty_folders_pipes_and_oversized_files_before_rea
 
 def test_an_unplannable_run_is_refused_when_asked_naming_what_to_fill_in(engine: Engine) -> None:
     options = IngestOptions(DeploymentOverrides(tp=1), refuse_unplannable=True)
-    (outcome,) = ingest(engine, [_upload("c8.json")], options)
+    (outcome,) = ingest(engine, [_upload("c8.json")], options, actor=SYSTEM)
     assert outcome.status is IngestStatus.REJECTED and outcome.run_id is None
     assert "not stored" in outcome.message and "no GPU" in outcome.message
     assert len(outcome.unplannable) == 1 and "--gpu" in outcome.unplannable[0]
@@ -124,8 +128,8 @@ def test_an_unplannable_run_is_refused_when_asked_naming_what_to_fill_in(engine:
 
 
 def test_an_unplannable_run_is_stored_by_default_and_says_what_it_lacks(engine: Engine) -> None:
-    (outcome,) = ingest(engine, [_upload("c8.json")], IngestOptions())
+    (outcome,) = ingest(engine, [_upload("c8.json")], IngestOptions(), actor=SYSTEM)
     assert outcome.status is IngestStatus.STORED
     assert [m.split(":")[0] for m in outcome.unplannable] == ["no GPU", "no TP or GPU count"]
-    (plannable,) = ingest(engine, [_upload("c32.json")], IngestOptions(FACTS))
+    (plannable,) = ingest(engine, [_upload("c32.json")], IngestOptions(FACTS), actor=SYSTEM)
     assert plannable.unplannable == ()

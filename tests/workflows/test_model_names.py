@@ -11,6 +11,7 @@ import pytest
 from db.engine import make_engine
 from planner.physics import catalog
 from planner.physics.catalog import CONFIG_DIR
+from team.roles import SYSTEM
 from tests.stores import Stores
 from workflows import models
 
@@ -28,7 +29,9 @@ def test_an_added_name_with_invisible_and_wide_characters_is_stored_clean(stores
     engine = make_engine(stores.migrated())
     config = json.loads((CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text(encoding="utf-8"))
     try:
-        added = models.add_config(engine, config, "acme.json", name="acme/Ｓupport\u200b-8B")
+        added = models.add_config(
+            engine, config, "acme.json", name="acme/Ｓupport\u200b-8B", actor=SYSTEM
+        )
         assert added.name == "support-8b"
         assert [m.name for m in models.added_models(engine)] == ["support-8b"]
     finally:

@@ -15,6 +15,7 @@ from measurements.probe.level_run import ProgressEvent
 from measurements.probe.request import ProbeRequest
 from measurements.run_file import read_run_file
 from measurements.sim.server import start_in_thread
+from team.roles import SYSTEM
 from tests.ports import free_port
 from tests.stores import Stores
 from workflows.probe import probe_endpoint
@@ -46,7 +47,10 @@ def test_a_probe_writes_the_run_file_stores_the_run_and_reports_progress(
     engine = make_engine(stores.migrated())
     events: list[ProgressEvent] = []
     result = probe_endpoint(
-        _request(tmp_path, sim_url), open_store=lambda: engine, on_progress=events.append
+        _request(tmp_path, sim_url),
+        open_store=lambda: engine,
+        on_progress=events.append,
+        actor=SYSTEM,
     )
     assert result.outcome.complete and result.out_path == tmp_path / "run.json"
     assert read_run_file(result.out_path) == result.outcome.run
@@ -66,6 +70,10 @@ def test_a_server_that_is_not_there_opens_no_store(tmp_path: Path) -> None:
         raise AssertionError("the store was opened for a sweep that never ran")
 
     with pytest.raises(CapplanError) as info:
-        probe_endpoint(_request(tmp_path, f"http://127.0.0.1:{free_port()}"), open_store=open_store)
+        probe_endpoint(
+            _request(tmp_path, f"http://127.0.0.1:{free_port()}"),
+            open_store=open_store,
+            actor=SYSTEM,
+        )
     assert "could not reach" in str(info.value)
     assert not (tmp_path / "run.json").exists()

@@ -19,6 +19,7 @@ from db.engine import Engine, make_engine
 from errors import InputError
 from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
+from team.roles import SYSTEM
 from tests.stores import Stores
 from workflows.ingest import FileOutcome, IngestOptions, IngestStatus, Upload, ingest, read_uploads
 
@@ -50,7 +51,7 @@ def test_one_aiperf_run_is_one_stored_run_with_its_warmup_left_out(
     engine: Engine, tmp_path: Path
 ) -> None:
     folder = shutil.copytree(AIPERF / "c1", tmp_path / "aiperf-c1")
-    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS, actor=SYSTEM)
     (stored,) = _stored(outcomes)
     assert stored.files == ("aiperf-c1/profile_export_aiperf.json",)
     warmup = _said(outcomes, "aiperf-c1/phases/warmup/profile_export_aiperf.json")
@@ -83,7 +84,9 @@ def test_a_zip_of_the_folder_reads_as_the_folder(engine: Engine) -> None:
         for path in sorted((AIPERF / "rate2").rglob("*")):
             if path.is_file():
                 archive.write(path, f"rate2/{path.relative_to(AIPERF / 'rate2')}")
-    outcomes = ingest(engine, [Upload("aiperf-rate2.zip", packed.getvalue())], OPTIONS)
+    outcomes = ingest(
+        engine, [Upload("aiperf-rate2.zip", packed.getvalue())], OPTIONS, actor=SYSTEM
+    )
     (stored,) = _stored(outcomes)
     assert stored.files == ("aiperf-rate2.zip/rate2/profile_export_aiperf.json",)
     assert stored.levels == 1
@@ -93,7 +96,7 @@ def test_a_zip_of_the_folder_reads_as_the_folder(engine: Engine) -> None:
 
 def test_guidellm_exports_of_one_run_are_one_run(engine: Engine, tmp_path: Path) -> None:
     folder = shutil.copytree(GUIDELLM / "c4", tmp_path / "guidellm-c4")
-    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS, actor=SYSTEM)
     (stored,) = _stored(outcomes)
     assert stored.files == ("guidellm-c4/benchmarks.json",)
     for copy in ("benchmarks.csv", "benchmarks.yaml"):
@@ -105,7 +108,7 @@ def test_an_inference_perf_sweep_is_one_run_at_the_workload_it_asked_for(
     engine: Engine, tmp_path: Path
 ) -> None:
     folder = shutil.copytree(INFERENCE_PERF, tmp_path / "inference-perf")
-    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS, actor=SYSTEM)
     (stored,) = _stored(outcomes)
     assert stored.levels == 3  # c1, c4 and rate 2: one deployment, one requested workload
     assert stored.run_id is not None
@@ -124,7 +127,7 @@ def test_nested_folders_of_several_tools_import_in_one_go(engine: Engine, tmp_pa
     (results / "aiperf" / "c4" / "stderr.txt").write_bytes(b"")  # as the recorder leaves it
     log = b"[2026-12-04 02:27:46] INFO inference-perf started\n"  # opens like JSON, is none
     (results / "inference-perf" / "c1" / "stderr.txt").write_bytes(log)
-    outcomes = ingest(engine, read_uploads([results]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([results]), OPTIONS, actor=SYSTEM)
     stored = _stored(outcomes)
     assert sorted(o.file for o in stored) == [
         "results/aiperf/c4/profile_export_aiperf.json",
@@ -146,7 +149,7 @@ def test_an_export_that_cannot_be_read_alone_is_a_copy_beside_its_sibling(
     # the JSON that names the run, it is another export of that run.
     folder = shutil.copytree(AIPERF / "c1", tmp_path / "aiperf-c1")
     no_model = IngestOptions(DeploymentOverrides(engine="vllm", gpu="H100-SXM-80GB", tp=1))
-    outcomes = ingest(engine, read_uploads([folder]), no_model)
+    outcomes = ingest(engine, read_uploads([folder]), no_model, actor=SYSTEM)
     assert len(_stored(outcomes)) == 1
     said = _said(outcomes, "aiperf-c1/profile_export_aiperf.csv")
     assert said == "skipped: another export of the run kept from profile_export_aiperf.json"
@@ -159,7 +162,7 @@ def test_a_file_over_the_limit_in_a_folder_is_skipped_with_a_line(
     (folder / "server.log").write_bytes(b"x" * 2048)
     monkeypatch.setattr("workflows.result_folders.MAX_IMPORT_BYTES", 1024)
     uploads = [u for u in read_uploads([folder]) if u.name.endswith(("server.log", ".json"))]
-    outcomes = ingest(engine, uploads, OPTIONS)
+    outcomes = ingest(engine, uploads, OPTIONS, actor=SYSTEM)
     said = _said(outcomes, "guidellm-c1/server.log")
     assert said == "skipped: 2,048 bytes, over the 1,024 byte limit"
 
@@ -167,7 +170,7 @@ def test_a_file_over_the_limit_in_a_folder_is_skipped_with_a_line(
 def test_a_run_no_export_can_be_read_of_is_refused_once(engine: Engine, tmp_path: Path) -> None:
     folder = shutil.copytree(AIPERF / "c1", tmp_path / "aiperf-c1")
     no_engine = IngestOptions(DeploymentOverrides(model="m", gpu="H100-SXM-80GB", tp=1))
-    outcomes = ingest(engine, read_uploads([folder]), no_engine)
+    outcomes = ingest(engine, read_uploads([folder]), no_engine, actor=SYSTEM)
     (refused,) = [o for o in outcomes if o.status is IngestStatus.REJECTED]
     assert refused.files == ("aiperf-c1/profile_export_aiperf.json",)
     assert "field 'engine'" in refused.message
@@ -177,7 +180,7 @@ def test_a_run_no_export_can_be_read_of_is_refused_once(engine: Engine, tmp_path
         "(see its line)"
     )
     with pytest.raises(InputError, match=r"aiperf-c1/profile_export_aiperf\.json: field 'engine'"):
-        ingest(engine, read_uploads([folder]), replace(no_engine, atomic=True))
+        ingest(engine, read_uploads([folder]), replace(no_engine, atomic=True), actor=SYSTEM)
 
 
 def test_an_engine_log_beside_the_results_gives_the_run_its_kv_cache_report(
@@ -187,7 +190,7 @@ def test_an_engine_log_beside_the_results_gives_the_run_its_kv_cache_report(
     # with the results into the stored run, where the planner reads the capacity from it.
     folder = shutil.copytree(GUIDELLM / "c4", tmp_path / "guidellm-c4")
     shutil.copy(FIXTURES / "vllm-cpu-logs" / "startup-0.32.0.log", folder / "server.log")
-    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS, actor=SYSTEM)
     assert len(_stored(outcomes)) == 1
     assert _said(outcomes, "guidellm-c4/server.log").startswith("skipped")  # never a result
     (run,) = run_reads.load_runs(engine)

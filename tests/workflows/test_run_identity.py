@@ -17,6 +17,7 @@ from db import run_reads
 from db.engine import Engine, make_engine
 from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
+from team.roles import SYSTEM
 from tests.result_dirs import (
     FIXTURES,
     REAL_C1,
@@ -57,19 +58,19 @@ def test_a_vllm_result_dir_of_two_models_and_two_days_stores_three_runs(
     engine: Engine, tmp_path: Path
 ) -> None:
     written = write_three_runs(tmp_path / "results")
-    outcomes = ingest(engine, read_uploads([tmp_path / "results"]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([tmp_path / "results"]), OPTIONS, actor=SYSTEM)
     assert [(o.file, o.status) for o in outcomes] == [
         (f"results/{path.name}", IngestStatus.STORED) for path in written
     ]
     assert _models(engine, outcomes) == sorted(model for model, _, _ in THREE_RUNS)
-    again = ingest(engine, read_uploads([tmp_path / "results"]), OPTIONS)
+    again = ingest(engine, read_uploads([tmp_path / "results"]), OPTIONS, actor=SYSTEM)
     assert [o.status for o in again] == [IngestStatus.DUPLICATE] * 3
 
 
 def test_a_zip_of_the_vllm_result_dir_stores_three_runs(engine: Engine, tmp_path: Path) -> None:
     written = write_three_runs(tmp_path / "results")
     data = zip_of([(f"results/{p.name}", p.read_bytes()) for p in written], folder_entry="results")
-    outcomes = ingest(engine, [Upload("results.zip", data)], OPTIONS)
+    outcomes = ingest(engine, [Upload("results.zip", data)], OPTIONS, actor=SYSTEM)
     assert [o.status for o in outcomes] == [IngestStatus.STORED] * 3
     assert all(o.file.startswith("results.zip/results/vllm-") for o in outcomes)
 
@@ -82,7 +83,7 @@ def test_one_model_at_one_load_on_two_days_with_other_numbers_is_two_runs(
     folder.mkdir()
     for date, slower in (("20250301-101010", 1.0), ("20250302-101010", 1.1)):
         (folder / vllm_file_name(model, date)).write_bytes(vllm_result(model, date, slower))
-    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS, actor=SYSTEM)
     stored = _by_status(outcomes, IngestStatus.STORED)
     assert len(stored) == 2 and all(o.levels == 1 for o in stored)
 
@@ -97,7 +98,7 @@ def test_the_same_numbers_saved_twice_are_one_run_and_other_numbers_are_their_ow
     (folder / "a.json").write_bytes(vllm_result(model, date))
     (folder / "b-copy-of-a.json").write_bytes(vllm_result(model, date))
     (folder / "c-other-numbers.json").write_bytes(vllm_result(model, date, 1.02))
-    outcomes = ingest(engine, read_uploads([folder]), OPTIONS)
+    outcomes = ingest(engine, read_uploads([folder]), OPTIONS, actor=SYSTEM)
     assert [(o.file, o.status) for o in outcomes] == [
         ("results/a.json", IngestStatus.STORED),
         ("results/b-copy-of-a.json", IngestStatus.SKIPPED),
@@ -114,7 +115,7 @@ def test_a_result_that_cannot_be_read_beside_another_run_is_refused_on_its_own(
     broken = json.loads(vllm_result("Qwen/Qwen3-32B", "20250303-090000"))
     broken["completed"] = -1
     (folder / "vllm-broken.json").write_text(json.dumps(broken))
-    outcomes = ingest(engine, read_uploads([folder]), IngestOptions(FACTS))
+    outcomes = ingest(engine, read_uploads([folder]), IngestOptions(FACTS), actor=SYSTEM)
     (refused,) = _by_status(outcomes, IngestStatus.REJECTED)
     assert refused.file == "results/vllm-broken.json" and "completed" in refused.message
     assert len(_by_status(outcomes, IngestStatus.STORED)) == 3
@@ -129,7 +130,7 @@ def test_a_zip_of_2000_results_of_2000_models_stores_2000_runs(engine: Engine) -
         )
     data = zip_of(members, folder_entry="results")
     started = time.perf_counter()
-    outcomes = ingest(engine, [Upload("results.zip", data)], OPTIONS)
+    outcomes = ingest(engine, [Upload("results.zip", data)], OPTIONS, actor=SYSTEM)
     elapsed_s = time.perf_counter() - started
     assert len(_by_status(outcomes, IngestStatus.STORED)) == 2000, outcomes[:3]
     assert len(outcomes) == 2000
@@ -151,7 +152,7 @@ def test_every_file_of_the_real_tool_folders_ends_in_one_outcome(
     for peer in (FIXTURES / "vllm-bench-serve").glob("*__*.json"):  # 4 shared deployments
         shutil.copy(peer, results / "vllm-result-dir")
     uploads = read_uploads([results])
-    outcomes = ingest(engine, uploads, IngestOptions(FACTS))
+    outcomes = ingest(engine, uploads, IngestOptions(FACTS), actor=SYSTEM)
     assert sorted(name for o in outcomes for name in o.files) == sorted(u.name for u in uploads)
     stored = _by_status(outcomes, IngestStatus.STORED)
     # vLLM's, AIPerf's and guidellm's c1, c4 and rate 2 are one sweep each; the result dir's

@@ -16,6 +16,7 @@ from errors import InputError
 from measurements.importers import import_bytes
 from measurements.importers.common import DeploymentOverrides
 from measurements.run_file import Level, LoadKind
+from team.roles import SYSTEM
 from tests.interop import compare
 from tests.interop.peer_tools import printed_numbers
 from tests.stores import Stores
@@ -71,7 +72,7 @@ def engine(stores: Stores) -> Iterator[Engine]:
 def stored_level(engine: Engine, path: Path, facts: dict[str, object]) -> Level:
     """Import `path` into the store the way `capplan import` does, and read its level back."""
     options = IngestOptions(DeploymentOverrides.model_validate(facts), atomic=True)
-    (outcome,) = ingest(engine, [Upload(path.name, path.read_bytes())], options)
+    (outcome,) = ingest(engine, [Upload(path.name, path.read_bytes())], options, actor=SYSTEM)
     assert outcome.run_id is not None, outcome.message
     (level,) = run_reads.get_run(engine, outcome.run_id).run.levels
     return level
