@@ -11,11 +11,9 @@ import typer
 
 from cli.common import (
     JsonOption,
-    acting,
     app,
     err,
     guard,
-    open_engine,
     out,
     print_json,
     within,
@@ -234,7 +232,7 @@ def probe_cmd(
     request = guard(lambda: _flagged(lambda: _probe_request(fields)))
     open_store = None if db is None else (lambda: _open_store(db))
     # Storing is a planner's: the store's roles are read before the sweep, never after it.
-    actor = None if db is None else acting(open_engine(db))
+    actor = None if db is None else guard(lambda: _probe_actor(db))
     result = guard(
         lambda: _flagged(lambda: _probe_with_progress(request, (open_store, actor), db, as_json))
     )
@@ -259,6 +257,13 @@ def _flagged(action: Callable[[], T]) -> T:
         if flag is None:
             raise
         raise type(exc)(exc.message, file=exc.file, field=flag, value=exc.value) from None
+
+
+def _probe_actor(db: str) -> Actor:
+    from workflows.probe import probe_actor  # noqa: PLC0415
+    from workflows.store import resolve_db_url  # noqa: PLC0415
+
+    return probe_actor(resolve_db_url(db))
 
 
 def _open_store(db: str) -> Engine:

@@ -9,8 +9,20 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from cli.common import DbOption, JsonOption, acting, app, fail, guard, open_engine, out, print_json
+from cli.common import (
+    DbOption,
+    JsonOption,
+    acting,
+    app,
+    fail,
+    guard,
+    open_engine,
+    out,
+    print_json,
+    within,
+)
 from errors import InputError
+from workflows.limits import AUDIT_ROWS
 
 if TYPE_CHECKING:
     from workflows.team import TrashKind
@@ -47,7 +59,9 @@ def audit_cmd(
     ] = None,
     since: Annotated[str | None, typer.Option(help="From this day, YYYY-MM-DD (UTC).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this day, YYYY-MM-DD (UTC).")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=10_000, help="At most this many.")] = 200,
+    limit: Annotated[
+        int, typer.Option(help="At most this many.", callback=within(AUDIT_ROWS))
+    ] = 200,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:

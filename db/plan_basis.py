@@ -92,6 +92,10 @@ def _price_key(row: Price) -> tuple[object, ...]:
 
 def _entry_key(entry: PriceEntry) -> tuple[object, ...]:
     return (
-        entry.provider, entry.sku, entry.gpu, entry.pricing_type, entry.region,
+        entry.provider,
+        entry.sku,
+        entry.gpu,
+        entry.pricing_type,
+        entry.region,
         entry.usd_per_gpu_hour,
     )

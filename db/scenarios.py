@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 
 from db import audit
 from db.engine import session_scope, write_transaction
-from db.plan_basis import prices_sha256
 from db.models import PlanRecord as PlanRecordRow
 from db.models import Run, Scenario
+from db.plan_basis import prices_sha256
 from errors import InputError
 from hardware.prices import PriceEntry
 from team.roles import Action, Actor

@@ -13,7 +13,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("hardware", "planner", "measurements", "db", "reports", "workflows", "ui", "cli")
+PACKAGES = (
+    "hardware",
+    "planner",
+    "measurements",
+    "db",
+    "reports",
+    "workflows",
+    "ui",
+    "cli",
+    "team",
+)
 TOP_MODULES = ("app.py", "errors.py")
 
 
@@ -50,6 +60,8 @@ FORBIDDEN: dict[str, set[str]] = {
     # The GPU and price catalogs sit below planner, measurements and db, so all can read them.
     "hardware": {p for p in PACKAGES if p != "hardware"} | RENDERING | SHELLS | STORE,
     "errors": {*PACKAGES, *RENDERING, *SHELLS, *STORE},
+    # Who may change what (roles, actors): pure, below db, workflows and the shells.
+    "team": {p for p in PACKAGES if p != "team"} | RENDERING | SHELLS | STORE,
     "measurements": {"planner", "db", "reports", "workflows", *RENDERING, *SHELLS, *STORE},
     "planner": {"db", "reports", "workflows", "httpx", "aiohttp", *RENDERING, *SHELLS, *STORE},
     "db": {"planner", "reports", "workflows", *RENDERING, *SHELLS},

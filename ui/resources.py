@@ -334,8 +334,7 @@ def restore_shipped_prices(url: str) -> int:
 
 
 def save_scenario(url: str, scenario: Scenario, *, replace: bool = False) -> ScenarioRecord:
-    """Save a scenario as YAML under its name; with `replace`, over the one of that name
-    (its owner's or an admin's: ScenarioExistsError / PermissionDeniedError otherwise)."""
+    """Save a scenario as YAML under its name; with `replace`, over one of that name."""
     engine, yaml_text = store_engine(url), scenario_to_yaml(scenario)
     record = store.save_scenario(
         engine, scenario.name, yaml_text, actor=actor(url), replace=replace

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from db import plan_basis, scenarios
-from db.plan_basis import BasisNow
 from db.engine import Engine
+from db.plan_basis import BasisNow
 from db.scenarios import NewPlanRecord, PlanRecord, PlanSummary, ScenarioRecord
 from errors import ScenarioError
 from planner.analysis.capacity import Plan, make_plan

@@ -44,6 +44,7 @@ SAMPLES = Bound(0, 100_000)  # `plan` / `report --samples`: error samples per op
 RUN_ID = Bound(1, 2**63 - 1)  # a stored id (`--run`, `--record`): what the store's keys hold
 PAGE_RUNS = Bound(1, 100_000)  # `runs --limit`
 SKIP_RUNS = Bound(0, 2**63 - 1)  # `runs --offset`
+AUDIT_ROWS = Bound(1, 10_000)  # `audit --limit`: db.audit.MAX_AUDIT_ROWS
 PORT = Bound(1, 65_535)  # `app --port`, `sim-server --port`
 TIME_SCALE = Bound(0.001, 1_000)  # `sim-server --time-scale`: simulated s per real s
 GPU_COUNT = Bound(1, PROBE_LIMITS.gpu_count)  # `import --gpu-count`, the Runs page

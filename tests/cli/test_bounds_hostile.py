@@ -26,6 +26,7 @@ PROBE = ["probe", "--model", "m", "--isl", "8", "--osl", "8", "--base-url", "htt
 NEEDS: dict[str, list[str]] = {
     "import": ["import", "missing.json"],
     "runs": ["runs"],
+    "audit": ["audit"],
     "fit": ["fit"],
     "predict": ["predict", "--concurrency", "8"],
     "plan": ["plan", SCENARIO],
@@ -42,6 +43,7 @@ BEYOND = [
     ("import", "--concurrency", "10000000", "between 1 and 1,000,000"),
     ("import", "--request-rate", "nan", "between 0.001 and 1,000,000"),
     ("runs", "--limit", "1000000000000", "between 1 and 100,000"),
+    ("audit", "--limit", "0", "between 1 and 10,000"),
     ("runs", "--offset", "-1", "between 0 and 9,223,372,036,854,775,807"),
     ("fit", "--run", "10" + "0" * 30, "between 1 and 9,223,372,036,854,775,807"),
     ("predict", "--run", "0", "between 1 and"),

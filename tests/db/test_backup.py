@@ -6,8 +6,8 @@ The Postgres cases (marker `postgres`) run when CAPPLAN_TEST_PG_URL names an adm
 
 from __future__ import annotations
 
-import gzip
 import getpass
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -31,7 +31,7 @@ from planner.inputs.scenario import scenario_from_yaml
 from planner.physics import catalog
 from planner.physics.catalog import CONFIG_DIR
 from team.roles import SYSTEM, Role
-from tests.db.backup_files import restored_as, filled_target, table_rows
+from tests.db.backup_files import filled_target, restored_as, table_rows
 from tests.db.conftest import full_run
 from tests.stores import Stores
 from workflows import history, models, planning

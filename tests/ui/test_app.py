@@ -184,9 +184,13 @@ def test_runs_page_shows_a_run_levels_and_deletes_it_after_confirmation(store_ur
     at.checkbox(key=f"confirm_delete_{seed.run_id}").check().run()
     next(b for b in at.button if b.label == f"Delete run {seed.run_id}").click().run()
     assert not at.exception
-    assert f"run {seed.run_id} deleted" in [s.value for s in at.success]
+    assert f"run {seed.run_id} deleted (in the trash)" in [s.value for s in at.success]
     assert seed.run_id not in _table(at, "runs_table")["run"].tolist()
     assert seed.run_id not in [s.run_id for s in run_lists.list_runs(engine)]
+    # The delete went to the trash: its undo, offered in place, brings the run back.
+    next(b for b in at.button if b.label == f"Undo: bring run {seed.run_id} back").click().run()
+    assert f"run {seed.run_id} is back" in [s.value for s in at.success]
+    assert seed.run_id in [s.run_id for s in run_lists.list_runs(engine)]
 
 
 def _recommended(options: pd.DataFrame) -> pd.Series:

@@ -38,11 +38,21 @@ def test_before_sign_in_no_page_draws_an_uploader(store_url: str) -> None:
     assert [b.label for b in at.button] == ["Sign in"]
 
 
-def test_a_signed_in_user_gets_the_uploaders(store_url: str) -> None:
+def test_a_signed_in_planner_gets_the_uploaders_and_a_viewer_none(store_url: str) -> None:
     at = _app({"is_logged_in": True, "name": "Ada", "email": "ada@example.com"})
     at.switch_page("ui/runs.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(at.get("file_uploader")) == 2
+    # Nobody mapped: a viewer (the mapping's default), told why the uploaders are not there.
+    assert not at.get("file_uploader")
+    assert any("cannot import or probe runs" in c.value for c in at.caption)
+    planner = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S)
+    planner.secrets["auth"] = AUTH
+    planner.secrets["roles"] = {"planners": ["Ada@Example.com"]}
+    planner.user = {"is_logged_in": True, "name": "Ada", "email": "ada@example.com"}
+    planner.run()
+    planner.switch_page("ui/runs.py").run()
+    assert not planner.exception, [e.value for e in planner.exception]
+    assert len(planner.get("file_uploader")) == 2
 
 
 def test_a_display_name_is_drawn_as_plain_text(store_url: str) -> None:

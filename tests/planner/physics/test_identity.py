@@ -20,7 +20,6 @@ from planner.physics.identity import (
 )
 from planner.sizing.draws import Draws
 from planner.sizing.options import SizedOption
-from team.roles import SYSTEM
 from tests.planner.builders import scenario, silicon_curves
 
 LLAMA_31 = "meta-llama/Llama-3.1-70B-Instruct"
@@ -70,7 +69,7 @@ def test_an_added_fine_tune_config_makes_a_twin_and_forgetting_it_undoes_that() 
         next(catalog.CONFIG_DIR.glob("meta-llama--Meta-Llama-3.1-70B_*")).read_text()
     )
     assert relation(LLAMA_31, "acme/Support-Bot-70B") is None
-    catalog.add_config(config, "upload", name="acme/Support-Bot-70B", actor=SYSTEM)
+    catalog.add_config(config, "upload", name="acme/Support-Bot-70B")
     assert relation(LLAMA_31, "acme/Support-Bot-70B") == "twin"
     catalog.forget_added()
     assert relation(LLAMA_31, "acme/Support-Bot-70B") is None

@@ -13,7 +13,6 @@ from planner.physics.catalog import add_config, entries, forget_added, model_fac
 from planner.physics.config import facts_from_config, read_config
 from planner.physics.config_layers import ConfigError
 from planner.physics.models import bytes_per_weight, canonical_precision
-from team.roles import SYSTEM
 
 # (name, total B, active B) as each model card states them. Active counts differ in whether
 # they include the embedding tables; the check allows for that (5%).
@@ -158,9 +157,7 @@ def test_a_file_that_is_not_a_language_models_config_is_refused(tmp_path: Path, 
 def test_an_added_config_is_found_by_its_name_and_can_be_dropped() -> None:
     config = json.loads((catalog.CONFIG_DIR / "Qwen--Qwen3-8B_config.json").read_text())
     try:
-        facts = add_config(
-            config, "/tmp/my-model/config.json", name="acme/Qwen3-8B-Tuned", actor=SYSTEM
-        )
+        facts = add_config(config, "/tmp/my-model/config.json", name="acme/Qwen3-8B-Tuned")
         assert resolve("acme/qwen3-8b-tuned-fp8") == facts
         assert any(e.origin == "added" and e.model == "qwen3-8b-tuned" for e in entries())
     finally:
