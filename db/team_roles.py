@@ -12,8 +12,9 @@ from sqlalchemy.orm import Session
 from db import audit
 from db.engine import session_scope, write_transaction
 from db.models import TeamRole
+from errors import InputError
 from team.mapping import identity
-from team.roles import Action, Actor, Role
+from team.roles import SYSTEM, Action, Actor, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ def set_role(engine: Engine, person: str, role: Role | None, *, actor: Actor) ->
         row = session.scalar(select(TeamRole).where(TeamRole.person == name).with_for_update())
         before = row.role if row is not None else None
         now = datetime.now(UTC)
+        _keep_an_admin(session, actor, name, role)
         given: GivenRole | None = None
         if role is None:
             session.execute(delete(TeamRole).where(TeamRole.person == name))
@@ -65,3 +67,26 @@ def set_role(engine: Engine, person: str, role: Role | None, *, actor: Actor) ->
         return given
 
     return write_transaction(engine, change)
+
+
+def _keep_an_admin(session: Session, actor: Actor, person: str, role: Role | None) -> None:
+    """The first role given in a store also makes the admin giving it a stored admin (else the
+    command line's one user would turn viewer at once); a change that would leave the stored
+    roles without an admin is refused."""
+    rows = session.execute(select(TeamRole.person, TeamRole.role)).all()
+    stored = {str(person): str(role) for person, role in rows}
+    if not stored and actor.name not in {person, SYSTEM.name}:
+        now = datetime.now(UTC)
+        session.add(TeamRole(person=actor.name, role="admin", given_by=actor.name, given_at=now))
+        said = f"{actor.name}: admin, as the first role given in this store"
+        change = ("role", "changed", f"role of {actor.name}")
+        audit.record(session, actor, change, (None, "admin"), said)
+        return
+    admins = {p for p, r in stored.items() if r == Role.ADMIN.value}
+    if admins and admins <= {person} and role is not Role.ADMIN:
+        raise InputError(
+            f"{person} is the store's last admin: give another person admin first (an operator "
+            "in CAPPLAN_OPERATORS or the app's [roles] mapping is one too)",
+            field="role",
+            value=role.value if role else "none",
+        )
