@@ -97,7 +97,7 @@ def test_each_role_on_the_command_line(db: str) -> None:
 
 def test_an_operator_is_an_admin_whatever_the_store_says(db: str) -> None:
     assert _as("ops", ["roles", "set", "vic", "viewer"], db)[0] == 0
-    code, text = _as("vic", ["roles", "list"], db)
+    _, text = _as("vic", ["roles", "list"], db)
     assert "you: vic, viewer" in text
     result = runner.invoke(
         app,
