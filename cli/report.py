@@ -80,11 +80,13 @@ def report_cmd(
 
     engine = open_engine(db)
     matches: bool | None = None
+    moved: list[str] | None = None
     if record is not None:
         from workflows import history  # noqa: PLC0415
 
         regenerated = guard(lambda: history.regenerate(engine, record))
         matches = regenerated.matches
+        moved = list(history.basis_now(engine, regenerated.record).moved)
         made = guard(lambda: PlanningSession.from_record(engine, regenerated, samples=samples))
     else:
         assert scenario_path is not None
@@ -105,6 +107,7 @@ def report_cmd(
         "monthly_cost_usd": choice.total_monthly_cost_usd if choice else None,
         "record": record,
         "matches_record": matches,
+        "basis_moved_since": moved,
     }
     if as_json:
         print_json(summary)
@@ -112,6 +115,8 @@ def report_cmd(
     from reports.names import option_name  # noqa: PLC0415
 
     _print_report_line(summary, option_name(choice.key) if choice else None, matches)
+    for line in moved or []:
+        out.print(f"  since the record: {line}", markup=False, highlight=False)
 
 
 def _check_report_args(fmt: str, scenario_path: Path | None, record: int | None) -> None:

@@ -150,6 +150,7 @@ def history_rows(records: Sequence[PlanRecord]) -> list[Row]:
             "nodes": record.summary.nodes,
             "run_ids": ", ".join(map(str, record.run_ids)),
             "catalog_version": record.catalog_version,
+            "recorded_by": record.created_by or "",
         }
         for record in records
     ]

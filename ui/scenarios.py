@@ -12,11 +12,11 @@ from planner.analysis.capacity import Plan
 from team.roles import Action, Actor
 from ui import resources as res
 from ui import scenario_compare as compare
-from ui import scenario_edit
+from ui import scenario_edit, team_actions
 from ui.team import refused_line, role_caption
 from ui.text import plain
 from workflows.history import Regenerated
-from workflows.store import ScenarioRecord
+from workflows.store import PlanRecord, ScenarioRecord
 
 EMPTY = (
     "No saved scenarios yet. On the Plan page, set the workload, SLA and demand, then press "
@@ -140,6 +140,7 @@ def _history(url: str, version: int, names: list[str]) -> None:
     st.dataframe(compare.history_rows(records), hide_index=True, column_config=MONEY_COLUMNS)
     ids = [record.record_id for record in records]
     record_id = st.selectbox("Recorded plan", ids, key="history_record")
+    _basis(url, next(r for r in records if r.record_id == record_id))
     if st.button("Regenerate", key="regenerate"):
         with st.spinner("Re-planning from the recorded scenario, runs and prices..."):
             result = res.guarded(lambda: res.regenerate_record(url, record_id))
@@ -151,6 +152,24 @@ def _history(url: str, version: int, names: list[str]) -> None:
     result = st.session_state.get("history_regenerated")
     if result is not None and result.record.record_id == record_id:
         _record_report(url, result)
+
+
+def _basis(url: str, record: PlanRecord) -> None:
+    """What the record rested on, as of then, and what has moved since."""
+    basis = res.guarded(lambda: team_actions.basis_now(url, record))
+    if basis is None:
+        return
+    then = record.created_at.strftime("%Y-%m-%d %H:%M UTC")
+    rested = (
+        f"Plan {record.record_id} rests on runs {', '.join(map(str, record.run_ids))} and "
+        f"{len(record.prices_used)} prices (catalog {record.catalog_version}), as of {then}"
+    )
+    if not basis.hashed:
+        st.caption(plain(f"{rested}; recorded before capplan kept their hashes."))
+    elif basis.unchanged:
+        st.caption(plain(f"{rested}: every one of them is as it was."))
+    else:
+        st.warning(plain(f"{rested}. Since then: " + "; ".join(basis.moved) + "."))
 
 
 def _record_report(url: str, result: Regenerated) -> None:

@@ -9,8 +9,9 @@ import streamlit as st
 
 from team.roles import Role
 from ui import resources as res
-from workflows import team
-from workflows.team import AuditFilter, AuditRecord, GivenRole, TrashItem, TrashKind
+from workflows import history, team
+from workflows.store import PlanRecord
+from workflows.team import AuditFilter, AuditRecord, BasisNow, GivenRole, TrashItem, TrashKind
 
 
 def undo_delete(url: str, kind: TrashKind, key: str) -> str:
@@ -59,6 +60,11 @@ def choices(url: str) -> tuple[list[str], list[str]]:
 def roles(url: str) -> list[GivenRole]:
     """The roles given in capplan."""
     return team.list_roles(res.store_engine(url))
+
+
+def basis_now(url: str, record: PlanRecord) -> BasisNow:
+    """How the runs and prices a recorded plan rested on stand now (read fresh)."""
+    return history.basis_now(res.store_engine(url), record)
 
 
 def day_bounds(first: datetime, last: datetime) -> tuple[datetime, datetime]:

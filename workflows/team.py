@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from db.audit import AuditFilter, AuditRecord, audit_entries, audit_people_and_kinds
 from db.engine import Engine, current_revision, ensure_schema, make_engine
+from db.plan_basis import BasisNow
 from db.team_roles import GivenRole, list_roles, set_role, stored_role
 from db.trash import (
     TRASH_KINDS,
@@ -30,6 +31,7 @@ __all__ = [
     "TRASH_KINDS",
     "AuditFilter",
     "AuditRecord",
+    "BasisNow",
     "GivenRole",
     "TrashItem",
     "TrashKind",

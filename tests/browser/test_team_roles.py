@@ -217,6 +217,14 @@ def _delete_and_undo(page: Page, shots: Path) -> int:
     undo = main.get_by_role("button", name=f"Undo: bring run {run_id} back", exact=True)
     expect(undo).to_be_visible()
     page.screenshot(path=shots / "admin-deleted.png", full_page=True)
+    time.sleep(4)
+    page.screenshot(path=shots / "admin-deleted-later.png", full_page=True)
+    print("DEBUG buttons", main.get_by_role("button").all_inner_texts())
+    print(
+        "DEBUG checkboxes",
+        main.get_by_role("checkbox").count(),
+        main.get_by_test_id("stCheckbox").all_inner_texts(),
+    )
     undo.click()
     _flash(page, f"run {run_id} is back")
     expect(undo).to_have_count(0)

@@ -132,3 +132,24 @@ def test_an_admin_edits_prices_and_restores_the_catalog_with_an_undo(
     assert any("role of vic@example.com: planner" in s.value for s in audit.success)
     runs = _signed_in("vic@example.com", "ui/runs.py")
     assert len(runs.get("file_uploader")) == 2  # the stored role raised vic above the default
+
+
+def test_a_recorded_plan_says_what_it_rested_on_and_what_moved_since(
+    store_url: str, engine: Engine
+) -> None:
+    from dataclasses import replace  # noqa: PLC0415
+
+    from db.prices import list_prices, replace_prices  # noqa: PLC0415
+    from tests.db.test_team_store import ADMIN, AGENT_YAML  # noqa: PLC0415
+
+    scenarios.save_scenario(engine, "agent-platform", AGENT_YAML, actor=ALICE)
+    page = _signed_in("pat@example.com", "ui/scenarios.py")
+    page.selectbox(key="history_name").set_value("agent-platform").run()
+    page.button(key="record_now").click().run()
+    assert not page.exception, [e.value for e in page.exception]
+    assert "every one of them is as it was" in _captions(page)
+    doubled = [replace(p, usd_per_gpu_hour=2 * p.usd_per_gpu_hour) for p in list_prices(engine)]
+    replace_prices(engine, doubled, actor=ADMIN)
+    page.run()
+    moved = " ".join(shown(w.value) for w in page.warning)
+    assert "Since then: price " in moved and "then, not in the catalog" in moved
