@@ -188,9 +188,7 @@ def ingest_ab(backend: str, args: argparse.Namespace, rounds: int = 2) -> dict[s
                 ("core_executemany", product),
             ):
                 repository._insert_level = insert_level  # type: ignore[assignment]
-                out[name].append(
-                    ingest(fresh_store(backend, args), args, actor=SYSTEM)["samples_per_s"]
-                )
+                out[name].append(ingest(fresh_store(backend, args), args)["samples_per_s"])
     finally:
         repository._insert_level = product  # type: ignore[assignment]
     return {"runs": args.runs, "samples": args.samples, "samples_per_s": out}
@@ -356,7 +354,7 @@ def main() -> None:
             print(json.dumps(results[backend]), file=sys.stderr)
             continue
         url = args.reuse or fresh_store(backend, args)
-        found: dict[str, Any] = {} if args.reuse else {"ingest": ingest(url, args, actor=SYSTEM)}
+        found: dict[str, Any] = {} if args.reuse else {"ingest": ingest(url, args)}
         if args.top_up_to:
             found["top_up"] = top_up(url, args.top_up_to)
         found["queries"] = queries(url, args.repeats)

@@ -4,6 +4,8 @@ offers works (Runs, Prices, Plan, Scenarios, Models, Probe, Audit), on the backe
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sqlalchemy import Engine
 from streamlit.testing.v1 import AppTest
@@ -11,7 +13,9 @@ from streamlit.testing.v1 import AppTest
 from db import scenarios
 from db.audit import audit_entries
 from db.engine import make_engine
+from db.prices import list_prices, replace_prices
 from team.roles import Actor, Role
+from tests.db.test_team_store import ADMIN, AGENT_YAML
 from tests.ui.conftest import APP, RUN_TIMEOUT_S, shown
 from tests.ui.test_sign_in import AUTH
 
@@ -137,11 +141,6 @@ def test_an_admin_edits_prices_and_restores_the_catalog_with_an_undo(
 def test_a_recorded_plan_says_what_it_rested_on_and_what_moved_since(
     store_url: str, engine: Engine
 ) -> None:
-    from dataclasses import replace  # noqa: PLC0415
-
-    from db.prices import list_prices, replace_prices  # noqa: PLC0415
-    from tests.db.test_team_store import ADMIN, AGENT_YAML  # noqa: PLC0415
-
     scenarios.save_scenario(engine, "agent-platform", AGENT_YAML, actor=ALICE)
     page = _signed_in("pat@example.com", "ui/scenarios.py")
     page.selectbox(key="history_name").set_value("agent-platform").run()
