@@ -80,6 +80,7 @@ def audit_cmd(
             f"{e.entry_id:>6} {when} {e.actor} ({e.role}): {e.summary}",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
 
 
@@ -109,6 +110,7 @@ def trash_list_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
             f"{item.purge_at:%Y-%m-%d %H:%M} UTC",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
 
 
@@ -200,6 +202,7 @@ def roles_list_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
             f"{g.person}: {g.role} (given by {g.given_by} {g.given_at:%Y-%m-%d %H:%M} UTC)",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
 
 

@@ -88,7 +88,7 @@ def catalog_change(before: list[dict[str, object]], after: list[dict[str, object
     pricing type and region."""
 
     def key(row: dict[str, object]) -> tuple[object, ...]:
-        return (row["provider"], row["sku"], row["pricing_type"], row["region"])
+        return (row["provider"], row["sku"], row["gpu"], row["pricing_type"], row["region"])
 
     old = {key(row): row for row in before}
     new = {key(row): row for row in after}

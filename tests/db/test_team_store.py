@@ -118,7 +118,11 @@ def test_an_admin_does_everything_and_every_change_has_its_before_and_after(demo
     assert deleted.before["content_sha256"] == "ab" * 32 and deleted.after is None
     prices = by_what[("prices", "changed")]
     assert len(prices.before) == len(prices_before) and len(prices.after) == 3
-    assert prices.summary.endswith(f"({len(prices_before)} -> 3 prices)")
+    removed = len(prices_before) - 3
+    assert prices.summary == (
+        f"price catalog changed: 0 added, 0 changed, {removed} removed "
+        f"({len(prices_before)} -> 3 prices)"
+    )
     assert by_what[("scenario", "deleted")].before == "name: kept\n"
     assert (by_what[("role", "changed")].before, by_what[("role", "changed")].after) == (
         None,
