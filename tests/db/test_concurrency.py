@@ -355,7 +355,7 @@ def test_sessions_saving_one_name_at_once_all_succeed_and_the_last_write_wins(
         results = _all_at_once(
             6,
             lambda i, name=name, texts=texts: scenarios.save_scenario(
-                shared_engine, name, texts[i], actor=SYSTEM
+                shared_engine, name, texts[i], actor=SYSTEM, replace=True
             ),
         )
         errors = [r for r in results if isinstance(r, Exception)]
@@ -411,8 +411,9 @@ def test_plans_recorded_while_others_save_the_scenario_are_all_kept(shared_engin
 
     def session(index: int) -> object:
         if index % 2:
+            text = _yaml("agent-platform", str(index))
             return scenarios.save_scenario(
-                shared_engine, "agent-platform", _yaml("agent-platform", str(index)), actor=SYSTEM
+                shared_engine, "agent-platform", text, actor=SYSTEM, replace=True
             )
         return [
             history.record_plan(shared_engine, "agent-platform", plan, curves=curves, actor=SYSTEM)
@@ -450,7 +451,12 @@ def test_a_plan_recorded_while_its_scenario_is_deleted_is_kept_or_refused_clearl
             else:
                 assert isinstance(result, scenarios.PlanRecord)
     url = shared_engine.url.render_as_string(hide_password=False)
-    assert query(url, "SELECT count(*) FROM plan_records WHERE scenario_id IS NOT NULL") == [(0,)]
+    # Every scenario is in the trash, its recorded plans still with it (an undo brings both back).
+    live = (
+        "SELECT count(*) FROM plan_records JOIN scenarios ON scenarios.id = "
+        "plan_records.scenario_id WHERE scenarios.deleted_at IS NULL"
+    )
+    assert query(url, live) == [(0,)]
 
 
 # ---------------------------------------------------------------- SQLite's one writer
