@@ -40,8 +40,15 @@ def _flash(page: Page, text: str) -> None:
     app_idle(page)
 
 
-def _save_from_plan_page(page: Page, name: str) -> None:
+def _save_from_plan_page(page: Page, name: str, *, over: bool = False) -> None:
     page.get_by_role("button", name=f"Save scenario as '{name}'", exact=True).click()
+    if over:  # the name is taken (by this person): the page asks before replacing it
+        replace = page.get_by_role("button", name=f"Replace scenario '{name}'", exact=True)
+        replace.wait_for(timeout=PAGE_TIMEOUT_MS)
+        expect(page.get_by_test_id("stMain")).to_contain_text(
+            f"a scenario named '{name}' already exists"
+        )
+        replace.click()
     _flash(page, f"saved scenario '{name}' and this plan in its history")
 
 
@@ -57,7 +64,7 @@ def _tighten_clone_on_plan_page(page: Page, app: RunningApp) -> None:
     bound = re.compile(rf"TTFT p99 (<=|≤) {TIGHT_TTFT_MS} ms")
     expect(page.get_by_test_id("stMain")).to_contain_text(bound, timeout=PAGE_TIMEOUT_MS)
     app_idle(page)
-    _save_from_plan_page(page, CLONE)
+    _save_from_plan_page(page, CLONE, over=True)
 
 
 def _compare(page: Page) -> dict[str, float]:
