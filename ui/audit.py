@@ -167,7 +167,7 @@ st.title("Audit")
 if flash := st.session_state.pop("audit_flash", None):
     st.success(plain(flash))
 st.caption(
-    f"You are {actor.name}, {actor.role} ({actor.via}). Every change to runs, prices, "
+    f"You are {plain(actor.name)}, {actor.role} ({plain(actor.via)}). Every change to runs, prices, "
     "scenarios, models, roles and backups is recorded here in the same transaction as the change."
 )
 _trail(url, actor)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from oidc_provider_mock import User, run_server_in_thread
-from playwright.sync_api import Browser, Page, expect
+from oidc_provider_mock import User, run_server_in_thread  # type: ignore[import-untyped]
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.app_server import AppStartError, RunningApp, running_app
 from tests.browser.conftest import VIEWPORT
@@ -56,7 +56,7 @@ redirect_uri = "http://127.0.0.1:{{port}}/oauth2callback"
 cookie_secret = "{secrets.token_hex(32)}"
 client_id = "{CLIENT_ID}"
 client_secret = "{secrets.token_hex(16)}"
-server_metadata_url = "http://localhost:{provider_port}/.well-known/openid-configuration"
+server_metadata_url = "http://127.0.0.1:{provider_port}/.well-known/openid-configuration"
 
 [roles]
 admins = ["ada@example.com"]
@@ -103,38 +103,37 @@ def _wait_for_line(log: Path, text: str, timeout_s: float = 60.0) -> bool:
     return False
 
 
+def _visible(locator: Locator) -> None:
+    """Wait for locator as long as a page may take to draw (a loaded 2-core box is slow)."""
+    expect(locator).to_be_visible(timeout=PAGE_TIMEOUT_MS)
+
+
 def _sign_in(page: Page, app: RunningApp, person: Person) -> None:
     """From the app's sign-in screen through the provider's form (the subject typed in) and
     back, signed in as person."""
     page.goto(app.url)
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_text("This capplan needs you to sign in")).to_be_visible(
-        timeout=PAGE_TIMEOUT_MS
-    )
+    _visible(main.get_by_text("This capplan needs you to sign in"))
     # No page is drawn before sign-in: no menu, no uploader.
     expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
     main.get_by_role("button", name="Sign in", exact=True).click()
-    expect(page.get_by_role("heading", name="Authorize Client")).to_be_visible(
-        timeout=PAGE_TIMEOUT_MS
-    )
-    expect(page.get_by_text(CLIENT_ID, exact=True)).to_be_visible()
+    _visible(page.get_by_role("heading", name="Authorize Client"))
+    _visible(page.get_by_text(CLIENT_ID, exact=True))
     page.get_by_placeholder("sub").fill(person.sub)
     page.get_by_role("button", name="Authorize", exact=True).click()
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_text(f"Signed in as {person.name}", exact=True)).to_be_visible(
-        timeout=PAGE_TIMEOUT_MS
-    )
+    _visible(sidebar.get_by_text(f"Signed in as {person.name}", exact=True))
     assert page.url.startswith(app.url), page.url
 
 
 def _role_shown(page: Page, person: Person) -> None:
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_text(re.compile(rf"^Role: {person.role} \("))).to_be_visible()
+    _visible(sidebar.get_by_text(re.compile(rf"^Role: {person.role} \(")))
 
 
 def _refused(page: Page, role: str, action: str) -> None:
     line = f"Your role ({role}) cannot {action}: that needs"
-    expect(page.get_by_test_id("stMain").get_by_text(line)).to_be_visible()
+    _visible(page.get_by_test_id("stMain").get_by_text(line))
 
 
 def _no_button(page: Page, name: str | re.Pattern[str]) -> None:
@@ -163,7 +162,7 @@ def test_viewer_sees_no_write_controls(
         open_page(page, signed_in_app.url, "runs")
         _role_shown(page, VIEWER)
         _refused(page, "viewer", "import or probe runs")
-        _refused(page, "viewer", "delete runs")
+        _refused(page, "viewer", "delete runs")  # the page's last line: it is all drawn
         expect(page.get_by_test_id("stFileUploader")).to_have_count(0)
         _no_button(page, DELETE_BUTTON)
         _no_button(page, "Import")
@@ -183,10 +182,10 @@ def test_planner_may_import_but_not_delete(
         open_page(page, signed_in_app.url, "runs")
         _role_shown(page, PLANNER)
         main = page.get_by_test_id("stMain")
-        expect(main.get_by_role("heading", name="Upload results", exact=True)).to_be_visible()
-        expect(page.get_by_test_id("stFileUploader").first).to_be_visible()
+        _visible(main.get_by_role("heading", name="Upload results", exact=True))
+        _visible(page.get_by_test_id("stFileUploader").first)
+        _refused(page, "planner", "delete runs")  # the page's last line: it is all drawn
         expect(main.get_by_text("cannot import or probe runs")).to_have_count(0)
-        _refused(page, "planner", "delete runs")
         _no_button(page, DELETE_BUTTON)
         page.screenshot(path=tmp_path / "planner-runs.png", full_page=True)
         _prices_read_only(page, signed_in_app, PLANNER, tmp_path)
@@ -204,6 +203,7 @@ def _delete_and_undo(page: Page, shots: Path) -> int:
     """Tick the confirmation, delete the inspected run, undo it; the run's id."""
     main = page.get_by_test_id("stMain")
     confirm = main.get_by_text(re.compile(r"^Yes, delete run \d+ \(to the trash"))
+    _visible(confirm)
     found = re.search(r"delete run (\d+)", confirm.inner_text())
     assert found, confirm.inner_text()
     run_id = int(found.group(1))
@@ -211,23 +211,15 @@ def _delete_and_undo(page: Page, shots: Path) -> int:
     expect(delete).to_be_disabled()
     confirm.click()
     app_idle(page)
-    expect(delete).to_be_enabled()
+    expect(delete).to_be_enabled(timeout=PAGE_TIMEOUT_MS)
     delete.click()
     _flash(page, f"run {run_id} deleted (in the trash)")
     undo = main.get_by_role("button", name=f"Undo: bring run {run_id} back", exact=True)
-    expect(undo).to_be_visible()
+    _visible(undo)
     page.screenshot(path=shots / "admin-deleted.png", full_page=True)
-    time.sleep(4)
-    page.screenshot(path=shots / "admin-deleted-later.png", full_page=True)
-    print("DEBUG buttons", main.get_by_role("button").all_inner_texts())
-    print(
-        "DEBUG checkboxes",
-        main.get_by_role("checkbox").count(),
-        main.get_by_test_id("stCheckbox").all_inner_texts(),
-    )
     undo.click()
     _flash(page, f"run {run_id} is back")
-    expect(undo).to_have_count(0)
+    expect(undo).to_have_count(0, timeout=PAGE_TIMEOUT_MS)
     return run_id
 
 
@@ -235,11 +227,9 @@ def _audit_rows(page: Page, run_id: int) -> list[list[str]]:
     """The Audit page's trail rows about the run (who, role, kind, what), opened from the menu."""
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Audit").click()
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_role("heading", name="Changes", exact=True)).to_be_visible(
-        timeout=PAGE_TIMEOUT_MS
-    )
+    _visible(main.get_by_role("heading", name="Changes", exact=True))
+    _visible(main.get_by_text("Nothing deleted is waiting in the trash."))
     app_idle(page)
-    expect(main.get_by_text("Nothing deleted is waiting in the trash.")).to_be_visible()
     frame = data_frame(page, "who")
     frame.locator("tbody [role=row]").first.wait_for(state="attached", timeout=PAGE_TIMEOUT_MS)
     rows = [dict(zip(AUDIT_COLUMNS, row, strict=False)) for row in grid_rows(frame)]
@@ -262,13 +252,12 @@ def test_admin_deletes_a_run_undoes_it_and_the_trail_names_them(
         _sign_in(page, signed_in_app, ADMIN)
         open_page(page, signed_in_app.url, "prices")
         _role_shown(page, ADMIN)
-        expect(page.get_by_role("button", name="Save catalog", exact=True)).to_be_visible()
-        expect(
-            page.get_by_role("button", name="Restore shipped catalog", exact=True)
-        ).to_be_visible()
+        _visible(page.get_by_role("button", name="Save catalog", exact=True))
+        _visible(page.get_by_role("button", name="Restore shipped catalog", exact=True))
         open_page(page, signed_in_app.url, "runs")
         _role_shown(page, ADMIN)
-        expect(page.get_by_test_id("stFileUploader").first).to_be_visible()
+        _visible(page.get_by_test_id("stFileUploader").first)
+        _visible(page.get_by_role("button", name=DELETE_BUTTON))  # the page's last control
         expect(page.get_by_test_id("stMain").get_by_text("Your role (")).to_have_count(0)
         run_id = _delete_and_undo(page, tmp_path)
         page.screenshot(path=tmp_path / "admin-runs.png", full_page=True)
