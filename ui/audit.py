@@ -167,8 +167,9 @@ st.title("Audit")
 if flash := st.session_state.pop("audit_flash", None):
     st.success(plain(flash))
 st.caption(
-    f"You are {plain(actor.name)}, {actor.role} ({plain(actor.via)}). Every change to runs, prices, "
-    "scenarios, models, roles and backups is recorded here in the same transaction as the change."
+    f"You are {plain(actor.name)}, {actor.role} ({plain(actor.via)}). Every change to runs, "
+    "prices, scenarios, models, roles and backups is recorded here in the same transaction as "
+    "the change."
 )
 _trail(url, actor)
 _trash(url, actor)
