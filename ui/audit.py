@@ -81,7 +81,7 @@ def _detail(url: str, entries: list[AuditRecord], actor: Actor) -> None:
     before.json(entry.before if entry.before is not None else {}, expanded=False)
     after.markdown("**After**")
     after.json(entry.after if entry.after is not None else {}, expanded=False)
-    if entry.kind == "prices" and isinstance(entry.before, list):
+    if entry.kind == "prices" and isinstance(entry.before, list) and entry.before:
         if not actor.may(Action.CHANGE_PRICES):
             refused_line(actor, Action.CHANGE_PRICES)
         elif st.button(
