@@ -81,7 +81,8 @@ def probe_endpoint(
 def probe_actor(store_url: str) -> Actor:
     """Who a probe from the command line stores its run as: a SQLite file this user cannot write
     is refused first (as probe_endpoint would), then the store's roles for this login."""
-    from workflows.team import cli_actor, open_store  # noqa: PLC0415 - the store's modules
+    from workflows.store import open_store  # noqa: PLC0415 - the store's modules
+    from workflows.team import cli_actor  # noqa: PLC0415
 
     check_store_writable(store_url)
     return cli_actor(open_store(store_url))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from db.audit import AuditFilter, AuditRecord, audit_entries, audit_people_and_kinds
-from db.engine import Engine, current_revision, ensure_schema, make_engine
+from db.engine import Engine, current_revision
 from db.plan_basis import BasisNow
 from db.team_roles import GivenRole, list_roles, set_role, stored_role
 from db.trash import (
@@ -54,12 +54,6 @@ __all__ = [
 OPERATORS_ENV = "CAPPLAN_OPERATORS"
 
 
-def open_store(url: str) -> Engine:
-    """The store at url, its schema brought up to date (workflows.store.open_store)."""
-    ensure_schema(url)
-    return make_engine(url)
-
-
 def cli_actor(engine: Engine) -> Actor:
     """Who runs this command: the login name, with the role stored for it in this store (all of
     a store without roles is its one user's); a login listed in $CAPPLAN_OPERATORS (the
@@ -78,6 +72,8 @@ def restore_actor(url: str) -> Actor:
     if current_revision(url) is None:
         login = identity(getpass.getuser())
         return Actor(login, Role.ADMIN, "a new store: its one user is the admin")
+    from workflows.store import open_store  # noqa: PLC0415 - workflows.store imports this module
+
     return cli_actor(open_store(url))
 
 
